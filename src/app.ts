@@ -1,0 +1,162 @@
+/**
+ * The root of the service: opens the database, applies migrations, sets up the enabled plugins
+ * in dependency order and mounts their routes behind the shared request id, body parser and
+ * error mapping.
+ */
+import { randomUUID } from 'node:crypto'
+import { Elysia, t } from 'elysia'
+import type { ServiceConfig } from './config'
+import { openDatabase, type DatabaseHandle } from './db'
+import { createEventBus } from './events'
+import { parseRequestBody } from './http/body'
+import { errorEnvelope } from './http/envelope'
+import { mapError } from './http/error-mapper'
+import { assignRequestId, requestIdOf } from './http/request-id'
+import { createV1Kit } from './http/v1'
+import { resolvePlugins } from './loader'
+import { createLogger, type Logger } from './log'
+import { migrate, migrationCheck } from './migrate'
+import type { AnyPlugin, CoreServices, PluginContext, ScopeDefinition } from './plugin'
+import { ServiceRegistry } from './services/registry'
+
+export interface ServiceOptions {
+  registry: readonly AnyPlugin[]
+  config: ServiceConfig
+  /** An already open database (tests); otherwise opened from `config.database`. */
+  database?: DatabaseHandle
+  log?: Logger
+}
+
+export interface Service {
+  app: ReturnType<typeof createRoot>
+  /** Web-standard handler: what every runtime entry serves. */
+  fetch: (request: Request) => Promise<Response>
+  core: CoreServices
+  /** Enabled plugins, in mount order. */
+  plugins: AnyPlugin[]
+  /** A plugin's context (config included), e.g. to run a CLI command. */
+  contextOf(name: string): PluginContext
+  stop(): Promise<void>
+}
+
+/** Every scope the registered plugins declare, once each, in registry order. */
+function collectScopes(registry: readonly AnyPlugin[]): ScopeDefinition[] {
+  const seen = new Map<string, ScopeDefinition>()
+  for (const plugin of registry) for (const scope of plugin.scopes ?? []) if (!seen.has(scope.name)) seen.set(scope.name, scope)
+  return [...seen.values()]
+}
+
+function jsonResponse(body: unknown, status: number, headers: Record<string, unknown>) {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { ...(headers as Record<string, string>), 'content-type': 'application/json; charset=utf-8' },
+  })
+}
+
+const Readiness = t.Object({ status: t.String(), database: t.Union([t.Literal('pglite'), t.Literal('postgres')]) })
+
+/** The root Elysia instance with the cross-cutting hooks; plugins are mounted on it. */
+function createRoot(log: Logger, database: DatabaseHandle, isMigrated: () => Promise<boolean>) {
+  return new Elysia({ normalize: false })
+    .onRequest(({ request, set }) => {
+      assignRequestId(request, set)
+    })
+    .onParse(({ request }) => parseRequestBody(request))
+    .onError(({ error, code, set, request }) => {
+      const mapped = mapError(error, code)
+      const requestId = requestIdOf(set)
+      if (mapped.unexpected) {
+        const detail = error instanceof Error ? { error: error.message, stack: error.stack } : { error: String(error) }
+        log.error('request failed', { requestId, method: request.method, url: request.url, status: mapped.status, ...detail })
+      }
+      return jsonResponse(errorEnvelope(mapped.items, requestId), mapped.status, { ...set.headers, ...mapped.headers })
+    })
+    .get('/health', () => ({ status: 'ok' as const }), {
+      response: { 200: t.Object({ status: t.Literal('ok') }) },
+      detail: { tags: ['Operations'], summary: 'Liveness: the process is up.' },
+    })
+    .get(
+      '/ready',
+      async ({ set }) => {
+        try {
+          if (await isMigrated()) return { status: 'ready', database: database.kind }
+        } catch {
+          // the database is unreachable: not ready
+        }
+        set.status = 503
+        return { status: 'not ready', database: database.kind }
+      },
+      {
+        response: { 200: Readiness, 503: Readiness },
+        detail: { tags: ['Operations'], summary: 'Readiness: the database answers and its migrations are applied.' },
+      },
+    )
+}
+
+/** Builds the whole service; the caller serves `fetch` with its runtime's server. */
+export async function createService(options: ServiceOptions): Promise<Service> {
+  const { registry, config } = options
+  const log = options.log ?? createLogger()
+  const plugins = resolvePlugins(registry, config.enabled)
+  const database =
+    options.database ??
+    (await openDatabase(config.database.url, {
+      maxConnections: config.database.maxConnections,
+      statementTimeoutMs: config.database.statementTimeoutMs,
+    }))
+  const stops: Array<() => void | Promise<void>> = []
+  if (!options.database) stops.push(() => database.close())
+
+  const applied = await migrate(database.db)
+  if (applied) log.info('migrations applied', { count: applied, database: database.location })
+
+  const services = new ServiceRegistry()
+  const events = createEventBus(database, (message) => log.warn(message))
+  stops.push(() => events.close())
+  const instanceId = randomUUID()
+  const core: CoreServices = {
+    db: database.db,
+    database: { kind: database.kind, location: database.location },
+    events,
+    services,
+    scopes: collectScopes(registry),
+    tags: plugins.flatMap((plugin) => plugin.tags ?? []),
+    http: { v1: createV1Kit(services, instanceId) },
+    log,
+    instanceId,
+    onStop: (stop) => stops.push(stop),
+  }
+  const contexts = new Map<string, PluginContext>()
+  for (const plugin of registry)
+    contexts.set(plugin.name, { ...core, log: log.child({ plugin: plugin.name }), config: config.pluginConfigs.get(plugin.name) ?? {} })
+
+  for (const plugin of plugins) await plugin.setup?.(contexts.get(plugin.name)!)
+
+  const app = createRoot(log, database, migrationCheck(database.db))
+  for (const plugin of plugins) if (plugin.routes) app.use(plugin.routes(contexts.get(plugin.name)!))
+  app.compile()
+
+  let stopped = false
+  return {
+    app,
+    fetch: (request) => app.handle(request),
+    core,
+    plugins,
+    contextOf: (name) => {
+      const context = contexts.get(name)
+      if (!context) throw new Error(`no plugin named "${name}"`)
+      return context
+    },
+    async stop() {
+      if (stopped) return
+      stopped = true
+      for (const stop of stops.reverse()) {
+        try {
+          await stop()
+        } catch (error) {
+          log.warn('stop step failed', { error: (error as Error).message })
+        }
+      }
+    },
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * Configuration: service.config.json (path in SERVICE_CONFIG), then environment overrides,
+ * each plugin's section validated against its schema with defaults applied.
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import { Type, type TObject } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { StartupError, unknownPlugin } from './loader'
+import type { AnyPlugin } from './plugin'
+
+export const DEFAULT_CONFIG_FILE = './service.config.json'
+
+const ServerSection = Type.Object(
+  {
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+    host: Type.String({ default: '0.0.0.0' }),
+  },
+  { additionalProperties: false },
+)
+
+const DatabaseSection = Type.Object(
+  {
+    maxConnections: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+    statementTimeoutMs: Type.Integer({ minimum: 0, default: 15000 }),
+  },
+  { additionalProperties: false },
+)
+
+const PluginsSection = Type.Object(
+  {
+    enabled: Type.Optional(Type.Array(Type.String())),
+    disabled: Type.Optional(Type.Array(Type.String())),
+  },
+  { additionalProperties: false },
+)
+
+export interface ServiceConfig {
+  server: { port: number; host: string }
+  database: { url: string | undefined; maxConnections: number; statementTimeoutMs: number }
+  /** Names of the enabled plugins (not yet ordered). */
+  enabled: Set<string>
+  /** Every registered plugin's validated config, defaults applied. */
+  pluginConfigs: Map<string, Record<string, unknown>>
+}
+
+export interface ConfigSource {
+  /** The parsed file content; when absent, read from `file`. */
+  raw?: Record<string, unknown>
+  /** Path of the JSON file; a missing file means "all defaults". */
+  file?: string
+  env?: Record<string, string | undefined>
+}
+
+const RESERVED = new Set(['plugins', 'server', 'database', '$schema'])
+
+function readFile(path: string): Record<string, unknown> {
+  if (!existsSync(path)) return {}
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'))
+  } catch (error) {
+    throw new StartupError(`${path} is not valid JSON: ${(error as Error).message}`)
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new StartupError(`${path} must hold a JSON object`)
+  return parsed as Record<string, unknown>
+}
+
+/** Applies defaults and validates; the first problem becomes a one-line StartupError. */
+function validateSection<S extends TObject>(schema: S, value: unknown, label: string): Record<string, unknown> {
+  if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value)))
+    throw new StartupError(`config ${label}: must be an object`)
+  const section = Value.Default(schema, structuredClone(value ?? {})) as Record<string, unknown>
+  for (const key of Object.keys(section))
+    if (!(key in schema.properties)) throw new StartupError(`config ${label}.${key}: unknown setting`)
+  const first = Value.Errors(schema, section).First()
+  if (first) {
+    const path = first.path.replace(/^\//, '').replace(/\//g, '.')
+    throw new StartupError(
+      `config ${label}${path ? `.${path}` : ''}: ${first.message} (got ${JSON.stringify(first.value) ?? 'nothing'})`,
+    )
+  }
+  return section
+}
+
+function commaList(value: string | undefined): string[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined
+  return value
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean)
+}
+
+/** Reads and validates the whole configuration against the registered plugins. */
+export function loadConfig(registry: readonly AnyPlugin[], source: ConfigSource = {}): ServiceConfig {
+  const env = source.env ?? process.env
+  const file = source.file ?? env.SERVICE_CONFIG ?? DEFAULT_CONFIG_FILE
+  const raw = source.raw ?? readFile(file)
+  const known = new Map(registry.map((plugin) => [plugin.name, plugin]))
+
+  for (const key of Object.keys(raw)) if (!RESERVED.has(key) && !known.has(key)) throw unknownPlugin(key, registry)
+
+  const plugins = validateSection(PluginsSection, raw.plugins, 'plugins') as { enabled?: string[]; disabled?: string[] }
+  const server = validateSection(ServerSection, raw.server, 'server') as ServiceConfig['server']
+  const database = validateSection(DatabaseSection, raw.database, 'database') as Omit<ServiceConfig['database'], 'url'>
+
+  const enabledList = commaList(env.PLUGINS_ENABLED) ?? plugins.enabled ?? registry.map((plugin) => plugin.name)
+  const disabledList = [...(plugins.disabled ?? []), ...(commaList(env.PLUGINS_DISABLED) ?? [])]
+  for (const name of [...enabledList, ...disabledList]) if (!known.has(name)) throw unknownPlugin(name, registry)
+  const enabled = new Set(enabledList.filter((name) => !disabledList.includes(name)))
+
+  if (env.PORT !== undefined) {
+    const port = Number(env.PORT)
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new StartupError(`PORT: must be an integer 0..65535 (got "${env.PORT}")`)
+    server.port = port
+  }
+
+  const pluginConfigs = new Map<string, Record<string, unknown>>()
+  for (const plugin of registry)
+    pluginConfigs.set(plugin.name, plugin.config ? validateSection(plugin.config, raw[plugin.name], plugin.name) : {})
+
+  return { server, database: { ...database, url: env.DATABASE_URL || undefined }, enabled, pluginConfigs }
+}

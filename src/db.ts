@@ -1,0 +1,159 @@
+/**
+ * The database: embedded PGlite (DATABASE_URL unset or pglite://…) or a PostgreSQL server
+ * through postgres.js (postgres://…), behind one Drizzle type, with LISTEN/NOTIFY on both.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
+import { sql, type ExtractTablesWithRelations, type SQL } from 'drizzle-orm'
+import postgres from 'postgres'
+
+export type Database = PgDatabase<PgQueryResultHKT, Record<string, never>>
+export type Transaction = PgTransaction<PgQueryResultHKT, Record<string, never>, ExtractTablesWithRelations<Record<string, never>>>
+/** Anything a query can run on: the pool or an open transaction. */
+export type Executor = Database | Transaction
+
+export interface DatabaseOptions {
+  /** postgres.js pool size. */
+  maxConnections?: number
+  /** Per-statement timeout on the server; 0 disables it. */
+  statementTimeoutMs?: number
+  /** PGlite only: a data directory to load a dump from (test templates). */
+  loadDataDir?: Blob
+}
+
+export interface DatabaseHandle {
+  kind: 'pglite' | 'postgres'
+  /** A printable location without credentials. */
+  location: string
+  db: Database
+  /** Subscribes to a NOTIFY channel; `onReconnect` runs whenever notifications may have been missed. */
+  listen(channel: string, onMessage: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>
+  close(): Promise<void>
+  /** The embedded client, for dumps in tests; absent on a server. */
+  pglite?: PGlite
+}
+
+export const DEFAULT_PGLITE_DIR = './data/pglite'
+
+/** Describes where `url` points without printing a password. */
+export function describeDatabaseUrl(url: string | undefined): string {
+  if (!url) return `pglite:${DEFAULT_PGLITE_DIR}`
+  if (url.startsWith('pglite:')) return url
+  try {
+    const parsed = new URL(url)
+    return `postgres://${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`
+  } catch {
+    return 'postgres://(unparsable URL)'
+  }
+}
+
+/** Opens the database `url` points at (see the module comment). */
+export async function openDatabase(url: string | undefined, options: DatabaseOptions = {}): Promise<DatabaseHandle> {
+  if (!url || url.startsWith('pglite:')) return openPglite(url, options)
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options)
+  throw new Error(`DATABASE_URL must start with postgres://, postgresql:// or pglite: (got "${describeDatabaseUrl(url)}")`)
+}
+
+async function openPglite(url: string | undefined, options: DatabaseOptions): Promise<DatabaseHandle> {
+  const target = url ? url.slice('pglite:'.length).replace(/^\/\//, '') : DEFAULT_PGLITE_DIR
+  const inMemory = target === 'memory' || target === ''
+  const releaseLock = inMemory ? () => {} : lockDataDir(target)
+  const client = await PGlite.create({
+    ...(inMemory ? {} : { dataDir: target }),
+    extensions: { pg_trgm },
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+  })
+  const db = drizzlePglite({ client, casing: 'snake_case' }) as unknown as Database
+  return {
+    kind: 'pglite',
+    location: inMemory ? 'pglite://memory' : `pglite:${target}`,
+    db,
+    pglite: client,
+    // One process owns the embedded database, so no notification can be missed.
+    listen: async (channel, onMessage) => {
+      const unlisten = await client.listen(channel, onMessage)
+      return async () => {
+        if (!client.closed) await unlisten()
+      }
+    },
+    close: async () => {
+      if (!client.closed) await client.close()
+      releaseLock()
+    },
+  }
+}
+
+/**
+ * PGlite is single-process: a second process opening the same directory would corrupt it.
+ * A lock file with the owner's pid refuses that with a clear message.
+ */
+function lockDataDir(dir: string): () => void {
+  mkdirSync(dir, { recursive: true })
+  const lockFile = join(dir, '..', `${dir.split('/').filter(Boolean).pop()}.lock`)
+  try {
+    const owner = Number(readFileSync(lockFile, 'utf8'))
+    if (owner && owner !== process.pid && isAlive(owner))
+      throw new Error(
+        `the embedded database ${dir} is in use by process ${owner}; stop it first, or use a PostgreSQL server (DATABASE_URL) to share one database`,
+      )
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+  writeFileSync(lockFile, String(process.pid))
+  return () => rmSync(lockFile, { force: true })
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+async function openPostgres(url: string, options: DatabaseOptions): Promise<DatabaseHandle> {
+  const client = postgres(url, {
+    max: options.maxConnections ?? 10,
+    idle_timeout: 30,
+    connect_timeout: 5,
+    onnotice: () => {},
+    connection: {
+      application_name: 'worktrack',
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    },
+  })
+  const db = drizzlePostgres({ client, casing: 'snake_case' }) as unknown as Database
+  return {
+    kind: 'postgres',
+    location: describeDatabaseUrl(url),
+    db,
+    listen: async (channel, onMessage, onReconnect) => {
+      let first = true
+      const { unlisten } = await client.listen(channel, (payload) => onMessage(payload), () => {
+        // Called on every (re)connect of the listening connection: after the first, anything
+        // sent while it was down is lost, so the subscriber must resynchronise.
+        if (!first) onReconnect?.()
+        first = false
+      })
+      return unlisten
+    },
+    close: () => client.end({ timeout: 5 }),
+  }
+}
+
+/** Rows of a raw `execute`, whichever driver ran it. */
+export async function queryRows<T = Record<string, unknown>>(executor: Executor, query: SQL): Promise<T[]> {
+  const result: any = await executor.execute(query)
+  return (Array.isArray(result) ? result : result.rows) as T[]
+}
+
+/** Sends a NOTIFY; inside a transaction it is delivered only if the transaction commits. */
+export async function notify(executor: Executor, channel: string, payload: string): Promise<void> {
+  await executor.execute(sql`select pg_notify(${channel}, ${payload})`)
+}

@@ -1,0 +1,15 @@
+/** Bun entry (the primary runtime): `bun src/entries/bun.ts`. */
+import { boot, refuse, stopOnSignals } from '../main'
+
+const started = await boot().catch(refuse)
+const { service, config } = started
+const server = Bun.serve({
+  port: config.server.port,
+  hostname: config.server.host,
+  // Bodies are read with the 1 MiB limit by the service itself, which answers 400 in the
+  // envelope; this only stops absurd uploads before they are read at all.
+  maxRequestBodySize: 64 * 1024 * 1024,
+  fetch: service.fetch,
+})
+process.stderr.write(`listening on http://${server.hostname}:${server.port} (bun ${Bun.version})\n`)
+stopOnSignals(service, () => server.stop())

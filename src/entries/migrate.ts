@@ -1,0 +1,11 @@
+/** `npm run db:migrate`: applies pending migrations to DATABASE_URL (or the embedded database). */
+import { openDatabase } from '../db'
+import { migrate } from '../migrate'
+
+const database = await openDatabase(process.env.DATABASE_URL || undefined)
+try {
+  const applied = await migrate(database.db)
+  process.stdout.write(`${JSON.stringify({ applied, database: database.location })}\n`)
+} finally {
+  await database.close()
+}

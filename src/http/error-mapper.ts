@@ -1,0 +1,108 @@
+/** Turns anything thrown while serving a request into an ApiError; the one place that does. */
+import { NotFoundError, ParseError, ValidationError } from 'elysia'
+import { BodyProblem } from './body'
+import { ApiError, badRequest, conflict, internal, notFound, unavailable, type ErrorItem } from './errors'
+
+/** `/data/points/3/y` → `data.points[3].y`. */
+export function pointerToField(pointer: string): string {
+  let field = ''
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    if (/^\d+$/.test(part)) field += `[${part}]`
+    else field += field === '' ? part : `.${part}`
+  }
+  return field
+}
+
+interface ValueErrorLike {
+  path: string
+  message: string
+  schema?: { description?: string }
+}
+
+/** One error item per offending field, at most 20, with messages a caller can act on. */
+export function validationItems(error: ValidationError): ErrorItem[] {
+  // A single query parameter's conversion failed: its name is the schema's title (pagination.ts).
+  if (error.type === 'property') {
+    const name = (error.validator as { title?: string } | undefined)?.title
+    const detail = (error.all as ValueErrorLike[])[0]?.message ?? 'invalid value'
+    return [name ? { code: 'BAD_REQUEST', message: `Invalid query parameter "${name}": ${detail}.`, field: name } : { code: 'BAD_REQUEST', message: `Invalid query parameter: ${detail}.` }]
+  }
+  const value = error.value
+  const schema = error.validator as { schema?: { type?: string }; type?: string } | undefined
+  if (error.type === 'body' && (schema?.schema ?? schema)?.type === 'object' && (typeof value !== 'object' || value === null || Array.isArray(value)))
+    return [{ code: 'BAD_REQUEST', message: 'The request body must be a JSON object.' }]
+  const where = error.type === 'query' ? 'query parameter' : error.type === 'params' ? 'path parameter' : 'field'
+  const all = error.all as ValueErrorLike[]
+  // A wrong root (an array where an object belongs) makes every field error noise.
+  const root = all.find((valueError) => (valueError.path ?? '') === '')
+  const seen = new Set<string>()
+  const items: ErrorItem[] = []
+  for (const valueError of root ? [root] : all) {
+    const field = pointerToField(valueError.path ?? '')
+    if (seen.has(field)) continue
+    seen.add(field)
+    const message =
+      field === ''
+        ? error.type === 'body'
+          ? `The request body is invalid: ${valueError.message}.`
+          : `Invalid ${error.type}: ${valueError.message}.`
+        : valueError.message === 'Unexpected property'
+          ? `Unknown ${where} "${field}".`
+          : `Invalid ${where} "${field}": ${valueError.message}.`
+    const item: ErrorItem = { code: 'BAD_REQUEST', message }
+    if (field !== '') item.field = field
+    items.push(item)
+    if (items.length === 20) break
+  }
+  return items.length ? items : [{ code: 'BAD_REQUEST', message: `Invalid ${error.type}.` }]
+}
+
+/** PostgreSQL SQLSTATEs that mean "the database cannot serve right now", not "your input". */
+const UNAVAILABLE_STATES = new Set(['57014', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006', '08001', '08004'])
+const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'EPIPE', 'ETIMEDOUT'])
+
+function databaseState(error: unknown): string | undefined {
+  let current: any = error
+  for (let depth = 0; current && depth < 4; depth++) {
+    if (typeof current.code === 'string') {
+      if (/^[0-9A-Z]{5}$/.test(current.code) || UNAVAILABLE_NODE_CODES.has(current.code)) return current.code
+    }
+    current = current.cause
+  }
+  return undefined
+}
+
+export interface MappedError {
+  status: number
+  items: ErrorItem[]
+  headers: Record<string, string>
+  /** True when the error is a bug or an outage worth logging with its stack. */
+  unexpected: boolean
+}
+
+/** Maps a thrown value (and the Elysia error code) to a status, items and headers. */
+export function mapError(error: unknown, elysiaCode?: string | number): MappedError {
+  if (error instanceof BodyProblem) error = error.error
+  if (error instanceof ValidationError) {
+    if (error.value instanceof BodyProblem) error = error.value.error
+    else if (error.type === 'response') return fromApiError(internal(), true)
+    else return { status: 400, items: validationItems(error), headers: {}, unexpected: false }
+  }
+  if (error instanceof ApiError) return fromApiError(error, error.status >= 500)
+  if (error instanceof NotFoundError || elysiaCode === 'NOT_FOUND') return fromApiError(notFound('No such route.'), false)
+  if (error instanceof ParseError || elysiaCode === 'PARSE') return fromApiError(badRequest('The request body is not valid JSON.'), false)
+  const state = databaseState(error)
+  if (state !== undefined) {
+    if (UNAVAILABLE_STATES.has(state) || UNAVAILABLE_NODE_CODES.has(state)) return fromApiError(unavailable(), true)
+    // A unique violation that a service did not turn into a precise 409 itself.
+    if (state === '23505') return fromApiError(conflict('The resource already exists.'), true)
+    if (state === '22P02' || state === '22003' || state === '22007' || state === '22008')
+      return fromApiError(badRequest('A value has an invalid format.'), true)
+  }
+  return fromApiError(internal(), true)
+}
+
+function fromApiError(error: ApiError, unexpected: boolean): MappedError {
+  return { status: error.status, items: error.toItems(), headers: error.headers, unexpected }
+}

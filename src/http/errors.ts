@@ -1,0 +1,94 @@
+/** The error classes every part of the service throws; one mapper turns them into responses. */
+
+export type ErrorCode =
+  | 'BAD_REQUEST'
+  | 'UNAUTHORIZED'
+  | 'INSUFFICIENT_SCOPE'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'IDEMPOTENCY_MISMATCH'
+  | 'RATE_LIMITED'
+  | 'INTERNAL'
+  | 'UNAVAILABLE'
+
+export interface ErrorItem {
+  code: ErrorCode
+  message: string
+  field?: string
+  /** For a 409 on a duplicate: the id of the resource that already exists. */
+  existingId?: string
+}
+
+/** An error with an HTTP status, a stable code and a message that is safe to show the caller. */
+export class ApiError extends Error {
+  readonly headers: Record<string, string>
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly field?: string,
+    headers: Record<string, string> = {},
+    readonly existingId?: string,
+  ) {
+    super(message)
+    this.headers = headers
+  }
+
+  /** The items that go into the envelope's `errors` array. */
+  toItems(): ErrorItem[] {
+    const item: ErrorItem = { code: this.code, message: this.message }
+    if (this.field !== undefined) item.field = this.field
+    if (this.existingId !== undefined) item.existingId = this.existingId
+    return [item]
+  }
+}
+
+const REALM = 'realm="worktrack"'
+
+/** 400: invalid JSON, query parameter, size or field; `field` names the JSON path or parameter. */
+export const badRequest = (message: string, field?: string) => new ApiError(400, 'BAD_REQUEST', message, field)
+
+/**
+ * 401 with the RFC 6750 challenge: a request without credentials gets the bare challenge,
+ * one with a bad token gets `error="invalid_token"`.
+ */
+export const unauthorized = (message = 'A valid API key is required.', tokenPresented = false) =>
+  new ApiError(401, 'UNAUTHORIZED', message, undefined, {
+    'www-authenticate': tokenPresented ? `Bearer ${REALM}, error="invalid_token"` : `Bearer ${REALM}`,
+  })
+
+/** 403 naming the scopes the key lacks, with the RFC 6750 `insufficient_scope` challenge. */
+export const insufficientScope = (missing: readonly string[]) =>
+  new ApiError(403, 'INSUFFICIENT_SCOPE', `The API key lacks the scope(s): ${missing.join(', ')}.`, undefined, {
+    'www-authenticate': `Bearer ${REALM}, error="insufficient_scope", scope="${missing.join(' ')}"`,
+  })
+
+/** 403: the caller can see the resource but may not do this to it. */
+export const forbidden = (message: string) => new ApiError(403, 'FORBIDDEN', message)
+
+/** 404: unknown, or invisible to the caller; the two are never told apart. */
+export const notFound = (message = 'Not found.') => new ApiError(404, 'NOT_FOUND', message)
+
+/** 409: a duplicate (naming the existing resource's id), the last owner, or a stale precondition. */
+export const conflict = (message: string, existingId?: string, field?: string) =>
+  new ApiError(409, 'CONFLICT', message, field, {}, existingId)
+
+/** 422: an Idempotency-Key reused with a different request. */
+export const idempotencyMismatch = () =>
+  new ApiError(422, 'IDEMPOTENCY_MISMATCH', 'This Idempotency-Key was already used with a different request.')
+
+/** 429 with Retry-After in seconds. */
+export const rateLimited = (retryAfterSeconds: number) =>
+  new ApiError(429, 'RATE_LIMITED', 'Too many requests for this API key; retry later.', undefined, {
+    'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))),
+  })
+
+/** 500: the message never carries internal detail. */
+export const internal = () => new ApiError(500, 'INTERNAL', 'An internal error occurred.')
+
+/** 503: the database is unreachable or too slow right now; safe to retry. */
+export const unavailable = () =>
+  new ApiError(503, 'UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', undefined, {
+    'retry-after': '1',
+  })

@@ -1,0 +1,52 @@
+/** Zero-based pagination: the query model, the SQL window and the meta, in one place. */
+import { t } from 'elysia'
+import { Page, type PageMeta } from './envelope'
+
+export const MAX_PAGE_SIZE = 100
+/** Keeps page × size an exact integer in JavaScript and PostgreSQL alike. */
+const MAX_PAGE = 10_000_000
+
+/**
+ * An integer query parameter. Elysia converts query strings with a per-parameter transform whose
+ * errors do not carry the parameter's name, so the name travels as the schema's `title`.
+ */
+export const queryInteger = (name: string, options: { minimum?: number; maximum?: number; default?: number; description?: string }) =>
+  t.Integer({ ...options, title: name })
+
+/** Query parameters `page` and `size`; `defaultSize` is the endpoint's own default. */
+export const pageQuery = (defaultSize = 20) => ({
+  page: t.Optional(
+    queryInteger('page', { minimum: 0, maximum: MAX_PAGE, default: 0, description: 'Zero-based page index (default 0).' }),
+  ),
+  size: t.Optional(
+    queryInteger('size', {
+      minimum: 1,
+      maximum: MAX_PAGE_SIZE,
+      default: defaultSize,
+      description: `Items per page, 1..${MAX_PAGE_SIZE} (default ${defaultSize}).`,
+    }),
+  ),
+})
+
+export interface PageRequest {
+  page: number
+  size: number
+}
+
+/** Normalises parsed query values into a page request. */
+export function pageRequest(query: { page?: number; size?: number }, defaultSize = 20): PageRequest {
+  return { page: query.page ?? 0, size: query.size ?? defaultSize }
+}
+
+/** LIMIT/OFFSET of a page request. */
+export const window = ({ page, size }: PageRequest) => ({ limit: size, offset: page * size })
+
+/** Builds the meta of a page from the total count. */
+export function pageMeta({ page, size }: PageRequest, totalItems: number): PageMeta {
+  return { page, size, totalItems, totalPages: Math.ceil(totalItems / size) }
+}
+
+/** A page of items with its meta; a page past the end is empty with the correct meta. */
+export function toPage<T>(items: T[], request: PageRequest, totalItems: number): Page<T> {
+  return new Page(items, pageMeta(request, totalItems))
+}

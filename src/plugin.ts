@@ -1,0 +1,84 @@
+/** The plugin manifest and the core services a plugin receives. */
+import type { Static, TObject, TSchema } from '@sinclair/typebox'
+import type { AnyElysia } from 'elysia'
+import type { Database, DatabaseHandle } from './db'
+import type { EventBus } from './events'
+import type { V1Kit } from './http/v1'
+import type { Logger } from './log'
+import type { Actor } from './services/auth'
+import type { ServiceRegistry } from './services/registry'
+
+export interface ScopeDefinition {
+  name: string
+  description: string
+}
+
+/** What every plugin receives from the core; the only way it reaches shared state. */
+export interface CoreServices {
+  db: Database
+  database: Pick<DatabaseHandle, 'kind' | 'location'>
+  events: EventBus
+  services: ServiceRegistry
+  /** Every scope declared by a registered plugin (enabled or not), for key creation. */
+  scopes: readonly ScopeDefinition[]
+  /** The OpenAPI tags of the enabled plugins. */
+  tags: readonly { name: string; description: string }[]
+  /** The API v1 kit: `.use(http.v1)` gives routes the `scopes` macro and the envelope. */
+  http: { v1: V1Kit }
+  log: Logger
+  /** Unique per running process. */
+  instanceId: string
+  /** Runs at shutdown, in reverse order of registration. */
+  onStop(stop: () => void | Promise<void>): void
+}
+
+export interface PluginContext<C = Record<string, unknown>> extends CoreServices {
+  /** This plugin's validated config, defaults applied. */
+  config: C
+}
+
+/** An MCP tool a plugin contributes; the mcp plugin serves them. */
+export interface ToolDefinition {
+  name: string
+  description: string
+  /** Scopes the key must hold; the tool is listed only for keys that hold them all. */
+  scopes: readonly string[]
+  input: TSchema
+  readOnly?: boolean
+  destructive?: boolean
+  run(actor: Actor, input: any): Promise<unknown>
+}
+
+/** One operator CLI command, e.g. `key create`. */
+export interface CliCommand<C = Record<string, unknown>> {
+  description: string
+  flags: Record<string, { required?: boolean; description: string }>
+  /** Returns the one JSON object the CLI prints; throw to print an error and exit non-zero. */
+  run(context: PluginContext<C>, flags: Record<string, string>): Promise<Record<string, unknown>>
+}
+
+export interface PluginManifest<S extends TObject = TObject> {
+  name: string
+  description: string
+  /** Plugins that must be enabled (and are mounted first). */
+  dependencies?: readonly string[]
+  /** TypeBox schema of this plugin's section of service.config.json, with defaults. */
+  config?: S
+  /** The plugin's Drizzle tables (drizzle.config.ts finds them in its schema.ts). */
+  tables?: Record<string, unknown>
+  scopes?: readonly ScopeDefinition[]
+  /** OpenAPI tags of its routes. */
+  tags?: readonly { name: string; description: string }[]
+  /** Provides services, subscribes to events, starts workers; runs before any routes are built. */
+  setup?(context: PluginContext<Static<S>>): void | Promise<void>
+  routes?(context: PluginContext<Static<S>>): AnyElysia
+  tools?(context: PluginContext<Static<S>>): ToolDefinition[]
+  cli?: Record<string, CliCommand<Static<S>>>
+}
+
+/** Declares a plugin; the identity function that gives the manifest its types. */
+export function definePlugin<S extends TObject = TObject>(manifest: PluginManifest<S>): PluginManifest<S> {
+  return manifest
+}
+
+export type AnyPlugin = PluginManifest<any>

@@ -1,0 +1,42 @@
+/**
+ * Tables the core owns. The audit log has no foreign keys on purpose: a record outlives the
+ * user, key or project it names.
+ */
+import { index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { uuidv7 } from './ids'
+
+/** `createdAt`/`updatedAt` columns, spread into tables. */
+export const timestamps = {
+  createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  updatedAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+}
+
+/** A UUIDv7 primary key. */
+export const primaryId = () => uuid().primaryKey().$defaultFn(uuidv7)
+
+export const auditLogs = pgTable(
+  'audit_logs',
+  {
+    id: primaryId(),
+    organizationId: uuid().notNull(),
+    occurredAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    actorUserId: uuid(),
+    apiKeyId: uuid(),
+    via: text().notNull(),
+    action: text().notNull(),
+    resourceType: text().notNull(),
+    resourceId: text().notNull(),
+    projectId: uuid(),
+    changes: jsonb().$type<AuditChanges>(),
+    requestId: text(),
+  },
+  (table) => [
+    index('audit_logs_organization_idx').on(table.organizationId, table.occurredAt.desc(), table.id.desc()),
+    index('audit_logs_project_idx').on(table.projectId, table.occurredAt.desc(), table.id.desc()),
+  ],
+)
+
+export interface AuditChanges {
+  before?: Record<string, unknown>
+  after?: Record<string, unknown>
+}

@@ -1,0 +1,71 @@
+/**
+ * Secrets shown once: `<prefix>_` + 36 random base62 characters + a 6-character base62 CRC32
+ * checksum (a prefix secret scanners can match and a checksum they can verify offline). Only
+ * the SHA-256 hash and the first 8 characters are ever stored.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+const RANDOM_LENGTH = 36
+const CHECKSUM_LENGTH = 6
+export const STORED_PREFIX_LENGTH = 8
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256)
+  for (let n = 0; n < 256; n++) {
+    let c = n
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
+    table[n] = c >>> 0
+  }
+  return table
+})()
+
+/** CRC-32 (IEEE) of a string's UTF-8 bytes. */
+export function crc32(text: string): number {
+  let crc = 0xffffffff
+  for (const byte of Buffer.from(text, 'utf8')) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8)
+  return (crc ^ 0xffffffff) >>> 0
+}
+
+function base62(value: number, length: number): string {
+  let out = ''
+  for (let i = 0; i < length; i++) {
+    out = BASE62[value % 62]! + out
+    value = Math.floor(value / 62)
+  }
+  return out
+}
+
+/** Uniform random base62 characters (rejection sampling, no modulo bias). */
+function randomBase62(length: number): string {
+  let out = ''
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62]
+    }
+  }
+  return out
+}
+
+/** A new secret such as `wtk_…` for prefix `wtk`. */
+export function generateSecret(prefix: string): string {
+  const body = `${prefix}_${randomBase62(RANDOM_LENGTH)}`
+  return body + base62(crc32(body), CHECKSUM_LENGTH)
+}
+
+/** Checks shape and checksum without touching the database. */
+export function isWellFormedSecret(prefix: string, value: string): boolean {
+  const expectedLength = prefix.length + 1 + RANDOM_LENGTH + CHECKSUM_LENGTH
+  if (value.length !== expectedLength || !value.startsWith(`${prefix}_`)) return false
+  const body = value.slice(0, -CHECKSUM_LENGTH)
+  if (!/^[0-9A-Za-z]+$/.test(body.slice(prefix.length + 1))) return false
+  return base62(crc32(body), CHECKSUM_LENGTH) === value.slice(-CHECKSUM_LENGTH)
+}
+
+/** The stored form of a secret: SHA-256, hex. */
+export function hashSecret(value: string): string {
+  return createHash('sha256').update(value).digest('hex')
+}
+
+/** The stored, displayable start of a secret. */
+export const secretPrefix = (value: string) => value.slice(0, STORED_PREFIX_LENGTH)

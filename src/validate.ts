@@ -1,0 +1,49 @@
+/**
+ * Validation outside a route (CLI flags, MCP tool arguments, hand-parsed bodies) with the same
+ * TypeBox models and the same 400 as Elysia's own route validation.
+ */
+import type { Static, TSchema } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { Value } from '@sinclair/typebox/value'
+import { ApiError, type ErrorItem } from './http/errors'
+import { pointerToField } from './http/error-mapper'
+
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
+
+/** Thrown with every problem found, like a route's validation error. */
+export class ValidationFailure extends ApiError {
+  constructor(readonly items: ErrorItem[]) {
+    super(400, 'BAD_REQUEST', items[0]!.message, items[0]!.field)
+  }
+
+  override toItems(): ErrorItem[] {
+    return this.items
+  }
+}
+
+/** Returns `value` typed as the schema (defaults applied), or throws a 400 naming the fields. */
+export function validate<S extends TSchema>(schema: S, value: unknown): Static<S> {
+  let check = compiled.get(schema)
+  if (!check) {
+    check = TypeCompiler.Compile(schema)
+    compiled.set(schema, check)
+  }
+  const withDefaults = Value.Default(schema, structuredClone(value))
+  if (check.Check(withDefaults)) return withDefaults as Static<S>
+  const items: ErrorItem[] = []
+  const seen = new Set<string>()
+  for (const error of check.Errors(withDefaults)) {
+    const field = pointerToField(error.path)
+    if (seen.has(field)) continue
+    seen.add(field)
+    const message =
+      error.message === 'Unexpected property'
+        ? `Unknown field "${field}".`
+        : field
+          ? `Invalid field "${field}": ${error.message}.`
+          : `Invalid input: ${error.message}.`
+    items.push(field ? { code: 'BAD_REQUEST', message, field } : { code: 'BAD_REQUEST', message })
+    if (items.length === 20) break
+  }
+  throw new ValidationFailure(items)
+}
