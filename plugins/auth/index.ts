@@ -1,0 +1,132 @@
+/** The `auth` plugin: organizations, users, API keys, the Bearer check and the operator CLI. */
+import { Type } from '@sinclair/typebox'
+import { definePlugin } from '../../src/plugin'
+import { AuthenticatorRef, UserLifecycleRef, type UserCreatedHook } from '../../src/services/auth'
+import { KeyAuthenticator } from './authenticator'
+import { apiKeys, organizations, users } from './schema'
+import {
+  createApiKey,
+  createOrganization,
+  createUser,
+  deactivateUser,
+  INVALIDATE_CHANNEL,
+  revokeApiKey,
+  type Invalidation,
+} from './service'
+import { DEFAULT_LOG_N } from './password'
+
+const AuthConfig = Type.Object({
+  keyCacheTtlSeconds: Type.Integer({
+    minimum: 0,
+    maximum: 3600,
+    default: 30,
+    description: 'How long a verified key is trusted before it is re-read (revocations apply at once regardless).',
+  }),
+  keyCacheMaxEntries: Type.Integer({ minimum: 1, default: 10000 }),
+  requestsPerMinute: Type.Integer({ minimum: 0, default: 0, description: 'Per key and instance; 0 turns the limit off.' }),
+  passwordHashLogN: Type.Integer({ minimum: 10, maximum: 20, default: DEFAULT_LOG_N, description: 'scrypt cost, log2(N).' }),
+})
+
+const cliActor = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
+
+export default definePlugin({
+  name: 'auth',
+  description: 'Organizations, users, API keys with scopes, and the Bearer check every API v1 route uses.',
+  config: AuthConfig,
+  tables: { organizations, users, apiKeys },
+
+  async setup(context) {
+    const authenticator = new KeyAuthenticator(
+      context.db,
+      {
+        cacheTtlSeconds: context.config.keyCacheTtlSeconds,
+        cacheMaxEntries: context.config.keyCacheMaxEntries,
+        requestsPerMinute: context.config.requestsPerMinute,
+      },
+      context.log,
+    )
+    await context.events.subscribe(
+      INVALIDATE_CHANNEL,
+      (event: Invalidation) => authenticator.invalidate(event),
+      () => authenticator.clear(),
+    )
+    context.onStop(() => authenticator.settle())
+    context.services.provide(AuthenticatorRef, authenticator)
+    const hooks: UserCreatedHook[] = []
+    context.services.provide(UserLifecycleRef, { onUserCreated: (hook) => void hooks.push(hook), createdHooks: () => hooks })
+  },
+
+  cli: {
+    'org create': {
+      description: 'Create an organization.',
+      flags: { name: { required: true, description: 'Organization name' } },
+      async run(context, flags) {
+        const organization = await createOrganization(context.db, cliActor, { name: flags.name })
+        return { id: organization.id }
+      },
+    },
+    'user create': {
+      description: 'Create a user (and, with the display plugin, their display account).',
+      flags: {
+        org: { required: true, description: 'Organization id' },
+        email: { required: true, description: 'Email (sign-in name)' },
+        username: { required: true, description: 'Username, unique in the organization' },
+        name: { required: true, description: 'Display name' },
+        role: { required: true, description: 'member | administrator | superadministrator' },
+        password: { required: true, description: 'Password (at least 8 characters)' },
+      },
+      async run(context, flags) {
+        const { user, extra } = await createUser(
+          context.db,
+          cliActor,
+          {
+            organizationId: flags.org,
+            email: flags.email,
+            username: flags.username,
+            displayName: flags.name,
+            role: flags.role,
+            password: flags.password,
+          },
+          { passwordLogN: context.config.passwordHashLogN, hooks: context.services.get(UserLifecycleRef).createdHooks() },
+        )
+        return { id: user.id, ...extra }
+      },
+    },
+    'user deactivate': {
+      description: "Deactivate a user; their keys and sessions stop working at once.",
+      flags: { id: { required: true, description: 'User id' } },
+      async run(context, flags) {
+        const user = await deactivateUser(context.db, context.events, cliActor, flags.id!)
+        return { id: user.id, status: user.status }
+      },
+    },
+    'key create': {
+      description: 'Create an API key; the secret is printed this once.',
+      flags: {
+        user: { required: true, description: 'Owner user id' },
+        name: { required: true, description: 'Key name' },
+        scopes: { required: true, description: 'Comma-separated scopes' },
+        expires: { description: 'Expiry, ISO 8601 (optional)' },
+      },
+      async run(context, flags) {
+        const scopes = flags.scopes!.split(',').map((scope) => scope.trim()).filter(Boolean)
+        const { key, secret } = await createApiKey(
+          context.db,
+          cliActor,
+          flags.user!,
+          { name: flags.name, scopes, ...(flags.expires ? { expiresAt: flags.expires } : {}) },
+          new Set(context.scopes.map((scope) => scope.name)),
+        )
+        return { id: key.id, secret, prefix: key.prefix, scopes: key.scopes }
+      },
+    },
+    'key revoke': {
+      description: 'Revoke an API key; it stops working on every instance at once.',
+      flags: { id: { required: true, description: 'Key id' } },
+      async run(context, flags) {
+        const key = await revokeApiKey(context.db, context.events, cliActor, flags.id!)
+        return { id: key.id, revokedAt: key.revokedAt!.toISOString() }
+      },
+    },
+  },
+})

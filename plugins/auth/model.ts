@@ -1,0 +1,32 @@
+/** Input models of organizations, users and API keys (CLI and account area alike). */
+import { t } from 'elysia'
+import { UuidString } from '../../src/http/models'
+
+export const EMAIL_MAX = 254
+export const KEY_NAME_MAX = 100
+
+export const OrganizationInput = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
+
+export const UserInput = t.Object(
+  {
+    organizationId: UuidString(),
+    email: t.String({ format: 'email', maxLength: EMAIL_MAX }),
+    username: t.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' }),
+    displayName: t.String({ minLength: 1, maxLength: 200 }),
+    role: t.Union([t.Literal('member'), t.Literal('administrator'), t.Literal('superadministrator')]),
+    password: t.String({ minLength: 8, maxLength: 1024 }),
+    avatarUrl: t.Optional(t.Union([t.String({ format: 'uri', maxLength: 2048 }), t.Null()])),
+  },
+  { additionalProperties: false },
+)
+export type UserInput = typeof UserInput.static
+
+export const ApiKeyInput = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: KEY_NAME_MAX }),
+    scopes: t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 64, uniqueItems: true }),
+    expiresAt: t.Optional(t.Union([t.String({ format: 'date-time' }), t.Null()])),
+  },
+  { additionalProperties: false },
+)
+export type ApiKeyInput = typeof ApiKeyInput.static

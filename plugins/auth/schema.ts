@@ -1,0 +1,62 @@
+/** Organizations, users and API keys. */
+import { sql } from 'drizzle-orm'
+import { check, index, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { primaryId, timestamps } from '../../src/schema'
+
+export const organizations = pgTable('organizations', {
+  id: primaryId(),
+  name: text().notNull(),
+  ...timestamps,
+})
+
+export const users = pgTable(
+  'users',
+  {
+    id: primaryId(),
+    organizationId: uuid()
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    /** Stored lower-cased; unique across organizations because sign-in is by email alone. */
+    email: text().notNull(),
+    username: text().notNull(),
+    displayName: text().notNull(),
+    avatarUrl: text(),
+    role: text({ enum: ['member', 'administrator', 'superadministrator'] }).notNull().default('member'),
+    status: text({ enum: ['active', 'deactivated'] }).notNull().default('active'),
+    passwordHash: text().notNull(),
+    ...timestamps,
+  },
+  (table) => [
+    uniqueIndex('users_email_unique').on(table.email),
+    uniqueIndex('users_organization_username_unique').on(table.organizationId, table.username),
+    check('users_role_check', sql`${table.role} in ('member', 'administrator', 'superadministrator')`),
+    check('users_status_check', sql`${table.status} in ('active', 'deactivated')`),
+  ],
+)
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: primaryId(),
+    organizationId: uuid()
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    ownerId: uuid()
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text().notNull(),
+    /** The first 8 characters of the secret, for display. */
+    prefix: text().notNull(),
+    /** SHA-256 of the secret, hex; the secret itself is never stored. */
+    secretHash: text().notNull(),
+    scopes: text().array().notNull(),
+    createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    lastUsedAt: timestamp({ withTimezone: true, mode: 'date' }),
+    expiresAt: timestamp({ withTimezone: true, mode: 'date' }),
+    revokedAt: timestamp({ withTimezone: true, mode: 'date' }),
+  },
+  (table) => [
+    uniqueIndex('api_keys_secret_hash_unique').on(table.secretHash),
+    index('api_keys_owner_idx').on(table.ownerId, table.createdAt),
+  ],
+)

@@ -1,0 +1,212 @@
+/** Organizations, users and API keys: the logic the CLI and the account area share. */
+import { and, desc, eq, isNull, sql } from 'drizzle-orm'
+import { mutate, type AuditActor } from '../../src/audit'
+import type { Database } from '../../src/db'
+import type { EventBus } from '../../src/events'
+import { badRequest, conflict, notFound } from '../../src/http/errors'
+import { pageRequest, toPage, window, type PageRequest } from '../../src/http/pagination'
+import { isUuid, uuidv7 } from '../../src/ids'
+import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
+import type { UserCreatedHook } from '../../src/services/auth'
+import { validate } from '../../src/validate'
+import { ApiKeyInput, OrganizationInput, UserInput } from './model'
+import { hashPassword } from './password'
+import { apiKeys, organizations, users } from './schema'
+
+export const API_KEY_PREFIX = 'wtk'
+/** The NOTIFY channel that tells every instance to drop cached keys. */
+export const INVALIDATE_CHANNEL = 'auth_invalidate'
+
+export type Invalidation = { keyId: string } | { userId: string }
+
+/** What the stored key looks like to its owner; never the secret or its hash. */
+export function serializeKey(row: typeof apiKeys.$inferSelect) {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes,
+    ownerId: row.ownerId,
+    createdAt: row.createdAt.toISOString(),
+    lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
+    expiresAt: row.expiresAt?.toISOString() ?? null,
+    revokedAt: row.revokedAt?.toISOString() ?? null,
+  }
+}
+export type SerializedKey = ReturnType<typeof serializeKey>
+
+/** Creates an organization. */
+export async function createOrganization(db: Database, actor: Omit<AuditActor, 'organizationId'>, input: unknown) {
+  const { name } = validate(OrganizationInput, input)
+  const id = uuidv7()
+  return mutate(db, { ...actor, organizationId: id }, async (tx, audit) => {
+    const [organization] = await tx.insert(organizations).values({ id, name }).returning()
+    await audit({ action: 'organization.created', resourceType: 'organization', resourceId: id, changes: { after: { name } } })
+    return organization!
+  })
+}
+
+export interface CreateUserOptions {
+  passwordLogN: number
+  hooks: readonly UserCreatedHook[]
+}
+
+/** Creates a user (and, through the hooks, what other plugins attach to a new user). */
+export async function createUser(db: Database, actor: Omit<AuditActor, 'organizationId'>, input: unknown, options: CreateUserOptions) {
+  const data = validate(UserInput, input)
+  const email = data.email.toLowerCase()
+  const [organization] = await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, data.organizationId))
+  if (!organization) throw badRequest('No such organization.', 'organizationId')
+  const passwordHash = await hashPassword(data.password, options.passwordLogN)
+  return mutate(db, { ...actor, organizationId: data.organizationId }, async (tx, audit) => {
+    const [byEmail] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email))
+    if (byEmail) throw conflict('A user with this email already exists.', byEmail.id, 'email')
+    const [byUsername] = await tx
+      .select({ id: users.id })
+      .from(users)
+      .where(and(eq(users.organizationId, data.organizationId), eq(users.username, data.username)))
+    if (byUsername) throw conflict('A user with this username already exists in the organization.', byUsername.id, 'username')
+    const [user] = await tx
+      .insert(users)
+      .values({
+        organizationId: data.organizationId,
+        email,
+        username: data.username,
+        displayName: data.displayName,
+        avatarUrl: data.avatarUrl ?? null,
+        role: data.role,
+        passwordHash,
+      })
+      .returning()
+    await audit({
+      action: 'user.created',
+      resourceType: 'user',
+      resourceId: user!.id,
+      changes: { after: { email, username: user!.username, displayName: user!.displayName, role: user!.role } },
+    })
+    let extra: Record<string, unknown> = {}
+    for (const hook of options.hooks)
+      extra = { ...extra, ...(await hook(tx, { id: user!.id, organizationId: user!.organizationId, username: user!.username })) }
+    return { user: user!, extra }
+  })
+}
+
+/** Deactivates a user; their keys and sessions stop working on every instance at once. */
+export async function deactivateUser(db: Database, events: EventBus, actor: Omit<AuditActor, 'organizationId'>, userId: string) {
+  if (!isUuid(userId)) throw notFound('No such user.')
+  const [current] = await db.select().from(users).where(eq(users.id, userId))
+  if (!current) throw notFound('No such user.')
+  if (current.status === 'deactivated') return current
+  const user = await mutate(db, { ...actor, organizationId: current.organizationId }, async (tx, audit) => {
+    const [user] = await tx
+      .update(users)
+      .set({ status: 'deactivated', updatedAt: new Date() })
+      .where(eq(users.id, userId))
+      .returning()
+    await audit({
+      action: 'user.deactivated',
+      resourceType: 'user',
+      resourceId: userId,
+      changes: { before: { status: current.status }, after: { status: 'deactivated' } },
+    })
+    await events.publish(tx, INVALIDATE_CHANNEL, { userId } satisfies Invalidation)
+    return user!
+  })
+  events.emitLocally(INVALIDATE_CHANNEL, { userId } satisfies Invalidation)
+  return user
+}
+
+/**
+ * Creates an API key for `ownerId` with `scopes` (each must be known); returns the stored key
+ * and the secret, which is never seen again.
+ */
+export async function createApiKey(
+  db: Database,
+  actor: Omit<AuditActor, 'organizationId'>,
+  ownerId: string,
+  input: unknown,
+  knownScopes: ReadonlySet<string>,
+) {
+  const data = validate(ApiKeyInput, input)
+  data.scopes.forEach((scope, index) => {
+    if (!knownScopes.has(scope)) throw badRequest(`Unknown scope "${scope}".`, `scopes[${index}]`)
+  })
+  const expiresAt = data.expiresAt ? new Date(data.expiresAt) : null
+  if (expiresAt && expiresAt.getTime() <= Date.now()) throw badRequest('The expiry must be in the future.', 'expiresAt')
+  if (!isUuid(ownerId)) throw badRequest('No such user.', 'userId')
+  const [owner] = await db.select().from(users).where(eq(users.id, ownerId))
+  if (!owner || owner.status !== 'active') throw badRequest('No such active user.', 'userId')
+  const secret = generateSecret(API_KEY_PREFIX)
+  return mutate(db, { ...actor, organizationId: owner.organizationId }, async (tx, audit) => {
+    const [key] = await tx
+      .insert(apiKeys)
+      .values({
+        organizationId: owner.organizationId,
+        ownerId,
+        name: data.name,
+        prefix: secretPrefix(secret),
+        secretHash: hashSecret(secret),
+        scopes: data.scopes,
+        expiresAt,
+      })
+      .returning()
+    await audit({
+      action: 'api_key.created',
+      resourceType: 'api_key',
+      resourceId: key!.id,
+      changes: { after: { name: key!.name, prefix: key!.prefix, scopes: key!.scopes, ownerId, expiresAt: key!.expiresAt?.toISOString() ?? null } },
+    })
+    return { key: key!, secret }
+  })
+}
+
+/**
+ * Revokes a key (when `ownerId` is given, only that user's key); revoking again is a no-op
+ * that returns the first revocation time. Every instance drops the key from its cache.
+ */
+export async function revokeApiKey(
+  db: Database,
+  events: EventBus,
+  actor: Omit<AuditActor, 'organizationId'>,
+  keyId: string,
+  ownerId?: string,
+) {
+  if (!isUuid(keyId)) throw notFound('No such API key.')
+  const [current] = await db.select().from(apiKeys).where(eq(apiKeys.id, keyId))
+  if (!current || (ownerId !== undefined && current.ownerId !== ownerId)) throw notFound('No such API key.')
+  if (current.revokedAt) return current
+  const revoked = await mutate(db, { ...actor, organizationId: current.organizationId }, async (tx, audit) => {
+    const [key] = await tx
+      .update(apiKeys)
+      .set({ revokedAt: sql`now()` })
+      .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+      .returning()
+    if (!key) return (await tx.select().from(apiKeys).where(eq(apiKeys.id, keyId)))[0]!
+    await audit({
+      action: 'api_key.revoked',
+      resourceType: 'api_key',
+      resourceId: keyId,
+      changes: { before: { revokedAt: null }, after: { revokedAt: key.revokedAt!.toISOString() } },
+    })
+    await events.publish(tx, INVALIDATE_CHANNEL, { keyId } satisfies Invalidation)
+    return key
+  })
+  events.emitLocally(INVALIDATE_CHANNEL, { keyId } satisfies Invalidation)
+  return revoked
+}
+
+/** One page of a user's keys, newest first. */
+export async function listApiKeys(db: Database, ownerId: string, request: PageRequest = pageRequest({})) {
+  const [{ total }] = (await db
+    .select({ total: sql<number>`count(*)::int` })
+    .from(apiKeys)
+    .where(eq(apiKeys.ownerId, ownerId))) as [{ total: number }]
+  const rows = await db
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.ownerId, ownerId))
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+    .limit(window(request).limit)
+    .offset(window(request).offset)
+  return toPage(rows.map(serializeKey), request, total)
+}

@@ -1,0 +1,19 @@
+/** The introduction at the top of the OpenAPI document. */
+export const description = `
+Multi-tenant work tracking. Every request carries \`Authorization: Bearer <API key>\`; a key holds
+scopes, and project access of its owner still applies.
+
+**Envelope.** Every \`/api/v1\` response is \`{"data": …, "errors": [], "meta": {"requestId": "…"}}\`
+(the request id is also the \`X-Request-Id\` header). Errors are
+\`{"data": null, "errors": [{"code", "message", "field"?}], "meta": {"requestId"}}\`.
+
+**Errors.** 400 \`BAD_REQUEST\` (invalid JSON, query parameter, size over 1 MiB or a field's limit;
+\`field\` is the dotted JSON path or the parameter name) · 401 \`UNAUTHORIZED\` · 403
+\`INSUFFICIENT_SCOPE\` (message lists the missing scopes) or \`FORBIDDEN\` · 404 \`NOT_FOUND\`
+(unknown, or invisible to you: existence is never revealed) · 409 \`CONFLICT\` · 422
+\`IDEMPOTENCY_MISMATCH\` · 429 \`RATE_LIMITED\` · 500 \`INTERNAL\` · 503 \`UNAVAILABLE\`.
+Checks run in this order: key, scope, input, visibility, access level, conflict.
+
+**Pagination.** \`page\` is zero-based (default 0), \`size\` is 1..100 (default 20); \`meta\` carries
+\`page\`, \`size\`, \`totalItems\`, \`totalPages\`. A page past the end is empty.
+`.trim()

@@ -1,0 +1,92 @@
+/**
+ * The `docs` plugin: the OpenAPI document at `/docs/json`, generated from the route schemas of
+ * the enabled plugins, and Swagger UI at `/docs`, served from the local `swagger-ui-dist`
+ * package (nothing is fetched from a CDN).
+ */
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { swagger } from '@elysiajs/swagger'
+import { Elysia } from 'elysia'
+import { definePlugin } from '../../src/plugin'
+import { description } from './description'
+import { tidyDocument } from './tidy'
+
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+}
+
+function loadAssets(): Map<string, { body: Buffer; type: string }> {
+  const root = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
+  return new Map(Object.entries(ASSETS).map(([name, type]) => [name, { body: readFileSync(join(root, name)), type }]))
+}
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8" />
+  <meta name="viewport" content="width=device-width, initial-scale=1" />
+  <title>Worktrack API</title>
+  <link rel="icon" href="/docs/assets/favicon-32x32.png" />
+  <link rel="stylesheet" href="/docs/assets/swagger-ui.css" />
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/docs/assets/swagger-ui-bundle.js"></script>
+  <script>
+    window.ui = SwaggerUIBundle({ url: '/docs/json', dom_id: '#swagger-ui', persistAuthorization: true })
+  </script>
+</body>
+</html>`
+
+export default definePlugin({
+  name: 'docs',
+  description: 'OpenAPI document (/docs/json) and Swagger UI (/docs).',
+
+  routes: ({ tags }) => {
+    const assets = loadAssets()
+    return new Elysia({ name: 'docs' })
+      .onAfterHandle(({ path, responseValue }) => {
+        if (path === '/docs/json') return tidyDocument(responseValue as Record<string, unknown>)
+      })
+      .use(
+        swagger({
+          provider: 'swagger-ui',
+          // The package's own page loads Swagger UI from a CDN; ours (below) does not.
+          path: '/docs/cdn',
+          specPath: '/docs/json',
+          exclude: [/^\/docs/],
+          documentation: {
+            info: { title: 'Worktrack API', version: '1', description },
+            tags: [{ name: 'Operations', description: 'Liveness and readiness.' }, ...tags],
+            components: {
+              securitySchemes: {
+                bearerAuth: {
+                  type: 'http',
+                  scheme: 'bearer',
+                  bearerFormat: 'wtk_ + 36 base62 characters + 6-character checksum',
+                  description: 'An API key created in the account area or by the operator CLI.',
+                },
+              },
+            },
+          },
+        }),
+      )
+      .get('/docs', () => new Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8' } }), {
+        detail: { hide: true },
+      })
+      .get(
+        '/docs/assets/:name',
+        ({ params }) => {
+          const asset = assets.get(params.name)
+          if (!asset) return new Response('Not found', { status: 404 })
+          return new Response(asset.body as unknown as BodyInit, {
+            headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
+          })
+        },
+        { detail: { hide: true } },
+      )
+  },
+})
