@@ -1,0 +1,52 @@
+/**
+ * A plugin that exists only in tests: it exercises the core's envelope, validation, pagination
+ * and error mapping through real routes, without depending on any resource plugin.
+ */
+import { Elysia, t } from 'elysia'
+import { sql } from 'drizzle-orm'
+import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
+import { pageQuery, pageRequest, toPage } from '../../src/http/pagination'
+import { definePlugin } from '../../src/plugin'
+import { Integer } from '../../src/http/models'
+
+export const PROBE_ITEMS = Array.from({ length: 45 }, (_, index) => ({ n: index }))
+
+const ProbeBody = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 10 }),
+    count: t.Optional(Integer({ minimum: 0 })),
+    points: t.Optional(t.Array(t.Object({ x: t.String(), y: t.Number() }, { additionalProperties: false }))),
+  },
+  { additionalProperties: false },
+)
+
+export const probePlugin = definePlugin({
+  name: 'probe',
+  description: 'Test-only routes for the core.',
+  dependencies: ['auth'],
+  scopes: [{ name: 'probe:read', description: 'Test scope.' }, { name: 'probe:write', description: 'Test scope.' }],
+  routes: ({ http, db }) =>
+    new Elysia({ prefix: '/api/v1/probe' })
+      .use(http.v1)
+      .get('/items', ({ query }) => toPage(PROBE_ITEMS.slice((query.page ?? 0) * (query.size ?? 20), ((query.page ?? 0) + 1) * (query.size ?? 20)), pageRequest(query), PROBE_ITEMS.length), {
+        scopes: ['probe:read'],
+        query: t.Object(pageQuery()),
+        response: responses(PageEnvelope(t.Object({ n: t.Integer() }))),
+      })
+      .post(
+        '/items',
+        ({ body, set }) => {
+          set.status = 201
+          return body
+        },
+        { scopes: ['probe:write'], body: ProbeBody, response: responses(Envelope(ProbeBody), { status: 201 }) },
+      )
+      .get('/boom', () => {
+        throw new Error('secret internals: password=hunter2 at /srv/app.ts:12')
+      }, { scopes: [] })
+      .get('/db-boom', async () => {
+        await db.execute(sql`select * from no_such_table_with_secret_name`)
+        return 'unreachable'
+      }, { scopes: [] })
+      .get('/bad-response', () => ({ unexpected: 'shape' }) as any, { scopes: [], response: responses(Envelope(t.Object({ n: t.Integer() }))) }),
+})

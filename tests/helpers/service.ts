@@ -1,0 +1,159 @@
+/**
+ * A running service for one test file, on its own fresh database, with the plugins it asks for,
+ * plus a request helper and fixtures (organizations, users, keys) made through the real services.
+ */
+import { registry as defaultRegistry } from '../../plugins'
+import { createApiKey, createOrganization, createUser, deactivateUser, revokeApiKey } from '../../plugins/auth/service'
+import { createService, type Service } from '../../src/app'
+import { loadConfig } from '../../src/config'
+import type { AnyPlugin } from '../../src/plugin'
+import type { Role } from '../../src/services/auth'
+import { UserLifecycleRef } from '../../src/services/auth'
+import { createTestDatabase, type TestDatabase } from './database'
+
+/** Cheap password hashing keeps fixtures fast; the hash format and verification are the real ones. */
+export const TEST_PASSWORD_LOG_N = 10
+const cliActor = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
+
+export interface TestUser {
+  id: string
+  organizationId: string
+  email: string
+  username: string
+  password: string
+  role: Role
+}
+
+export interface TestResponse<T = any> {
+  status: number
+  headers: Headers
+  body: T
+  text: string
+}
+
+export interface RequestOptions {
+  key?: string
+  body?: unknown
+  /** Sent as-is instead of JSON-encoding `body`. */
+  rawBody?: string | Uint8Array
+  headers?: Record<string, string>
+}
+
+export interface TestServiceOptions {
+  /** Enabled plugin names; default: every registered plugin. */
+  plugins?: string[]
+  /** service.config.json content merged over the test defaults. */
+  config?: Record<string, any>
+  registry?: readonly AnyPlugin[]
+  /** Reuse a database (a second instance on the same database). */
+  database?: TestDatabase
+}
+
+export interface TestService {
+  service: Service
+  database: TestDatabase
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>
+  createOrganization(name?: string): Promise<string>
+  createUser(organizationId: string, role?: Role, overrides?: Partial<TestUser>): Promise<TestUser>
+  /** Creates a key and returns its secret. */
+  createKey(userId: string, scopes: string[], options?: { name?: string; expiresAt?: string }): Promise<{ id: string; secret: string }>
+  revokeKey(keyId: string): Promise<void>
+  deactivateUser(userId: string): Promise<void>
+  stop(): Promise<void>
+}
+
+let sequence = 0
+
+/** Starts a service; call `stop()` in afterAll. */
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const registry = options.registry ?? defaultRegistry
+  const ownsDatabase = !options.database
+  const database = options.database ?? (await createTestDatabase())
+  const raw = {
+    ...options.config,
+    auth: { passwordHashLogN: TEST_PASSWORD_LOG_N, ...options.config?.auth },
+    ...(options.plugins ? { plugins: { enabled: options.plugins } } : {}),
+  }
+  const config = loadConfig(registry, { raw, env: {} })
+  const service = await createService({ registry, config, database })
+  const db = service.core.db
+
+  const request = async (method: string, path: string, requestOptions: RequestOptions = {}) => {
+    const headers: Record<string, string> = { ...requestOptions.headers }
+    if (requestOptions.key) headers.authorization = `Bearer ${requestOptions.key}`
+    let body: BodyInit | undefined
+    if (requestOptions.rawBody !== undefined) body = requestOptions.rawBody as BodyInit
+    else if (requestOptions.body !== undefined) {
+      body = JSON.stringify(requestOptions.body)
+      headers['content-type'] ??= 'application/json'
+    }
+    const response = await service.fetch(new Request(`http://localhost${path}`, { method, headers, body }))
+    const text = await response.text()
+    let parsed: unknown = text
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, headers: response.headers, body: parsed as any, text }
+  }
+
+  return {
+    service,
+    database,
+    request,
+    async createOrganization(name = `Organization ${++sequence}`) {
+      return (await createOrganization(db, cliActor, { name })).id
+    },
+    async createUser(organizationId, role = 'member', overrides = {}) {
+      const n = ++sequence
+      const input = {
+        email: overrides.email ?? `user${n}-${Math.random().toString(36).slice(2, 8)}@example.com`,
+        username: overrides.username ?? `user${n}`,
+        password: overrides.password ?? `password-${n}`,
+      }
+      const hooks = service.core.services.find(UserLifecycleRef)?.createdHooks() ?? []
+      const { user } = await createUser(
+        db,
+        cliActor,
+        { organizationId, email: input.email, username: input.username, displayName: `User ${n}`, role, password: input.password },
+        { passwordLogN: TEST_PASSWORD_LOG_N, hooks },
+      )
+      return { id: user.id, organizationId, email: user.email, username: user.username, password: input.password, role }
+    },
+    async createKey(userId, scopes, keyOptions = {}) {
+      const known = new Set(service.core.scopes.map((scope) => scope.name))
+      const { key, secret } = await createApiKey(
+        db,
+        cliActor,
+        userId,
+        { name: keyOptions.name ?? 'test key', scopes, ...(keyOptions.expiresAt ? { expiresAt: keyOptions.expiresAt } : {}) },
+        known,
+      )
+      return { id: key.id, secret }
+    },
+    async revokeKey(keyId) {
+      await revokeApiKey(db, service.core.events, cliActor, keyId)
+    },
+    async deactivateUser(userId) {
+      await deactivateUser(db, service.core.events, cliActor, userId)
+    },
+    async stop() {
+      await service.stop()
+      if (ownsDatabase) await database.close()
+    },
+  }
+}
+
+/** Waits until `check` passes or `timeoutMs` elapses (for effects that cross a NOTIFY). */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 2000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      return await check()
+    } catch (error) {
+      if (Date.now() > deadline) throw error
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+}

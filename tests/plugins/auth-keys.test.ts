@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { eq, sql } from 'drizzle-orm'
+import { apiKeys } from '../../plugins/auth/schema'
+import { queryRows } from '../../src/db'
+import { hashSecret } from '../../src/secrets'
+import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
+
+let api: TestService
+let user: TestUser
+
+beforeAll(async () => {
+  api = await startTestService({ plugins: ['auth', 'users'] })
+  user = await api.createUser(await api.createOrganization(), 'member')
+})
+afterAll(() => api.stop())
+
+const me = (key?: string) => api.request('GET', '/api/v1/users/me', key ? { key } : {})
+
+describe('API key lifecycle', () => {
+  test('a new key works and /users/me shows its owner and scopes', async () => {
+    const { id, secret } = await api.createKey(user.id, ['users:read'], { name: 'laptop' })
+    expect(secret).toMatch(/^wtk_[0-9A-Za-z]{42}$/)
+    const response = await me(secret)
+    expect(response.status).toBe(200)
+    expect(response.body.data).toEqual({
+      user: { id: user.id, username: user.username, displayName: expect.any(String), avatarUrl: null, email: user.email, role: 'member' },
+      key: { id, name: 'laptop', prefix: secret.slice(0, 8), scopes: ['users:read'], expiresAt: null },
+    })
+  })
+
+  test('the stored row holds only the hash and the 8-character prefix, never the secret', async () => {
+    const { id, secret } = await api.createKey(user.id, ['users:read'])
+    const [row] = await queryRows<Record<string, unknown>>(api.service.core.db, sql`select * from api_keys where id = ${id}`)
+    expect(row!.secret_hash).toBe(hashSecret(secret))
+    expect(row!.prefix).toBe(secret.slice(0, 8))
+    const stored = JSON.stringify(row)
+    expect(stored).not.toContain(secret.slice(8))
+    const audit = await queryRows<{ changes: unknown }>(api.service.core.db, sql`select changes from audit_logs where resource_id = ${id}`)
+    expect(audit).toHaveLength(1)
+    expect(JSON.stringify(audit)).not.toContain(secret.slice(8))
+  })
+
+  test('a revoked key gets 401 on the next request, even though it was cached', async () => {
+    const { id, secret } = await api.createKey(user.id, ['users:read'])
+    expect((await me(secret)).status).toBe(200)
+    await api.revokeKey(id)
+    const response = await me(secret)
+    expect(response.status).toBe(401)
+    expect(response.body.errors[0].code).toBe('UNAUTHORIZED')
+    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="worktrack", error="invalid_token"')
+  })
+
+  test('an expired key gets 401', async () => {
+    const { secret } = await api.createKey(user.id, ['users:read'], { expiresAt: new Date(Date.now() + 1500).toISOString() })
+    expect((await me(secret)).status).toBe(200)
+    await Bun.sleep(1600)
+    expect((await me(secret)).status).toBe(401)
+  })
+
+  test("a deactivated owner's keys get 401 at once", async () => {
+    const owner = await api.createUser(user.organizationId)
+    const { secret } = await api.createKey(owner.id, [])
+    expect((await me(secret)).status).toBe(200)
+    await api.deactivateUser(owner.id)
+    expect((await me(secret)).status).toBe(401)
+  })
+
+  test('a key without the scope gets 403 INSUFFICIENT_SCOPE naming it', async () => {
+    const { secret } = await api.createKey(user.id, [])
+    const response = await api.request('GET', `/api/v1/users/${user.id}`, { key: secret })
+    expect(response.status).toBe(403)
+    expect(response.body.errors[0]).toEqual({ code: 'INSUFFICIENT_SCOPE', message: 'The API key lacks the scope(s): users:read.' })
+    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="worktrack", error="insufficient_scope", scope="users:read"')
+  })
+
+  test('missing, malformed, wrong-checksum and unknown keys get 401', async () => {
+    const missing = await me()
+    expect(missing.status).toBe(401)
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="worktrack"')
+    const { secret } = await api.createKey(user.id, [])
+    const flipped = secret.slice(0, 10) + (secret[10] === 'a' ? 'b' : 'a') + secret.slice(11)
+    const unknown = `${secret.slice(0, -6)}000000`
+    for (const header of ['Basic abc', 'Bearer', `Bearer ${secret} extra`, `Bearer ${flipped}`, `Bearer ${unknown}`, 'Bearer wtk_short']) {
+      const response = await api.request('GET', '/api/v1/users/me', { headers: { authorization: header } })
+      expect(response.status).toBe(401)
+      expect(response.body.errors[0].code).toBe('UNAUTHORIZED')
+    }
+  })
+
+  test('lastUsedAt is recorded, at most once a minute', async () => {
+    const { id, secret } = await api.createKey(user.id, [])
+    const lastUsed = async () => (await api.service.core.db.select().from(apiKeys).where(eq(apiKeys.id, id)))[0]!.lastUsedAt
+    expect(await lastUsed()).toBeNull()
+    await me(secret)
+    const first = await eventually(async () => {
+      const value = await lastUsed()
+      expect(value).not.toBeNull()
+      return value!
+    })
+    await me(secret)
+    await Bun.sleep(50)
+    expect((await lastUsed())!.getTime()).toBe(first.getTime())
+  })
+})
+
+describe('two instances on one database', () => {
+  test('a revocation on one instance takes effect on the other at once', async () => {
+    const other = await startTestService({ plugins: ['auth', 'users'], database: api.database })
+    try {
+      const { id, secret } = await api.createKey(user.id, [])
+      expect((await other.request('GET', '/api/v1/users/me', { key: secret })).status).toBe(200)
+      await api.revokeKey(id)
+      await eventually(async () => expect((await other.request('GET', '/api/v1/users/me', { key: secret })).status).toBe(401), 1000)
+    } finally {
+      await other.stop()
+    }
+  })
+})
+
+describe('per-key rate limit', () => {
+  test('off by default; when configured, the request over the limit gets 429 with Retry-After', async () => {
+    const limited = await startTestService({ plugins: ['auth', 'users'], config: { auth: { requestsPerMinute: 3 } } })
+    try {
+      const owner = await limited.createUser(await limited.createOrganization())
+      const { secret } = await limited.createKey(owner.id, [])
+      for (let i = 0; i < 3; i++) expect((await limited.request('GET', '/api/v1/users/me', { key: secret })).status).toBe(200)
+      const refused = await limited.request('GET', '/api/v1/users/me', { key: secret })
+      expect(refused.status).toBe(429)
+      expect(refused.body.errors[0].code).toBe('RATE_LIMITED')
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+    } finally {
+      await limited.stop()
+    }
+    const { secret } = await api.createKey(user.id, [])
+    for (let i = 0; i < 10; i++) expect((await me(secret)).status).toBe(200)
+  })
+})

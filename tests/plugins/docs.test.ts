@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import { startTestService, type TestService } from '../helpers/service'
+
+let api: TestService
+let document: any
+
+beforeAll(async () => {
+  api = await startTestService()
+  document = (await api.request('GET', '/docs/json')).body
+})
+afterAll(() => api.stop())
+
+describe('OpenAPI document', () => {
+  test('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator()
+    const result = await validator.validate(structuredClone(document))
+    expect(result.errors ?? []).toEqual([])
+    expect(result.valid).toBe(true)
+    expect(document.openapi).toBe('3.1.0')
+  })
+
+  test('declares the Bearer scheme and every v1 operation uses it', () => {
+    expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
+    const operations = Object.entries<any>(document.paths).filter(([path]) => path.startsWith('/api/v1/'))
+    expect(operations.length).toBeGreaterThan(0)
+    for (const [, methods] of operations) for (const operation of Object.values<any>(methods)) expect(operation.security).toEqual([{ bearerAuth: [] }])
+  })
+
+  test('describes the envelope and every error response of each v1 operation', () => {
+    expect(document.components.schemas.ErrorEnvelope.required).toEqual(['data', 'errors', 'meta'])
+    for (const [path, methods] of Object.entries<any>(document.paths)) {
+      if (!path.startsWith('/api/v1/')) continue
+      for (const operation of Object.values<any>(methods)) {
+        for (const status of ['400', '401', '403', '404', '429', '500', '503']) {
+          expect(operation.responses[status].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' })
+          expect(operation.responses[status].description).toBeString()
+        }
+        const success = operation.responses['200'] ?? operation.responses['201']
+        expect(Object.keys(success.content['application/json'].schema.properties)).toEqual(['data', 'errors', 'meta'])
+      }
+    }
+  })
+
+  test('documents the error codes, the check order and pagination in its description', () => {
+    for (const phrase of ['INSUFFICIENT_SCOPE', 'IDEMPOTENCY_MISMATCH', 'key, scope, input, visibility', 'zero-based']) expect(document.info.description).toContain(phrase)
+  })
+})
+
+describe('Swagger UI', () => {
+  test('is served at /docs from local assets only', async () => {
+    const page = await api.request('GET', '/docs')
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toStartWith('text/html')
+    expect(page.text).not.toMatch(/https?:\/\//)
+    for (const asset of page.text.matchAll(/(?:src|href)="(\/docs\/assets\/[^"]+)"/g)) {
+      const response = await api.request('GET', asset[1]!)
+      expect(response.status).toBe(200)
+      expect(response.text.length).toBeGreaterThan(100)
+    }
+  })
+})

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startTestService, type TestService, type TestUser } from '../helpers/service'
+
+let api: TestService
+let alice: TestUser
+let bob: TestUser
+let outsider: TestUser
+let aliceKey: string
+
+beforeAll(async () => {
+  api = await startTestService({ plugins: ['auth', 'users'] })
+  const organization = await api.createOrganization('A')
+  alice = await api.createUser(organization, 'administrator')
+  bob = await api.createUser(organization, 'member')
+  outsider = await api.createUser(await api.createOrganization('B'), 'superadministrator')
+  aliceKey = (await api.createKey(alice.id, ['users:read'])).secret
+})
+afterAll(() => api.stop())
+
+describe('GET /api/v1/users/{userId}', () => {
+  test('an active user of the same organization: limited identity only', async () => {
+    const response = await api.request('GET', `/api/v1/users/${bob.id}`, { key: aliceKey })
+    expect(response.status).toBe(200)
+    expect(response.body.data).toEqual({ id: bob.id, username: bob.username, displayName: expect.any(String), avatarUrl: null })
+    expect(response.text).not.toContain(bob.email)
+  })
+
+  test('a user of organization A cannot resolve a user of organization B (404)', async () => {
+    const response = await api.request('GET', `/api/v1/users/${outsider.id}`, { key: aliceKey })
+    expect(response.status).toBe(404)
+    expect(response.body.errors[0].code).toBe('NOT_FOUND')
+  })
+
+  test('a deactivated user, an unknown id and a malformed id are 404 alike', async () => {
+    const leaver = await api.createUser(alice.organizationId)
+    expect((await api.request('GET', `/api/v1/users/${leaver.id}`, { key: aliceKey })).status).toBe(200)
+    await api.deactivateUser(leaver.id)
+    const answers = await Promise.all(
+      [leaver.id, '01a20000-0000-7000-8000-000000000000', 'not-a-uuid', "1' or '1'='1"].map((id) =>
+        api.request('GET', `/api/v1/users/${encodeURIComponent(id)}`, { key: aliceKey }),
+      ),
+    )
+    for (const answer of answers) {
+      expect(answer.status).toBe(404)
+      expect(answer.body.errors[0]).toEqual({ code: 'NOT_FOUND', message: 'No such user.' })
+    }
+  })
+
+  test('needs users:read', async () => {
+    const { secret } = await api.createKey(alice.id, [])
+    expect((await api.request('GET', `/api/v1/users/${bob.id}`, { key: secret })).status).toBe(403)
+  })
+})
+
+describe('GET /api/v1/users/me', () => {
+  test('needs no scope and returns the owner with email and role, and the key', async () => {
+    const { id, secret } = await api.createKey(outsider.id, [], { name: 'bare' })
+    const response = await api.request('GET', '/api/v1/users/me', { key: secret })
+    expect(response.body.data.user).toMatchObject({ id: outsider.id, email: outsider.email, role: 'superadministrator' })
+    expect(response.body.data.key).toEqual({ id, name: 'bare', prefix: secret.slice(0, 8), scopes: [], expiresAt: null })
+  })
+})
