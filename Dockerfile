@@ -1,0 +1,23 @@
+# Multi-stage image on the official Bun image, running as a non-root user.
+# Stage 1: production dependencies only (npm ci --omit=dev, from the lockfile).
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+# Stage 2: the runtime.
+FROM oven/bun:1.4-slim
+WORKDIR /app
+ENV NODE_ENV=production PORT=3000
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json service.config.json ./
+COPY src ./src
+COPY plugins ./plugins
+COPY migrations ./migrations
+# The embedded database (used when DATABASE_URL is unset) lives in /app/data.
+RUN mkdir -p /app/data && chown -R bun:bun /app/data
+USER bun
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["bun", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["bun", "src/entries/bun.ts"]

@@ -1,0 +1,18 @@
+/** Deno 2 entry: Deno.serve over the service's fetch handler. Built by `npm run build:deno`. */
+import { boot, refuse, stopOnSignals } from '../main'
+
+declare const Deno: {
+  serve(options: { port: number; hostname: string; onListen?: (address: { port: number }) => void }, handler: (request: Request) => Promise<Response>): { shutdown(): Promise<void> }
+  version: { deno: string }
+}
+
+const { service, config } = await boot().catch(refuse)
+const server = Deno.serve(
+  {
+    port: config.server.port,
+    hostname: config.server.host,
+    onListen: ({ port }) => process.stderr.write(`listening on http://${config.server.host}:${port} (deno ${Deno.version.deno})\n`),
+  },
+  service.fetch,
+)
+stopOnSignals(service, () => server.shutdown())

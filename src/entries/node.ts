@@ -1,0 +1,49 @@
+/**
+ * Node 20 entry: a small bridge from node:http to the service's web-standard fetch handler.
+ * Built by `npm run build:node` (Bun bundles our TypeScript; packages stay in node_modules).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { Readable } from 'node:stream'
+import { boot, refuse, stopOnSignals } from '../main'
+
+const { service, config } = await boot().catch(refuse)
+
+function toRequest(incoming: IncomingMessage): Request {
+  const headers = new Headers()
+  for (let i = 0; i < incoming.rawHeaders.length; i += 2) headers.append(incoming.rawHeaders[i]!, incoming.rawHeaders[i + 1]!)
+  const hasBody = incoming.method !== 'GET' && incoming.method !== 'HEAD'
+  return new Request(`http://${incoming.headers.host ?? 'localhost'}${incoming.url ?? '/'}`, {
+    method: incoming.method,
+    headers,
+    body: hasBody ? (Readable.toWeb(incoming) as unknown as ReadableStream) : undefined,
+    // @ts-expect-error: Node's fetch needs this for a streamed request body
+    duplex: 'half',
+  })
+}
+
+async function respond(response: Response, outgoing: ServerResponse) {
+  const headers: Record<string, string | string[]> = {}
+  response.headers.forEach((value, name) => {
+    if (name !== 'set-cookie') headers[name] = value
+  })
+  const cookies = response.headers.getSetCookie()
+  if (cookies.length) headers['set-cookie'] = cookies
+  outgoing.writeHead(response.status, headers)
+  if (!response.body) return outgoing.end()
+  Readable.fromWeb(response.body as any).pipe(outgoing)
+}
+
+const server = createServer(async (incoming, outgoing) => {
+  try {
+    await respond(await service.fetch(toRequest(incoming)), outgoing)
+  } catch {
+    if (!outgoing.headersSent) outgoing.writeHead(500, { 'content-type': 'application/json' })
+    outgoing.end()
+  }
+})
+server.listen(config.server.port, config.server.host, () => {
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : config.server.port
+  process.stderr.write(`listening on http://${config.server.host}:${port} (node ${process.version})\n`)
+})
+stopOnSignals(service, () => new Promise<void>((resolve) => server.close(() => resolve())))
