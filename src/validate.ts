@@ -6,7 +6,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
 import { ApiError, type ErrorItem } from './http/errors'
-import { pointerToField } from './http/error-mapper'
+import { itemsFromValueErrors } from './http/validation-items'
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
@@ -30,20 +30,6 @@ export function validate<S extends TSchema>(schema: S, value: unknown): Static<S
   }
   const withDefaults = Value.Default(schema, structuredClone(value))
   if (check.Check(withDefaults)) return withDefaults as Static<S>
-  const items: ErrorItem[] = []
-  const seen = new Set<string>()
-  for (const error of check.Errors(withDefaults)) {
-    const field = pointerToField(error.path)
-    if (seen.has(field)) continue
-    seen.add(field)
-    const message =
-      error.message === 'Unexpected property'
-        ? `Unknown field "${field}".`
-        : field
-          ? `Invalid field "${field}": ${error.message}.`
-          : `Invalid input: ${error.message}.`
-    items.push(field ? { code: 'BAD_REQUEST', message, field } : { code: 'BAD_REQUEST', message })
-    if (items.length === 20) break
-  }
+  const items = itemsFromValueErrors(check.Errors(withDefaults), 'field', 'input')
   throw new ValidationFailure(items)
 }

@@ -2,60 +2,24 @@
 import { NotFoundError, ParseError, ValidationError } from 'elysia'
 import { BodyProblem } from './body'
 import { ApiError, badRequest, conflict, internal, notFound, unavailable, type ErrorItem } from './errors'
+import { itemsFromValueErrors, type ValueErrorLike } from './validation-items'
 
-/** `/data/points/3/y` → `data.points[3].y`. */
-export function pointerToField(pointer: string): string {
-  let field = ''
-  for (const raw of pointer.split('/').slice(1)) {
-    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~')
-    if (/^\d+$/.test(part)) field += `[${part}]`
-    else field += field === '' ? part : `.${part}`
-  }
-  return field
-}
-
-interface ValueErrorLike {
-  path: string
-  message: string
-  schema?: { description?: string }
-}
-
-/** One error item per offending field, at most 20, with messages a caller can act on. */
+/** The error items of a route's validation failure. */
 export function validationItems(error: ValidationError): ErrorItem[] {
+  const all = error.all as ValueErrorLike[]
   // A single query parameter's conversion failed: its name is the schema's title (pagination.ts).
   if (error.type === 'property') {
     const name = (error.validator as { title?: string } | undefined)?.title
-    const detail = (error.all as ValueErrorLike[])[0]?.message ?? 'invalid value'
+    const detail = all[0]?.message ?? 'invalid value'
     return [name ? { code: 'BAD_REQUEST', message: `Invalid query parameter "${name}": ${detail}.`, field: name } : { code: 'BAD_REQUEST', message: `Invalid query parameter: ${detail}.` }]
   }
   const value = error.value
   const schema = error.validator as { schema?: { type?: string }; type?: string } | undefined
   if (error.type === 'body' && (schema?.schema ?? schema)?.type === 'object' && (typeof value !== 'object' || value === null || Array.isArray(value)))
     return [{ code: 'BAD_REQUEST', message: 'The request body must be a JSON object.' }]
-  const where = error.type === 'query' ? 'query parameter' : error.type === 'params' ? 'path parameter' : 'field'
-  const all = error.all as ValueErrorLike[]
-  // A wrong root (an array where an object belongs) makes every field error noise.
-  const root = all.find((valueError) => (valueError.path ?? '') === '')
-  const seen = new Set<string>()
-  const items: ErrorItem[] = []
-  for (const valueError of root ? [root] : all) {
-    const field = pointerToField(valueError.path ?? '')
-    if (seen.has(field)) continue
-    seen.add(field)
-    const message =
-      field === ''
-        ? error.type === 'body'
-          ? `The request body is invalid: ${valueError.message}.`
-          : `Invalid ${error.type}: ${valueError.message}.`
-        : valueError.message === 'Unexpected property'
-          ? `Unknown ${where} "${field}".`
-          : `Invalid ${where} "${field}": ${valueError.message}.`
-    const item: ErrorItem = { code: 'BAD_REQUEST', message }
-    if (field !== '') item.field = field
-    items.push(item)
-    if (items.length === 20) break
-  }
-  return items.length ? items : [{ code: 'BAD_REQUEST', message: `Invalid ${error.type}.` }]
+  if (error.type === 'query') return itemsFromValueErrors(all, 'query parameter', 'query')
+  if (error.type === 'params') return itemsFromValueErrors(all, 'path parameter', 'path')
+  return itemsFromValueErrors(all, 'field', 'request body')
 }
 
 /** PostgreSQL SQLSTATEs that mean "the database cannot serve right now", not "your input". */
