@@ -10,6 +10,7 @@ import { openDatabase, type DatabaseHandle } from './db'
 import { createEventBus } from './events'
 import { parseRequestBody } from './http/body'
 import { errorEnvelope } from './http/envelope'
+import { purgeIdempotencyKeys } from './http/idempotency'
 import { mapError } from './http/error-mapper'
 import { assignRequestId, requestIdOf } from './http/request-id'
 import { createV1Kit } from './http/v1'
@@ -121,7 +122,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     services,
     scopes: collectScopes(registry),
     tags: plugins.flatMap((plugin) => plugin.tags ?? []),
-    http: { v1: createV1Kit(services, instanceId) },
+    http: { v1: createV1Kit(services, database.db, instanceId) },
     log,
     instanceId,
     onStop: (stop) => stops.push(stop),
@@ -131,6 +132,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     contexts.set(plugin.name, { ...core, log: log.child({ plugin: plugin.name }), config: config.pluginConfigs.get(plugin.name) ?? {} })
 
   for (const plugin of plugins) await plugin.setup?.(contexts.get(plugin.name)!)
+  const purge = setInterval(() => purgeIdempotencyKeys(database.db).catch(() => {}), 60 * 60 * 1000)
+  purge.unref?.()
+  stops.push(() => clearInterval(purge))
 
   const app = createRoot(log, database, migrationCheck(database.db))
   for (const plugin of plugins) if (plugin.routes) app.use(plugin.routes(contexts.get(plugin.name)!))

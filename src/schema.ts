@@ -2,7 +2,7 @@
  * Tables the core owns. The audit log has no foreign keys on purpose: a record outlives the
  * user, key or project it names.
  */
-import { index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { uuidv7 } from './ids'
 
 /** `createdAt`/`updatedAt` columns, spread into tables. */
@@ -40,3 +40,20 @@ export interface AuditChanges {
   before?: Record<string, unknown>
   after?: Record<string, unknown>
 }
+
+/**
+ * Idempotency-Key records of POST requests, per API key, kept 24 hours: a pending row while the
+ * first request runs, then its status and response for replays.
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    apiKeyId: uuid().notNull(),
+    key: text().notNull(),
+    requestHash: text().notNull(),
+    status: integer(),
+    response: jsonb(),
+    createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [primaryKey({ columns: [table.apiKeyId, table.key] }), index('idempotency_keys_created_idx').on(table.createdAt)],
+)

@@ -1,7 +1,7 @@
 /** The `auth` plugin: organizations, users, API keys, the Bearer check and the operator CLI. */
 import { Type } from '@sinclair/typebox'
 import { definePlugin } from '../../src/plugin'
-import { AuthenticatorRef, UserLifecycleRef, type UserCreatedHook } from '../../src/services/auth'
+import { AuthenticatorRef, UserDirectoryRef, UserLifecycleRef, type UserCreatedHook } from '../../src/services/auth'
 import { KeyAuthenticator } from './authenticator'
 import { apiKeys, organizations, users } from './schema'
 import {
@@ -9,6 +9,7 @@ import {
   createOrganization,
   createUser,
   deactivateUser,
+  requireActiveUser,
   INVALIDATE_CHANNEL,
   revokeApiKey,
   type Invalidation,
@@ -53,6 +54,7 @@ export default definePlugin({
     context.onStop(() => authenticator.settle())
     context.services.provide(AuthenticatorRef, authenticator)
     const hooks: UserCreatedHook[] = []
+    context.services.provide(UserDirectoryRef, { requireActiveUser })
     context.services.provide(UserLifecycleRef, { onUserCreated: (hook) => void hooks.push(hook), createdHooks: () => hooks })
   },
 

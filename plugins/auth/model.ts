@@ -30,3 +30,15 @@ export const ApiKeyInput = t.Object(
   { additionalProperties: false },
 )
 export type ApiKeyInput = typeof ApiKeyInput.static
+
+/** The limited identity any organization member may resolve. */
+export const UserIdentity = t.Object(
+  {
+    id: UuidString(),
+    username: t.String(),
+    displayName: t.String(),
+    avatarUrl: t.Union([t.String(), t.Null()]),
+  },
+  { title: 'UserIdentity' },
+)
+

@@ -60,3 +60,11 @@ export const apiKeys = pgTable(
     index('api_keys_owner_idx').on(table.ownerId, table.createdAt),
   ],
 )
+
+/** Columns of a user's limited identity `{id, username, displayName, avatarUrl}`, for joins. */
+export const identityColumns = {
+  id: users.id,
+  username: users.username,
+  displayName: users.displayName,
+  avatarUrl: users.avatarUrl,
+}

@@ -1,7 +1,7 @@
 /** Organizations, users and API keys: the logic the CLI and the account area share. */
 import { and, desc, eq, isNull, sql } from 'drizzle-orm'
 import { mutate, type AuditActor } from '../../src/audit'
-import type { Database } from '../../src/db'
+import type { Database, Executor } from '../../src/db'
 import type { EventBus } from '../../src/events'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
 import { pageRequest, toPage, window, type PageRequest } from '../../src/http/pagination'
@@ -193,6 +193,17 @@ export async function revokeApiKey(
   })
   events.emitLocally(INVALIDATE_CHANNEL, { keyId } satisfies Invalidation)
   return revoked
+}
+
+/** Throws 400 naming `field` unless `userId` is an active user of the organization. */
+export async function requireActiveUser(executor: Executor, organizationId: string, userId: string, field: string) {
+  const [user] = isUuid(userId)
+    ? await executor
+        .select({ id: users.id })
+        .from(users)
+        .where(and(eq(users.id, userId), eq(users.organizationId, organizationId), eq(users.status, 'active')))
+    : []
+  if (!user) throw badRequest('No active user with this id in your organization.', field)
 }
 
 /** One page of a user's keys, newest first. */

@@ -1,16 +1,6 @@
 /** Response models of the users plugin. */
 import { t } from 'elysia'
-
-/** The limited identity any organization member may resolve. */
-export const UserIdentity = t.Object(
-  {
-    id: t.String({ format: 'uuid' }),
-    username: t.String(),
-    displayName: t.String(),
-    avatarUrl: t.Union([t.String(), t.Null()]),
-  },
-  { title: 'UserIdentity' },
-)
+export { UserIdentity } from '../auth/model'
 
 export const Me = t.Object(
   {

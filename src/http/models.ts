@@ -14,3 +14,6 @@ export const UuidString = (options: { description?: string } = {}) =>
 
 /** An ISO 8601 timestamp in a response. */
 export const Timestamp = (options: { description?: string } = {}) => t.String({ format: 'date-time', ...options })
+
+/** `data` of a DELETE: the id of what was removed. */
+export const Deleted = t.Object({ id: t.String() }, { title: 'Deleted' })

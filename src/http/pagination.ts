@@ -1,4 +1,5 @@
 /** Zero-based pagination: the query model, the SQL window and the meta, in one place. */
+import { sql } from 'drizzle-orm'
 import { t } from 'elysia'
 import { Page, type PageMeta } from './envelope'
 
@@ -49,4 +50,25 @@ export function pageMeta({ page, size }: PageRequest, totalItems: number): PageM
 /** A page of items with its meta; a page past the end is empty with the correct meta. */
 export function toPage<T>(items: T[], request: PageRequest, totalItems: number): Page<T> {
   return new Page(items, pageMeta(request, totalItems))
+}
+
+/** Select it as `total` in a list query to get the count and the page in one statement. */
+export const totalOver = () => sql<number>`count(*) over ()`.mapWith(Number)
+
+/**
+ * A page from rows that carry `total` (see `totalOver`). Only a page past the end (no rows)
+ * needs `count`, a second statement.
+ */
+export async function pageWithTotal<T extends { total: number }, U>(
+  rows: T[],
+  request: PageRequest,
+  serialize: (row: Omit<T, 'total'>) => U,
+  count: () => Promise<number>,
+): Promise<Page<U>> {
+  const total = rows.length ? rows[0]!.total : request.page > 0 ? await count() : 0
+  return toPage(
+    rows.map(({ total: _total, ...row }) => serialize(row)),
+    request,
+    total,
+  )
 }

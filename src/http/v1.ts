@@ -1,17 +1,28 @@
 /**
  * The API v1 kit a plugin's routes `.use()`: the `scopes` macro (Bearer key, then scopes, then
- * the body: the documented order of checks) and the envelope around every result.
+ * the body: the documented order of checks), Idempotency-Key on POST, and the envelope around
+ * every result.
  */
 import { Elysia } from 'elysia'
+import type { Database } from '../db'
+import { actorOf, AuthenticatorRef, type Actor } from '../services/auth'
+import type { ServiceRegistry } from '../services/registry'
 import { throwIfBodyProblem } from './body'
 import { envelope } from './envelope'
 import { insufficientScope } from './errors'
+import { IDEMPOTENCY_HEADER, releaseIdempotencyKey, reserveIdempotencyKey, storeIdempotentResponse, type Reservation } from './idempotency'
 import { requestIdOf } from './request-id'
-import { actorOf, AuthenticatorRef, type Actor } from '../services/auth'
-import type { ServiceRegistry } from '../services/registry'
+
+/** What a replayed request answers instead of running its handler again. */
+class Replay {
+  constructor(
+    readonly status: number,
+    readonly data: unknown,
+  ) {}
+}
 
 /** Builds the kit for one app; `seed` keeps two apps in one process apart. */
-export function createV1Kit(services: ServiceRegistry, seed: string) {
+export function createV1Kit(services: ServiceRegistry, db: Database, seed: string) {
   return new Elysia({ name: 'api-v1', seed })
     .macro({
       /**
@@ -27,15 +38,34 @@ export function createV1Kit(services: ServiceRegistry, seed: string) {
           context.actor = actorOf(principal, 'rest', requestIdOf(context.set))
         },
         resolve: (context: any) => ({ actor: context.actor as Actor }),
+        async beforeHandle(context: any) {
+          const key = context.request.headers.get(IDEMPOTENCY_HEADER)
+          if (context.request.method !== 'POST' || key === null || !context.actor.apiKeyId) return
+          const outcome = await reserveIdempotencyKey(db, context.actor.apiKeyId, key, 'POST', context.path, context.body)
+          if ('replay' in outcome) {
+            context.set.status = outcome.replay.status
+            context.set.headers['idempotent-replayed'] = 'true'
+            return new Replay(outcome.replay.status, outcome.replay.response)
+          }
+          context.idempotency = outcome.reserved
+        },
         detail: {
           security: [{ bearerAuth: [] }],
           description: required.length ? `Requires the scope(s): \`${required.join('`, `')}\`.` : 'Requires any valid API key.',
         },
       }),
     })
-    .onAfterHandle({ as: 'scoped' }, ({ responseValue, set }) => {
+    .onAfterHandle({ as: 'scoped' }, async (context: any) => {
+      const { responseValue, set } = context
       if (responseValue instanceof Response) return responseValue
+      if (responseValue instanceof Replay) return envelope(responseValue.data, requestIdOf(set))
+      const reservation = context.idempotency as Reservation | undefined
+      if (reservation) await storeIdempotentResponse(db, reservation, Number(set.status ?? 200), responseValue ?? null)
       return envelope(responseValue, requestIdOf(set))
+    })
+    .onAfterResponse({ as: 'scoped' }, async (context: any) => {
+      const reservation = context.idempotency as Reservation | undefined
+      if (reservation && !reservation.stored) await releaseIdempotencyKey(db, reservation).catch(() => {})
     })
 }
 

@@ -85,3 +85,13 @@ export interface UserLifecycle {
 }
 
 export const UserLifecycleRef = serviceRef<UserLifecycle>('auth.user-lifecycle', 'auth')
+
+export interface UserDirectory {
+  /**
+   * Throws 400 BAD_REQUEST naming `field` unless `userId` is an active user of the organization
+   * (a body referring to someone unknown, deactivated or elsewhere).
+   */
+  requireActiveUser(executor: import('../db').Executor, organizationId: string, userId: string, field: string): Promise<void>
+}
+
+export const UserDirectoryRef = serviceRef<UserDirectory>('auth.user-directory', 'auth')

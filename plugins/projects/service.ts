@@ -1,0 +1,134 @@
+/** Projects: visible lists, creation (the creator becomes owner), updates and deletion by owners. */
+import { and, asc, count, eq } from 'drizzle-orm'
+import { changedFields, mutate } from '../../src/audit'
+import type { Database } from '../../src/db'
+import { checkIfMatch } from '../../src/http/etag'
+import { notFound } from '../../src/http/errors'
+import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
+import { isUuid } from '../../src/ids'
+import type { ProjectAccessService } from '../../src/services/access'
+import type { Actor } from '../../src/services/auth'
+import { teams } from '../teams/schema'
+import { PROJECT_ID } from './access'
+import type { ProjectInput, ProjectPatch } from './model'
+import { projectMembers, projects, projectTeams } from './schema'
+
+type Project = typeof projects.$inferSelect
+
+export function serializeProject(project: Project) {
+  return {
+    id: project.id,
+    name: project.name,
+    description: project.description,
+    createdBy: project.createdBy,
+    createdAt: project.createdAt.toISOString(),
+    updatedAt: project.updatedAt.toISOString(),
+  }
+}
+
+/** Projects the caller can see, oldest first. */
+export async function listProjects(db: Database, access: ProjectAccessService, actor: Actor, request: PageRequest) {
+  const where = and(eq(projects.organizationId, actor.organizationId), access.visibleProjectCondition(actor, PROJECT_ID))
+  const rows = await db
+    .select({ project: projects, total: totalOver() })
+    .from(projects)
+    .where(where)
+    .orderBy(asc(projects.createdAt), asc(projects.id))
+    .limit(window(request).limit)
+    .offset(window(request).offset)
+  return pageWithTotal(rows, request, (row) => serializeProject(row.project), async () => {
+    const [total] = await db.select({ value: count() }).from(projects).where(where)
+    return total!.value
+  })
+}
+
+/** A project the caller can see (viewer). */
+export async function getProject(db: Database, access: ProjectAccessService, actor: Actor, projectId: string) {
+  await access.requireProjectAccess(actor, projectId, 'viewer')
+  const [project] = await db.select().from(projects).where(eq(projects.id, projectId))
+  if (!project) throw notFound('No such project.')
+  return project
+}
+
+/** Creates a project; the creator becomes its owner. */
+export async function createProject(db: Database, actor: Actor, input: ProjectInput) {
+  return mutate(db, actor, async (tx, audit) => {
+    const [project] = await tx
+      .insert(projects)
+      .values({ organizationId: actor.organizationId, name: input.name, description: input.description ?? null, createdBy: actor.userId })
+      .returning()
+    await tx.insert(projectMembers).values({ projectId: project!.id, userId: actor.userId, organizationId: actor.organizationId, accessLevel: 'owner' })
+    await audit({
+      action: 'project.created',
+      resourceType: 'project',
+      resourceId: project!.id,
+      projectId: project!.id,
+      changes: { after: { name: project!.name, description: project!.description, ownerId: actor.userId } },
+    })
+    return project!
+  })
+}
+
+export async function updateProject(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, patch: ProjectPatch, ifMatch?: string) {
+  return mutate(db, actor, async (tx, audit) => {
+    await access.requireProjectAccess(actor, projectId, 'owner', tx)
+    const [current] = await tx.select().from(projects).where(eq(projects.id, projectId)).for('update')
+    if (!current) throw notFound('No such project.')
+    checkIfMatch(ifMatch, current.updatedAt)
+    const changes = changedFields(current, patch)
+    if (!changes) return current
+    const [project] = await tx
+      .update(projects)
+      .set({ ...patch, updatedAt: new Date() })
+      .where(eq(projects.id, projectId))
+      .returning()
+    await audit({ action: 'project.updated', resourceType: 'project', resourceId: projectId, projectId, changes })
+    return project!
+  })
+}
+
+/** Deletes the project and everything in it (members, team links, and the content plugins' rows). */
+export async function deleteProject(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, ifMatch?: string) {
+  return mutate(db, actor, async (tx, audit) => {
+    await access.requireProjectAccess(actor, projectId, 'owner', tx)
+    const [current] = await tx.select().from(projects).where(eq(projects.id, projectId)).for('update')
+    if (!current) throw notFound('No such project.')
+    checkIfMatch(ifMatch, current.updatedAt)
+    await tx.delete(projects).where(eq(projects.id, projectId))
+    await audit({
+      action: 'project.deleted',
+      resourceType: 'project',
+      resourceId: projectId,
+      projectId,
+      changes: { before: { name: current.name, description: current.description } },
+    })
+    return { id: projectId }
+  })
+}
+
+/**
+ * The organization-wide directory of projects linked to a team (scope only, as the seed says):
+ * every linked project with the team's level, whether or not the caller can open it.
+ */
+export async function listTeamProjects(db: Database, actor: Actor, teamId: string, request: PageRequest) {
+  const [team] = isUuid(teamId)
+    ? await db
+        .select({ id: teams.id })
+        .from(teams)
+        .where(and(eq(teams.id, teamId), eq(teams.organizationId, actor.organizationId)))
+    : []
+  if (!team) throw notFound('No such team.')
+  const where = eq(projectTeams.teamId, team.id)
+  const rows = await db
+    .select({ id: projects.id, name: projects.name, accessLevel: projectTeams.accessLevel, total: totalOver() })
+    .from(projectTeams)
+    .innerJoin(projects, eq(projects.id, projectTeams.projectId))
+    .where(where)
+    .orderBy(asc(projectTeams.createdAt), asc(projectTeams.projectId))
+    .limit(window(request).limit)
+    .offset(window(request).offset)
+  return pageWithTotal(rows, request, (row) => row, async () => {
+    const [total] = await db.select({ value: count() }).from(projectTeams).where(where)
+    return total!.value
+  })
+}

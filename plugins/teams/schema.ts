@@ -1,0 +1,40 @@
+/** Teams and their members. */
+import { sql } from 'drizzle-orm'
+import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { primaryId, timestamps } from '../../src/schema'
+import { organizations, users } from '../auth/schema'
+
+export const teams = pgTable(
+  'teams',
+  {
+    id: primaryId(),
+    organizationId: uuid()
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    name: text().notNull(),
+    description: text(),
+    ...timestamps,
+  },
+  (table) => [
+    // Names are unique per organization regardless of case ("Platform" and "platform" clash).
+    uniqueIndex('teams_organization_name_unique').on(table.organizationId, sql`lower(${table.name})`),
+    index('teams_organization_created_idx').on(table.organizationId, table.createdAt, table.id),
+  ],
+)
+
+export const teamMembers = pgTable(
+  'team_members',
+  {
+    teamId: uuid()
+      .notNull()
+      .references(() => teams.id, { onDelete: 'cascade' }),
+    userId: uuid()
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    organizationId: uuid()
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [primaryKey({ columns: [table.teamId, table.userId] }), index('team_members_user_idx').on(table.userId, table.teamId)],
+)

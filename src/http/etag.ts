@@ -1,0 +1,14 @@
+/** Optimistic concurrency: a weak ETag from `updatedAt`, and the If-Match check (409 when stale). */
+import { conflict } from './errors'
+
+/** The ETag of a resource last changed at `updatedAt`. */
+export const etagOf = (updatedAt: Date) => `W/"${updatedAt.getTime().toString(36)}"`
+
+/** Throws 409 CONFLICT when `ifMatch` is given and names none of the current ETag (or `*`). */
+export function checkIfMatch(ifMatch: string | undefined, updatedAt: Date): void {
+  if (ifMatch === undefined || ifMatch.trim() === '*') return
+  const current = etagOf(updatedAt)
+  const strip = (tag: string) => tag.trim().replace(/^W\//, '')
+  const matches = ifMatch.split(',').some((tag) => strip(tag) === strip(current))
+  if (!matches) throw conflict('The resource changed since it was read (If-Match does not match its ETag).')
+}

@@ -1,0 +1,38 @@
+/**
+ * Project access: the one service every project-scoped plugin asks. It is provided by the
+ * `projects` plugin; no other plugin computes access itself.
+ */
+import type { SQL } from 'drizzle-orm'
+import type { Executor } from '../db'
+import type { Actor } from './auth'
+import { serviceRef } from './registry'
+
+export type AccessLevel = 'viewer' | 'editor' | 'owner'
+export const ACCESS_LEVELS: readonly AccessLevel[] = ['viewer', 'editor', 'owner']
+
+/** viewer < editor < owner. */
+export const levelRank = (level: AccessLevel | null | undefined): number => (level ? ACCESS_LEVELS.indexOf(level) + 1 : 0)
+
+export interface ProjectAccess {
+  projectId: string
+  organizationId: string
+  /** The caller's effective level: the highest of direct membership and linked teams. */
+  level: AccessLevel
+}
+
+export interface ProjectAccessService {
+  /**
+   * The caller's access to the project, in one query. Throws 404 when the project is unknown,
+   * in another organization or invisible to the caller, and 403 FORBIDDEN when it is visible but
+   * the level is below `required`. `executor` lets a transaction lock and check together.
+   */
+  requireProjectAccess(actor: Actor, projectId: string, required: AccessLevel, executor?: Executor): Promise<ProjectAccess>
+  /**
+   * A SQL boolean: "the project whose id is `projectIdColumn` is visible to `actor`", for list
+   * queries that must filter by visibility inside their own statement. Pass a qualified column,
+   * e.g. sql.raw('"work_items"."project_id"').
+   */
+  visibleProjectCondition(actor: Actor, projectIdColumn: SQL): SQL
+}
+
+export const ProjectAccessRef = serviceRef<ProjectAccessService>('projects.access', 'projects')

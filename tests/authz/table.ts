@@ -1,0 +1,167 @@
+/**
+ * The authorization table: every API v1 endpoint with its scopes and access rule, and the rule
+ * that turns (key, role, organization) into the exact status and error code. Later issues add
+ * their endpoints here; the REST matrix and the MCP twins are both driven from it.
+ */
+import type { AccessLevel } from '../../src/services/access'
+import type { TestService, TestUser } from '../helpers/service'
+
+export const ROLES = ['non-member', 'viewer', 'editor', 'owner', 'administrator', 'superadministrator'] as const
+export type MatrixRole = (typeof ROLES)[number]
+export type KeyVariant = 'none' | 'without-scope' | 'with-scope'
+
+export type Rule =
+  /** Any live key (no scope needed beyond the listed ones). */
+  | { kind: 'any' }
+  /** Organization-wide read: the scope decides. */
+  | { kind: 'organization' }
+  /** Organization-wide write: an administrator or superadministrator. */
+  | { kind: 'administrator' }
+  /** Project-scoped: the effective level must reach `level`. */
+  | { kind: 'project'; level: AccessLevel }
+  /** The project must be visible, then the owner must be an administrator. */
+  | { kind: 'project-administrator' }
+
+/** The resources every case works on, all in organization A. */
+export interface World {
+  projectId: string
+  /** Linked to the project as viewer; no members. */
+  linkedTeamId: string
+  /** Not linked; has `teamMemberId` as member. */
+  otherTeamId: string
+  teamMemberId: string
+  /** A viewer member of the project, the target of member changes. */
+  projectMemberId: string
+  /** An active user in no project or team. */
+  outsiderId: string
+}
+
+export interface Endpoint {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT'
+  /** Documentation path, e.g. `/api/v1/teams/{teamId}`. */
+  route: string
+  path: (world: World) => string
+  body?: (world: World) => unknown
+  scopes: string[]
+  rule: Rule
+  /** Names one resource of organization A (404 from elsewhere), rather than a collection. */
+  targeted: boolean
+  /** Changes state when it succeeds (each success then gets a fresh world). */
+  mutates: boolean
+  /** The MCP tool that calls the same service function, if any. */
+  tool?: string
+}
+
+const unique = () => Math.random().toString(36).slice(2, 10)
+
+export const ENDPOINTS: Endpoint[] = [
+  { method: 'GET', route: '/api/v1/users/me', path: () => '/api/v1/users/me', scopes: [], rule: { kind: 'any' }, targeted: false, mutates: false },
+  { method: 'GET', route: '/api/v1/users/{userId}', path: (w) => `/api/v1/users/${w.outsiderId}`, scopes: ['users:read'], rule: { kind: 'organization' }, targeted: true, mutates: false, tool: 'get_user' },
+
+  { method: 'GET', route: '/api/v1/teams', path: () => '/api/v1/teams', scopes: ['teams:read'], rule: { kind: 'organization' }, targeted: false, mutates: false, tool: 'list_teams' },
+  { method: 'POST', route: '/api/v1/teams', path: () => '/api/v1/teams', body: () => ({ name: `Team ${unique()}` }), scopes: ['teams:write'], rule: { kind: 'administrator' }, targeted: false, mutates: true },
+  { method: 'GET', route: '/api/v1/teams/{teamId}', path: (w) => `/api/v1/teams/${w.linkedTeamId}`, scopes: ['teams:read'], rule: { kind: 'organization' }, targeted: true, mutates: false },
+  { method: 'PATCH', route: '/api/v1/teams/{teamId}', path: (w) => `/api/v1/teams/${w.linkedTeamId}`, body: () => ({ description: `changed ${unique()}` }), scopes: ['teams:write'], rule: { kind: 'administrator' }, targeted: true, mutates: true },
+  { method: 'DELETE', route: '/api/v1/teams/{teamId}', path: (w) => `/api/v1/teams/${w.otherTeamId}`, scopes: ['teams:write'], rule: { kind: 'administrator' }, targeted: true, mutates: true },
+  { method: 'GET', route: '/api/v1/teams/{teamId}/members', path: (w) => `/api/v1/teams/${w.otherTeamId}/members`, scopes: ['team_members:read'], rule: { kind: 'organization' }, targeted: true, mutates: false, tool: 'list_team_members' },
+  { method: 'POST', route: '/api/v1/teams/{teamId}/members', path: (w) => `/api/v1/teams/${w.otherTeamId}/members`, body: (w) => ({ userId: w.outsiderId }), scopes: ['team_members:write'], rule: { kind: 'administrator' }, targeted: true, mutates: true },
+  { method: 'DELETE', route: '/api/v1/teams/{teamId}/members/{userId}', path: (w) => `/api/v1/teams/${w.otherTeamId}/members/${w.teamMemberId}`, scopes: ['team_members:write'], rule: { kind: 'administrator' }, targeted: true, mutates: true },
+  { method: 'GET', route: '/api/v1/teams/{teamId}/projects', path: (w) => `/api/v1/teams/${w.linkedTeamId}/projects`, scopes: ['team_projects:read'], rule: { kind: 'organization' }, targeted: true, mutates: false, tool: 'list_team_projects' },
+
+  { method: 'GET', route: '/api/v1/projects', path: () => '/api/v1/projects', scopes: ['projects:read'], rule: { kind: 'any' }, targeted: false, mutates: false, tool: 'list_projects' },
+  { method: 'POST', route: '/api/v1/projects', path: () => '/api/v1/projects', body: () => ({ name: `Project ${unique()}` }), scopes: ['projects:write'], rule: { kind: 'any' }, targeted: false, mutates: true },
+  { method: 'GET', route: '/api/v1/projects/{projectId}', path: (w) => `/api/v1/projects/${w.projectId}`, scopes: ['projects:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'get_project' },
+  { method: 'PATCH', route: '/api/v1/projects/{projectId}', path: (w) => `/api/v1/projects/${w.projectId}`, body: () => ({ name: `Renamed ${unique()}` }), scopes: ['projects:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
+  { method: 'DELETE', route: '/api/v1/projects/{projectId}', path: (w) => `/api/v1/projects/${w.projectId}`, scopes: ['projects:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
+  { method: 'GET', route: '/api/v1/projects/{projectId}/members', path: (w) => `/api/v1/projects/${w.projectId}/members`, scopes: ['project_access:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'list_project_members' },
+  { method: 'POST', route: '/api/v1/projects/{projectId}/members', path: (w) => `/api/v1/projects/${w.projectId}/members`, body: (w) => ({ userId: w.outsiderId, accessLevel: 'viewer' }), scopes: ['project_access:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
+  { method: 'PATCH', route: '/api/v1/projects/{projectId}/members/{userId}', path: (w) => `/api/v1/projects/${w.projectId}/members/${w.projectMemberId}`, body: () => ({ accessLevel: 'editor' }), scopes: ['project_access:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
+  { method: 'DELETE', route: '/api/v1/projects/{projectId}/members/{userId}', path: (w) => `/api/v1/projects/${w.projectId}/members/${w.projectMemberId}`, scopes: ['project_access:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
+  { method: 'GET', route: '/api/v1/projects/{projectId}/teams', path: (w) => `/api/v1/projects/${w.projectId}/teams`, scopes: ['project_access:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false },
+  { method: 'POST', route: '/api/v1/projects/{projectId}/teams', path: (w) => `/api/v1/projects/${w.projectId}/teams`, body: (w) => ({ teamId: w.otherTeamId, accessLevel: 'viewer' }), scopes: ['project_access:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
+  { method: 'PATCH', route: '/api/v1/projects/{projectId}/teams/{teamId}', path: (w) => `/api/v1/projects/${w.projectId}/teams/${w.linkedTeamId}`, body: () => ({ accessLevel: 'editor' }), scopes: ['project_access:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
+  { method: 'DELETE', route: '/api/v1/projects/{projectId}/teams/{teamId}', path: (w) => `/api/v1/projects/${w.projectId}/teams/${w.linkedTeamId}`, scopes: ['project_access:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
+
+  { method: 'GET', route: '/api/v1/audit-logs', path: () => '/api/v1/audit-logs', scopes: ['audit_logs:read'], rule: { kind: 'administrator' }, targeted: false, mutates: false, tool: 'list_audit_logs' },
+  { method: 'GET', route: '/api/v1/projects/{projectId}/audit-logs', path: (w) => `/api/v1/projects/${w.projectId}/audit-logs`, scopes: ['audit_logs:read'], rule: { kind: 'project-administrator' }, targeted: true, mutates: false },
+]
+
+const LEVEL_OF_ROLE: Record<MatrixRole, AccessLevel | null> = {
+  'non-member': null,
+  viewer: 'viewer',
+  editor: 'editor',
+  owner: 'owner',
+  administrator: null,
+  superadministrator: 'owner',
+}
+const RANK: Record<AccessLevel, number> = { viewer: 1, editor: 2, owner: 3 }
+const isAdministratorRole = (role: MatrixRole) => role === 'administrator' || role === 'superadministrator'
+
+export interface Expectation {
+  status: number
+  code?: string
+}
+
+/** The exact answer for one case: checks run key, scope, visibility, level. */
+export function expectedOutcome(endpoint: Endpoint, key: KeyVariant, role: MatrixRole, sameOrganization: boolean): Expectation {
+  if (key === 'none') return { status: 401, code: 'UNAUTHORIZED' }
+  if (key === 'without-scope') return { status: 403, code: 'INSUFFICIENT_SCOPE' }
+  const success = { status: endpoint.method === 'POST' ? 201 : 200 }
+  const notFound = { status: 404, code: 'NOT_FOUND' }
+  const forbidden = { status: 403, code: 'FORBIDDEN' }
+  if (endpoint.targeted && !sameOrganization) return notFound
+  const level = LEVEL_OF_ROLE[role]
+  switch (endpoint.rule.kind) {
+    case 'any':
+    case 'organization':
+      return success
+    case 'administrator':
+      return isAdministratorRole(role) ? success : forbidden
+    case 'project':
+      if (!level) return notFound
+      return RANK[level] >= RANK[endpoint.rule.level] ? success : forbidden
+    case 'project-administrator':
+      if (!level) return notFound
+      return isAdministratorRole(role) ? success : forbidden
+  }
+}
+
+/** The users playing each role in one organization. */
+export type Cast = Record<MatrixRole, TestUser>
+
+export async function createCast(api: TestService, organizationId: string): Promise<Cast> {
+  const cast = {} as Cast
+  for (const role of ROLES) {
+    const orgRole = role === 'administrator' ? 'administrator' : role === 'superadministrator' ? 'superadministrator' : 'member'
+    cast[role] = await api.createUser(organizationId, orgRole)
+  }
+  return cast
+}
+
+/** Builds a world in organization A through the API itself, as `cast.owner`. */
+export async function buildWorld(api: TestService, cast: Cast, keys: { owner: string; administrator: string }): Promise<World> {
+  const post = async (path: string, body: unknown, key: string) => {
+    const response = await api.request('POST', path, { key, body })
+    if (response.status !== 201) throw new Error(`world: POST ${path} answered ${response.status} ${response.text}`)
+    return response.body.data
+  }
+  const organizationId = cast.owner.organizationId
+  const project = await post('/api/v1/projects', { name: `World ${unique()}` }, keys.owner)
+  const projectMember = await api.createUser(organizationId)
+  const teamMember = await api.createUser(organizationId)
+  const outsider = await api.createUser(organizationId)
+  for (const [user, accessLevel] of [[cast.editor, 'editor'], [cast.viewer, 'viewer'], [projectMember, 'viewer']] as const)
+    await post(`/api/v1/projects/${project.id}/members`, { userId: user.id, accessLevel }, keys.owner)
+  const linkedTeam = await post('/api/v1/teams', { name: `Linked ${unique()}` }, keys.administrator)
+  const otherTeam = await post('/api/v1/teams', { name: `Other ${unique()}` }, keys.administrator)
+  await post(`/api/v1/teams/${otherTeam.id}/members`, { userId: teamMember.id }, keys.administrator)
+  await post(`/api/v1/projects/${project.id}/teams`, { teamId: linkedTeam.id, accessLevel: 'viewer' }, keys.owner)
+  return {
+    projectId: project.id,
+    linkedTeamId: linkedTeam.id,
+    otherTeamId: otherTeam.id,
+    teamMemberId: teamMember.id,
+    projectMemberId: projectMember.id,
+    outsiderId: outsider.id,
+  }
+}
