@@ -2,25 +2,16 @@
  * The Bearer check on every request: authenticated GET /api/v1/users/me against an Elysia
  * hello-world on the same runtime, in the same run. Target: at least 40% of hello-world.
  */
-import { createApiKey, createOrganization, createUser } from '../plugins/auth/service'
 import { openDatabase } from '../src/db'
 import { migrate } from '../src/migrate'
+import { seedOrganization } from './seed'
 import { autocannon, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, round, startProcess, writeSection, type LoadResult } from './lib'
-
-const operator = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
 
 export async function benchAuthMe(): Promise<void> {
   const databaseUrl = await freshDatabase('worktrack_bench_auth')
   const database = await openDatabase(databaseUrl)
   await migrate(database.db)
-  const organization = await createOrganization(database.db, operator, { name: 'Bench' })
-  const { user } = await createUser(
-    database.db,
-    operator,
-    { organizationId: organization.id, email: 'bench@example.com', username: 'bench', displayName: 'Bench', role: 'member', password: 'bench password' },
-    { passwordLogN: 10, hooks: [] },
-  )
-  const { secret } = await createApiKey(database.db, operator, user.id, { name: 'bench', scopes: ['users:read'] }, new Set(['users:read']))
+  const { secret } = await seedOrganization(database.db, { scopes: ['users:read'] })
   await database.close()
 
   const service = await startProcess([process.execPath, 'src/entries/bun.ts'], { DATABASE_URL: databaseUrl, SERVICE_CONFIG: '/nonexistent.json' }, 3801)

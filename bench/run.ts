@@ -3,9 +3,11 @@
  * PostgreSQL server and updates bench/RESULTS.md.
  */
 import { benchAuthMe } from './auth-me'
+import { benchMembers } from './members'
 
 const benchmarks: Record<string, () => Promise<void>> = {
   'auth-me': benchAuthMe,
+  members: benchMembers,
 }
 
 const wanted = process.argv.slice(2)

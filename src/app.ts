@@ -58,7 +58,7 @@ const Readiness = t.Object({ status: t.String(), database: t.Union([t.Literal('p
 
 /** The root Elysia instance with the cross-cutting hooks; plugins are mounted on it. */
 function createRoot(log: Logger, database: DatabaseHandle, isMigrated: () => Promise<boolean>) {
-  return new Elysia({ normalize: false })
+  return new Elysia({ normalize: false, encodeSchema: false })
     .onRequest(({ request, set }) => {
       assignRequestId(request, set)
     })
@@ -141,9 +141,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   app.compile()
 
   let stopped = false
+  let inFlight = 0
   return {
     app,
-    fetch: (request) => app.handle(request),
+    fetch: async (request) => {
+      inFlight++
+      try {
+        return await app.handle(request)
+      } finally {
+        inFlight--
+      }
+    },
     core,
     plugins,
     contextOf: (name) => {
@@ -154,6 +162,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     async stop() {
       if (stopped) return
       stopped = true
+      // Let requests already being answered finish before their database goes away.
+      for (const deadline = Date.now() + 10_000; inFlight > 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10))
       for (const stop of stops.reverse()) {
         try {
           await stop()

@@ -8,6 +8,7 @@ import { mutate, type Audit } from '../../src/audit'
 import { queryRows, type Database, type Transaction } from '../../src/db'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
 import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
+import { isoFromText, selectPage } from '../../src/sql'
 import { isUuid } from '../../src/ids'
 import type { AccessLevel, ProjectAccessService } from '../../src/services/access'
 import type { Actor, UserDirectory } from '../../src/services/auth'
@@ -47,22 +48,39 @@ const memberColumns = {
 type MemberRow = { userId: string; accessLevel: AccessLevel; createdAt: Date; user: { id: string; username: string; displayName: string; avatarUrl: string | null } }
 const serializeMember = (row: MemberRow) => ({ userId: row.userId, accessLevel: row.accessLevel, user: row.user, createdAt: iso(row.createdAt) })
 
-/** Members of a project (viewer): two statements, the access check and the page with its total. */
+/**
+ * Members of a project (viewer), a hot read: two statements (the access check, then the page
+ * with its total), both plain SQL text.
+ */
 export async function listMembers(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, request: PageRequest) {
   await access.requireProjectAccess(actor, projectId, 'viewer')
-  const where = eq(projectMembers.projectId, projectId)
-  const rows = await db
-    .select({ ...memberColumns, total: totalOver() })
-    .from(projectMembers)
-    .innerJoin(users, eq(users.id, projectMembers.userId))
-    .where(where)
-    .orderBy(asc(projectMembers.createdAt), asc(projectMembers.userId))
-    .limit(window(request).limit)
-    .offset(window(request).offset)
-  return pageWithTotal(rows, request, serializeMember, async () => {
-    const [total] = await db.select({ value: count() }).from(projectMembers).where(where)
-    return total!.value
-  })
+  return selectPage<MemberListRow, ReturnType<typeof serializeMember>>(
+    db,
+    `select pm.user_id as "userId", pm.access_level as "accessLevel", pm.created_at as "createdAt",
+        u.username, u.display_name as "displayName", u.avatar_url as "avatarUrl", count(*) over () as total
+      from project_members pm join users u on u.id = pm.user_id
+      where pm.project_id = $1
+      order by pm.created_at, pm.user_id`,
+    `select count(*) as total from project_members where project_id = $1`,
+    [projectId],
+    request,
+    (row) => ({
+      userId: row.userId,
+      accessLevel: row.accessLevel,
+      user: { id: row.userId, username: row.username, displayName: row.displayName, avatarUrl: row.avatarUrl },
+      createdAt: isoFromText(row.createdAt),
+    }),
+  )
+}
+
+interface MemberListRow {
+  userId: string
+  accessLevel: AccessLevel
+  createdAt: string
+  username: string
+  displayName: string
+  avatarUrl: string | null
+  total: string
 }
 
 async function memberRow(tx: Transaction, projectId: string, userId: string): Promise<MemberRow | undefined> {

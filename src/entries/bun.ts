@@ -9,6 +9,8 @@ const server = Bun.serve({
   // Bodies are read with the 1 MiB limit by the service itself, which answers 400 in the
   // envelope; this only stops absurd uploads before they are read at all.
   maxRequestBodySize: 64 * 1024 * 1024,
+  // Several processes may share the port (one per core, all stateless).
+  reusePort: true,
   fetch: service.fetch,
 })
 process.stderr.write(`listening on http://${server.hostname}:${server.port} (bun ${Bun.version})\n`)
