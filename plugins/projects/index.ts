@@ -44,7 +44,7 @@ export default definePlugin({
     const directory = services.get(UserDirectoryRef)
     return new Elysia({ name: 'projects', prefix: '/api/v1' })
       .use(http.v1)
-      .get('/projects', ({ actor, query }) => Projects.listProjects(db, access, actor, pageRequest(query)), {
+      .get('/projects', ({ actor, query }) => Projects.listProjects(db, actor, pageRequest(query)), {
         scopes: ['projects:read'],
         query: t.Object(pageQuery()),
         response: responses(PageEnvelope(Project)),

@@ -2,7 +2,6 @@
  * Project access: the one service every project-scoped plugin asks. It is provided by the
  * `projects` plugin; no other plugin computes access itself.
  */
-import type { SQL } from 'drizzle-orm'
 import type { Executor } from '../db'
 import type { Actor } from './auth'
 import { serviceRef } from './registry'
@@ -27,12 +26,6 @@ export interface ProjectAccessService {
    * the level is below `required`. `executor` lets a transaction lock and check together.
    */
   requireProjectAccess(actor: Actor, projectId: string, required: AccessLevel, executor?: Executor): Promise<ProjectAccess>
-  /**
-   * A SQL boolean: "the project whose id is `projectIdColumn` is visible to `actor`", for list
-   * queries that must filter by visibility inside their own statement. Pass a qualified column,
-   * e.g. sql.raw('"work_items"."project_id"').
-   */
-  visibleProjectCondition(actor: Actor, projectIdColumn: SQL): SQL
 }
 
 export const ProjectAccessRef = serviceRef<ProjectAccessService>('projects.access', 'projects')
