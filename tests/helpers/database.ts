@@ -28,7 +28,8 @@ function migrationsFingerprint(): string {
 
 let template: Promise<Blob> | undefined
 
-async function pgliteTemplate(): Promise<Blob> {
+/** The migrated embedded database every test file starts from, built once and cached on disk. */
+export async function pgliteTemplate(): Promise<Blob> {
   const dir = 'node_modules/.cache/worktrack'
   const file = join(dir, `pglite-template-${migrationsFingerprint()}.tar`)
   if (existsSync(file)) return new Blob([readFileSync(file)])
