@@ -2,9 +2,14 @@
 import type { AnyPlugin } from '../src/plugin'
 import auditLog from './audit-log'
 import auth from './auth'
+import contentOrder from './content-order'
 import docs from './docs'
+import entries from './entries'
 import projects from './projects'
+import relationships from './relationships'
+import search from './search'
 import teams from './teams'
 import users from './users'
+import workItems from './work-items'
 
-export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, auditLog, docs]
+export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, entries, relationships, contentOrder, search, auditLog, docs]

@@ -2,7 +2,7 @@
  * Tables the core owns. The audit log has no foreign keys on purpose: a record outlives the
  * user, key or project it names.
  */
-import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { uuidv7 } from './ids'
 
 /** `createdAt`/`updatedAt` columns, spread into tables. */
@@ -10,6 +10,9 @@ export const timestamps = {
   createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   updatedAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 }
+
+/** A full-text search document (always a generated column; never read or written by the app). */
+export const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
 
 /** A UUIDv7 primary key. */
 export const primaryId = () => uuid().primaryKey().$defaultFn(uuidv7)

@@ -45,3 +45,8 @@ export async function selectPage<Row extends { total: number | string }, Item>(
   if (!rows.length && request.page > 0) total = Number((await queryText<{ total: number | string }>(executor, countText, parameters))[0]?.total ?? 0)
   return toPage(rows.map(toItem), request, total)
 }
+
+/** A row read as text with `createdAt` / `updatedAt`, with both written as ISO timestamps. */
+export function withIsoTimestamps<T extends { createdAt: string; updatedAt: string }>(row: T): T {
+  return { ...row, createdAt: isoFromText(row.createdAt), updatedAt: isoFromText(row.updatedAt) }
+}

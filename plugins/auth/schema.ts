@@ -68,3 +68,12 @@ export const identityColumns = {
   displayName: users.displayName,
   avatarUrl: users.avatarUrl,
 }
+
+/** The owning organization of a row (every row carries one): deleted with it. */
+export const organizationReference = () =>
+  uuid()
+    .notNull()
+    .references(() => organizations.id, { onDelete: 'cascade' })
+
+/** A user who did something (creator, author): kept as null when the user is deleted. */
+export const userReference = () => uuid().references(() => users.id, { onDelete: 'set null' })

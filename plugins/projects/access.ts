@@ -5,9 +5,9 @@
  * constant SQL text (it is on nearly every request): one query per check.
  */
 import { queryText, type Database, type Executor } from '../../src/db'
-import { forbidden, notFound } from '../../src/http/errors'
+import { notFound } from '../../src/http/errors'
 import { isUuid } from '../../src/ids'
-import { levelRank, type AccessLevel, type ProjectAccessService } from '../../src/services/access'
+import { assertLevel, type AccessLevel, type ProjectAccessService } from '../../src/services/access'
 import type { Actor } from '../../src/services/auth'
 
 /** The level on the project whose id is `project` of the user in parameter `user` (null: none). */
@@ -32,12 +32,6 @@ export function visibleProjectsCondition(actor: Actor): { where: string; paramet
   return { where: `p.organization_id = $1 and ${levelExpression('p.id', '$2')} is not null`, parameters: [actor.organizationId, actor.userId] }
 }
 
-const REQUIRED_MESSAGE: Record<AccessLevel, string> = {
-  viewer: 'This needs viewer access to the project.',
-  editor: 'This needs editor access to the project.',
-  owner: 'This needs owner access to the project.',
-}
-
 export function createProjectAccess(db: Database): ProjectAccessService {
   return {
     async requireProjectAccess(actor, projectId, required, executor: Executor = db) {
@@ -49,8 +43,9 @@ export function createProjectAccess(db: Database): ProjectAccessService {
         superadministrator ? [projectId, actor.organizationId] : [projectId, actor.organizationId, actor.userId],
       )
       if (!row || !row.level) throw notFound('No such project.')
-      if (levelRank(row.level) < levelRank(required)) throw forbidden(REQUIRED_MESSAGE[required])
-      return { projectId: row.id, organizationId: row.organizationId, level: row.level }
+      const access = { projectId: row.id, organizationId: row.organizationId, level: row.level }
+      assertLevel(access, required)
+      return access
     },
   }
 }

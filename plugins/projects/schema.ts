@@ -1,7 +1,7 @@
 /** Projects, their direct members and their linked teams (the only way teams reach a project). */
 import { index, pgEnum, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { primaryId, timestamps } from '../../src/schema'
-import { organizations, users } from '../auth/schema'
+import { organizationReference, userReference, users } from '../auth/schema'
 import { teams } from '../teams/schema'
 
 /** Ordered, so `greatest()` and `max()` give the highest level. */
@@ -11,12 +11,10 @@ export const projects = pgTable(
   'projects',
   {
     id: primaryId(),
-    organizationId: uuid()
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
+    organizationId: organizationReference(),
     name: text().notNull(),
     description: text(),
-    createdBy: uuid().references(() => users.id, { onDelete: 'set null' }),
+    createdBy: userReference(),
     ...timestamps,
   },
   (table) => [index('projects_organization_created_idx').on(table.organizationId, table.createdAt, table.id)],
@@ -31,9 +29,7 @@ export const projectMembers = pgTable(
     userId: uuid()
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
-    organizationId: uuid()
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
+    organizationId: organizationReference(),
     accessLevel: accessLevel().notNull(),
     createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
@@ -54,12 +50,16 @@ export const projectTeams = pgTable(
     teamId: uuid()
       .notNull()
       .references(() => teams.id, { onDelete: 'cascade' }),
-    organizationId: uuid()
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
+    organizationId: organizationReference(),
     accessLevel: accessLevel().notNull(),
     createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (table) => [primaryKey({ columns: [table.projectId, table.teamId] }), index('project_teams_team_idx').on(table.teamId, table.projectId)],
 )
+
+/** The project a row belongs to: deleted with it. */
+export const projectReference = () =>
+  uuid()
+    .notNull()
+    .references(() => projects.id, { onDelete: 'cascade' })

@@ -3,6 +3,7 @@
  * `projects` plugin; no other plugin computes access itself.
  */
 import type { Executor } from '../db'
+import { forbidden } from '../http/errors'
 import type { Actor } from './auth'
 import { serviceRef } from './registry'
 
@@ -11,6 +12,17 @@ export const ACCESS_LEVELS: readonly AccessLevel[] = ['viewer', 'editor', 'owner
 
 /** viewer < editor < owner. */
 export const levelRank = (level: AccessLevel | null | undefined): number => (level ? ACCESS_LEVELS.indexOf(level) + 1 : 0)
+
+const REQUIRED_MESSAGE: Record<AccessLevel, string> = {
+  viewer: 'This needs viewer access to the project.',
+  editor: 'This needs editor access to the project.',
+  owner: 'This needs owner access to the project.',
+}
+
+/** Throws 403 FORBIDDEN when `access` is below `required` (after the thing was found: 404 first). */
+export function assertLevel(access: { level: AccessLevel }, required: AccessLevel): void {
+  if (levelRank(access.level) < levelRank(required)) throw forbidden(REQUIRED_MESSAGE[required])
+}
 
 export interface ProjectAccess {
   projectId: string

@@ -34,6 +34,11 @@ export interface World {
   projectMemberId: string
   /** An active user in no project or team. */
   outsiderId: string
+  /** Two work items of the project (A, B), an entry on A written by the owner, and "A blocks B". */
+  workItemId: string
+  otherWorkItemId: string
+  entryId: string
+  relationshipId: string
 }
 
 export interface Endpoint {
@@ -81,6 +86,26 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'POST', route: '/api/v1/projects/{projectId}/teams', path: (w) => `/api/v1/projects/${w.projectId}/teams`, body: (w) => ({ teamId: w.otherTeamId, accessLevel: 'viewer' }), scopes: ['project_access:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
   { method: 'PATCH', route: '/api/v1/projects/{projectId}/teams/{teamId}', path: (w) => `/api/v1/projects/${w.projectId}/teams/${w.linkedTeamId}`, body: () => ({ accessLevel: 'editor' }), scopes: ['project_access:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
   { method: 'DELETE', route: '/api/v1/projects/{projectId}/teams/{teamId}', path: (w) => `/api/v1/projects/${w.projectId}/teams/${w.linkedTeamId}`, scopes: ['project_access:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
+
+  { method: 'GET', route: '/api/v1/projects/{projectId}/work-items', path: (w) => `/api/v1/projects/${w.projectId}/work-items`, scopes: ['work_items:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'list_work_items' },
+  { method: 'POST', route: '/api/v1/projects/{projectId}/work-items', path: (w) => `/api/v1/projects/${w.projectId}/work-items`, body: () => ({ title: `Item ${unique()}` }), scopes: ['work_items:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'create_work_item' },
+  { method: 'GET', route: '/api/v1/projects/{projectId}/work-items/{workItemId}', path: (w) => `/api/v1/projects/${w.projectId}/work-items/${w.workItemId}`, scopes: ['work_items:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'get_work_item' },
+  { method: 'PATCH', route: '/api/v1/projects/{projectId}/work-items/{workItemId}', path: (w) => `/api/v1/projects/${w.projectId}/work-items/${w.workItemId}`, body: () => ({ title: `Renamed ${unique()}` }), scopes: ['work_items:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'update_work_item' },
+  { method: 'DELETE', route: '/api/v1/projects/{projectId}/work-items/{workItemId}', path: (w) => `/api/v1/projects/${w.projectId}/work-items/${w.workItemId}`, scopes: ['work_items:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'delete_work_item' },
+  { method: 'GET', route: '/api/v1/work-items/{workItemId}/entries', path: (w) => `/api/v1/work-items/${w.workItemId}/entries`, scopes: ['entries:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'list_entries' },
+  { method: 'POST', route: '/api/v1/work-items/{workItemId}/entries', path: (w) => `/api/v1/work-items/${w.workItemId}/entries`, body: () => ({ body: `Note ${unique()}` }), scopes: ['entries:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'create_entry' },
+  { method: 'GET', route: '/api/v1/work-items/{workItemId}/entries/{entryId}', path: (w) => `/api/v1/work-items/${w.workItemId}/entries/${w.entryId}`, scopes: ['entries:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false },
+  // The entry's author is the owner: only the author or an owner may change it.
+  { method: 'PATCH', route: '/api/v1/work-items/{workItemId}/entries/{entryId}', path: (w) => `/api/v1/work-items/${w.workItemId}/entries/${w.entryId}`, body: () => ({ body: `Edited ${unique()}` }), scopes: ['entries:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true, tool: 'update_entry' },
+  { method: 'DELETE', route: '/api/v1/work-items/{workItemId}/entries/{entryId}', path: (w) => `/api/v1/work-items/${w.workItemId}/entries/${w.entryId}`, scopes: ['entries:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true, tool: 'delete_entry' },
+  { method: 'GET', route: '/api/v1/projects/{projectId}/relationships', path: (w) => `/api/v1/projects/${w.projectId}/relationships`, scopes: ['relationships:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'list_relationships' },
+  { method: 'POST', route: '/api/v1/projects/{projectId}/relationships', path: (w) => `/api/v1/projects/${w.projectId}/relationships`, body: (w) => ({ sourceWorkItemId: w.otherWorkItemId, targetWorkItemId: w.workItemId, type: 'duplicates' }), scopes: ['relationships:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'create_relationship' },
+  { method: 'GET', route: '/api/v1/projects/{projectId}/relationships/{relationshipId}', path: (w) => `/api/v1/projects/${w.projectId}/relationships/${w.relationshipId}`, scopes: ['relationships:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false },
+  { method: 'PATCH', route: '/api/v1/projects/{projectId}/relationships/{relationshipId}', path: (w) => `/api/v1/projects/${w.projectId}/relationships/${w.relationshipId}`, body: () => ({ type: 'parent_of' }), scopes: ['relationships:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true },
+  { method: 'DELETE', route: '/api/v1/projects/{projectId}/relationships/{relationshipId}', path: (w) => `/api/v1/projects/${w.projectId}/relationships/${w.relationshipId}`, scopes: ['relationships:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'delete_relationship' },
+  { method: 'GET', route: '/api/v1/projects/{projectId}/content-order', path: (w) => `/api/v1/projects/${w.projectId}/content-order`, scopes: ['work_items:read', 'entries:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false },
+  { method: 'PUT', route: '/api/v1/projects/{projectId}/content-order', path: (w) => `/api/v1/projects/${w.projectId}/content-order`, body: (w) => ({ workItems: [w.otherWorkItemId, w.workItemId] }), scopes: ['work_items:write', 'entries:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'reorder_content' },
+  { method: 'GET', route: '/api/v1/projects/{projectId}/search', path: (w) => `/api/v1/projects/${w.projectId}/search?q=alpha`, scopes: ['work_items:read', 'entries:read', 'relationships:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'search_project' },
 
   { method: 'GET', route: '/api/v1/audit-logs', path: () => '/api/v1/audit-logs', scopes: ['audit_logs:read'], rule: { kind: 'administrator' }, targeted: false, mutates: false, tool: 'list_audit_logs' },
   { method: 'GET', route: '/api/v1/projects/{projectId}/audit-logs', path: (w) => `/api/v1/projects/${w.projectId}/audit-logs`, scopes: ['audit_logs:read'], rule: { kind: 'project-administrator' }, targeted: true, mutates: false },
@@ -156,7 +181,15 @@ export async function buildWorld(api: TestService, cast: Cast, keys: { owner: st
   const otherTeam = await post('/api/v1/teams', { name: `Other ${unique()}` }, keys.administrator)
   await post(`/api/v1/teams/${otherTeam.id}/members`, { userId: teamMember.id }, keys.administrator)
   await post(`/api/v1/projects/${project.id}/teams`, { teamId: linkedTeam.id, accessLevel: 'viewer' }, keys.owner)
+  const workItem = await post(`/api/v1/projects/${project.id}/work-items`, { title: 'Alpha item', description: 'the first' }, keys.owner)
+  const otherWorkItem = await post(`/api/v1/projects/${project.id}/work-items`, { title: 'Beta item' }, keys.owner)
+  const entry = await post(`/api/v1/work-items/${workItem.id}/entries`, { body: 'alpha note' }, keys.owner)
+  const relationship = await post(`/api/v1/projects/${project.id}/relationships`, { sourceWorkItemId: workItem.id, targetWorkItemId: otherWorkItem.id, type: 'blocks' }, keys.owner)
   return {
+    workItemId: workItem.id,
+    otherWorkItemId: otherWorkItem.id,
+    entryId: entry.id,
+    relationshipId: relationship.id,
     projectId: project.id,
     linkedTeamId: linkedTeam.id,
     otherTeamId: otherTeam.id,

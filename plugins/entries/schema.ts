@@ -1,0 +1,37 @@
+/** Entries (comments, notes, logs) of work items. */
+import { sql } from 'drizzle-orm'
+import { check, index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core'
+import { primaryId, timestamps, tsvector } from '../../src/schema'
+import { organizationReference, userReference } from '../auth/schema'
+import { projectReference } from '../projects/schema'
+import { workItems } from '../work-items/schema'
+
+export const ENTRY_KINDS = ['comment', 'note', 'log'] as const
+
+export const entries = pgTable(
+  'entries',
+  {
+    id: primaryId(),
+    organizationId: organizationReference(),
+    /** The work item's project, kept here so search and listing need no join. */
+    projectId: projectReference(),
+    workItemId: uuid()
+      .notNull()
+      .references(() => workItems.id, { onDelete: 'cascade' }),
+    kind: text({ enum: ENTRY_KINDS }).notNull().default('comment'),
+    body: text().notNull(),
+    authorId: userReference(),
+    position: integer().notNull(),
+    ...timestamps,
+    searchVector: tsvector().generatedAlwaysAs(sql`setweight(to_tsvector('simple', body), 'B')`),
+  },
+  (table) => [
+    index('entries_work_item_order_idx').on(table.workItemId, table.position, table.createdAt, table.id),
+    index('entries_project_idx').on(table.projectId),
+    index('entries_search_idx').using('gin', table.searchVector),
+    index('entries_body_trgm_idx').using('gin', sql`${table.body} gin_trgm_ops`),
+    check('entries_kind_check', sql`${table.kind} in ('comment', 'note', 'log')`),
+  ],
+)
+
+export type EntryRow = typeof entries.$inferSelect

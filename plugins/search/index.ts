@@ -1,0 +1,44 @@
+/** The `search` plugin: one ranked search over a project's work items, entries and relationships. */
+import { Elysia, t } from 'elysia'
+import { Envelope, responses } from '../../src/http/envelope'
+import { queryInteger } from '../../src/http/pagination'
+import { definePlugin } from '../../src/plugin'
+import { ProjectAccessRef } from '../../src/services/access'
+import { Entry } from '../entries/model'
+import { Relationship } from '../relationships/model'
+import { WorkItem } from '../work-items/model'
+import { searchProject } from './service'
+
+const SearchResult = t.Object(
+  { workItems: t.Array(WorkItem), entries: t.Array(Entry), relationships: t.Array(Relationship) },
+  { title: 'SearchResult' },
+)
+
+export default definePlugin({
+  name: 'search',
+  description: 'Full-text search (with prefix and substring fallback) over a project.',
+  dependencies: ['projects', 'work-items', 'entries', 'relationships'],
+  tags: [{ name: 'Search', description: 'Needs all three read scopes and viewer access.' }],
+
+  routes: ({ db, http, services }) => {
+    const access = services.get(ProjectAccessRef)
+    return new Elysia({ name: 'search', prefix: '/api/v1/projects/:projectId/search' }).use(http.v1).get(
+      '',
+      ({ actor, params, query }) => searchProject(db, access, actor, params.projectId, { q: query.q, limit: query.limit ?? 20 }),
+      {
+        scopes: ['work_items:read', 'entries:read', 'relationships:read'],
+        params: t.Object({ projectId: t.String() }),
+        query: t.Object({
+          q: t.String({ minLength: 1, maxLength: 200, description: 'Words to find; each matches as a prefix, and 3+ characters also as a substring of titles and bodies.' }),
+          limit: t.Optional(queryInteger('limit', { minimum: 1, maximum: 100, default: 20, description: 'Results per kind, 1..100 (default 20).' })),
+        }),
+        response: responses(Envelope(SearchResult)),
+        detail: {
+          tags: ['Search'],
+          summary:
+            'Work items (title and description), entries (body) and relationships (either end matches), each ranked by relevance; a title match ranks above a body match.',
+        },
+      },
+    )
+  },
+})

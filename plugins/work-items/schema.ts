@@ -1,0 +1,67 @@
+/** Work items, and the per-project counter their numbers come from. */
+import { sql } from 'drizzle-orm'
+import { check, date, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { queryText, type Executor } from '../../src/db'
+import { primaryId, timestamps, tsvector } from '../../src/schema'
+import { organizationReference, userReference } from '../auth/schema'
+import { projectReference, projects } from '../projects/schema'
+
+export const WORK_ITEM_STATUSES = ['todo', 'in_progress', 'done', 'cancelled'] as const
+
+export const workItems = pgTable(
+  'work_items',
+  {
+    id: primaryId(),
+    organizationId: organizationReference(),
+    projectId: projectReference(),
+    number: integer().notNull(),
+    title: text().notNull(),
+    description: text(),
+    status: text({ enum: WORK_ITEM_STATUSES }).notNull().default('todo'),
+    priority: integer().notNull().default(0),
+    assigneeId: userReference(),
+    dueDate: date({ mode: 'string' }),
+    position: integer().notNull(),
+    createdBy: userReference(),
+    ...timestamps,
+    /** Title weighs more than description in search ranking. */
+    searchVector: tsvector().generatedAlwaysAs(
+      sql`setweight(to_tsvector('simple', coalesce(title, '')), 'A') || setweight(to_tsvector('simple', coalesce(description, '')), 'B')`,
+    ),
+  },
+  (table) => [
+    uniqueIndex('work_items_project_number_unique').on(table.projectId, table.number),
+    index('work_items_project_order_idx').on(table.projectId, table.position, table.createdAt, table.id),
+    index('work_items_project_assignee_idx').on(table.projectId, table.assigneeId),
+    index('work_items_search_idx').using('gin', table.searchVector),
+    index('work_items_title_trgm_idx').using('gin', sql`${table.title} gin_trgm_ops`),
+    check('work_items_status_check', sql`${table.status} in ('todo', 'in_progress', 'done', 'cancelled')`),
+    check('work_items_priority_check', sql`${table.priority} between 0 and 4`),
+  ],
+)
+
+/** The last number handed out per project; numbers never repeat, even after deletes. */
+export const workItemCounters = pgTable('work_item_counters', {
+  projectId: uuid()
+    .primaryKey()
+    .references(() => projects.id, { onDelete: 'cascade' }),
+  lastNumber: integer().notNull(),
+})
+
+export type WorkItemRow = typeof workItems.$inferSelect
+
+/**
+ * Takes the project's ordering lock (the counter row), creating the counter if needed, and
+ * returns the last number handed out. Every change of positions in a project (new work items,
+ * new entries, content order) takes it first, so positions never collide.
+ */
+export async function lockProjectOrdering(executor: Executor, projectId: string, advance = false): Promise<number> {
+  const [row] = await queryText<{ lastNumber: number }>(
+    executor,
+    `insert into work_item_counters (project_id, last_number) values ($1, $2)
+       on conflict (project_id) do update set last_number = work_item_counters.last_number + $2
+       returning last_number as "lastNumber"`,
+    [projectId, advance ? 1 : 0],
+  )
+  return row!.lastNumber
+}
