@@ -101,6 +101,11 @@ export async function pgbench(databaseUrl: string, script: string, options: { cl
   return Number(tps[1])
 }
 
+/** A service statement (with $1…) as a pgbench command with named variables (`:project`…). */
+export function asPgbench(text: string, variables: string[]): string {
+  return `${text.replace(/\$(\d+)/g, (_, n) => `:${variables[Number(n) - 1]}`)};`
+}
+
 /** One line describing this machine, for every section. */
 export function machine(): string {
   const cpu = cpus()[0]?.model ?? 'unknown CPU'

@@ -6,24 +6,13 @@
 import { sql } from 'drizzle-orm'
 import { openDatabase } from '../src/db'
 import { migrate } from '../src/migrate'
-import { autocannon, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, pgbench, round, startProcess, writeSection } from './lib'
+import { MEMBER_ACCESS } from '../plugins/projects/access'
+import { MEMBERS_PAGE } from '../plugins/projects/grants'
+import { asPgbench, autocannon, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, pgbench, round, startProcess, writeSection } from './lib'
 import { seedOrganization } from './seed'
 
-/** The two statements the service runs for one request (captured from its query log). */
-const SCRIPT = `
-select projects.id, projects.organization_id as "organizationId", greatest(
-    (select access_pm.access_level from project_members access_pm
-      where access_pm.project_id = "projects"."id" and access_pm.user_id = :user),
-    (select max(access_pt.access_level) from project_teams access_pt
-      join team_members access_tm on access_tm.team_id = access_pt.team_id and access_tm.user_id = :user
-      where access_pt.project_id = "projects"."id")) as level
-          from projects where projects.id = :project and projects.organization_id = :org;
-select pm.user_id as "userId", pm.access_level as "accessLevel", pm.created_at as "createdAt",
-        u.username, u.display_name as "displayName", u.avatar_url as "avatarUrl", count(*) over () as total
-      from project_members pm join users u on u.id = pm.user_id
-      where pm.project_id = :project
-      order by pm.created_at, pm.user_id limit 100 offset 0;
-`
+/** The two statements the service runs for one request, taken from the service itself. */
+const SCRIPT = [asPgbench(MEMBER_ACCESS, ['project', 'org', 'user']), asPgbench(`${MEMBERS_PAGE} limit 100 offset 0`, ['project'])].join('\n')
 
 export async function benchMembers(): Promise<void> {
   const databaseUrl = await freshDatabase('worktrack_bench_members')

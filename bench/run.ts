@@ -4,10 +4,12 @@
  */
 import { benchAuthMe } from './auth-me'
 import { benchMembers } from './members'
+import { benchWorkItems } from './work-items'
 
 const benchmarks: Record<string, () => Promise<void>> = {
   'auth-me': benchAuthMe,
   members: benchMembers,
+  'work-items': benchWorkItems,
 }
 
 const wanted = process.argv.slice(2)

@@ -17,8 +17,8 @@ const levelExpression = (project: string, user: string) => `greatest(
       join team_members tm on tm.team_id = pt.team_id and tm.user_id = ${user}
       where pt.project_id = ${project}))`
 
-/** $1 project, $2 organization, $3 user. */
-const MEMBER_ACCESS = `select p.id, p.organization_id as "organizationId", ${levelExpression('p.id', '$3')} as level
+/** $1 project, $2 organization, $3 user. Exported for the benchmarks, which run it under pgbench. */
+export const MEMBER_ACCESS = `select p.id, p.organization_id as "organizationId", ${levelExpression('p.id', '$3')} as level
   from projects p where p.id = $1 and p.organization_id = $2`
 const SUPERADMINISTRATOR_ACCESS = `select p.id, p.organization_id as "organizationId", 'owner'::access_level as level
   from projects p where p.id = $1 and p.organization_id = $2`

@@ -48,6 +48,13 @@ const memberColumns = {
 type MemberRow = { userId: string; accessLevel: AccessLevel; createdAt: Date; user: { id: string; username: string; displayName: string; avatarUrl: string | null } }
 const serializeMember = (row: MemberRow) => ({ userId: row.userId, accessLevel: row.accessLevel, user: row.user, createdAt: iso(row.createdAt) })
 
+/** $1 project; the page's LIMIT and OFFSET are appended. Exported for the benchmarks. */
+export const MEMBERS_PAGE = `select pm.user_id as "userId", pm.access_level as "accessLevel", pm.created_at as "createdAt",
+    u.username, u.display_name as "displayName", u.avatar_url as "avatarUrl", count(*) over () as total
+  from project_members pm join users u on u.id = pm.user_id
+  where pm.project_id = $1
+  order by pm.created_at, pm.user_id`
+
 /**
  * Members of a project (viewer), a hot read: two statements (the access check, then the page
  * with its total), both plain SQL text.
@@ -56,11 +63,7 @@ export async function listMembers(db: Database, access: ProjectAccessService, ac
   await access.requireProjectAccess(actor, projectId, 'viewer')
   return selectPage<MemberListRow, ReturnType<typeof serializeMember>>(
     db,
-    `select pm.user_id as "userId", pm.access_level as "accessLevel", pm.created_at as "createdAt",
-        u.username, u.display_name as "displayName", u.avatar_url as "avatarUrl", count(*) over () as total
-      from project_members pm join users u on u.id = pm.user_id
-      where pm.project_id = $1
-      order by pm.created_at, pm.user_id`,
+    MEMBERS_PAGE,
     `select count(*) as total from project_members where project_id = $1`,
     [projectId],
     request,

@@ -1,10 +1,12 @@
 /**
  * Project search: PostgreSQL full-text search on generated tsvector columns (GIN indexes), every
- * word matched as a prefix (`auth` finds "authentication"), plus a substring fallback on work
- * item titles and entry bodies through trigram indexes for terms of three characters or more
- * ("ntica" finds "authentication"). Ranked by ts_rank (title weighs A, description and bodies
+ * word matched as a prefix (`auth` finds "authentication"); when the words find fewer than
+ * `limit`, a substring fallback on work item titles and entry bodies through trigram indexes for
+ * terms of three characters or more ("ntica" finds "authentication"). Ranked by ts_rank (title weighs A, description and bodies
  * B) plus a smaller bonus for a substring hit; ties by creation. The 'simple' configuration (no
  * language stemming) and the same extension on both make PGlite and PostgreSQL agree.
+ * Each kind ranks at most RANKING_WINDOW matches per match path, so a broad term in a huge
+ * project costs a bounded amount of work.
  */
 import { queryText, type Database } from '../../src/db'
 import type { ProjectAccessService } from '../../src/services/access'
@@ -28,22 +30,41 @@ export function substringPattern(q: string): string | null {
   return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 }
 
-// $1 project, $2 tsquery text, $3 substring pattern (or null), $4 limit.
-const MATCHED_WORK_ITEMS = `
-  select w.*, ts_rank(w.search_vector, query) + case when $3::text is not null and w.title ilike $3 then 0.2 else 0 end as score
-  from work_items w, to_tsquery('simple', $2) query
-  where w.project_id = $1 and (w.search_vector @@ query or ($3::text is not null and w.title ilike $3))`
+/**
+ * Ranking looks at no more than this many matches of each kind (the first ones the index
+ * yields): it bounds a search's cost on a broad term in a large project.
+ */
+export const RANKING_WINDOW = 500
 
-const WORK_ITEMS = `select ${WORK_ITEM_COLUMNS} from (${MATCHED_WORK_ITEMS}) w order by w.score desc, w.created_at, w.id limit $4`
+/**
+ * Candidate ids of a kind: word (prefix) matches first; substring matches only when the words
+ * found fewer than `limit` (the fallback for partial terms), so a common word costs one index.
+ * $1 project, $2 tsquery text, $3 substring pattern (or null), $4 limit.
+ */
+const candidates = (table: string, column: string) => `
+  words as materialized (
+    select t.id from ${table} t where t.project_id = $1 and t.search_vector @@ to_tsquery('simple', $2) limit ${RANKING_WINDOW}
+  ),
+  candidates as (
+    select id from words
+    union
+    (select t.id from ${table} t
+      where $3::text is not null and (select count(*) from words) < $4 and t.project_id = $1 and t.${column} ilike $3
+      limit ${RANKING_WINDOW})
+  )`
 
-const ENTRIES = `select ${ENTRY_COLUMNS} from (
-    select e.*, ts_rank(e.search_vector, query) + case when $3::text is not null and e.body ilike $3 then 0.1 else 0 end as score
-    from entries e, to_tsquery('simple', $2) query
-    where e.project_id = $1 and (e.search_vector @@ query or ($3::text is not null and e.body ilike $3))
-  ) e order by e.score desc, e.created_at, e.id limit $4`
+const scored = (table: string, column: string, bonus: number) => `
+  select t.*, ts_rank(t.search_vector, to_tsquery('simple', $2)) + case when $3::text is not null and t.${column} ilike $3 then ${bonus} else 0 end as score
+  from ${table} t join candidates c on c.id = t.id`
+
+const WORK_ITEMS = `with ${candidates('work_items', 'title')}
+  select ${WORK_ITEM_COLUMNS} from (${scored('work_items', 'title', 0.2)}) w order by w.score desc, w.created_at, w.id limit $4`
+
+const ENTRIES = `with ${candidates('entries', 'body')}
+  select ${ENTRY_COLUMNS} from (${scored('entries', 'body', 0.1)}) e order by e.score desc, e.created_at, e.id limit $4`
 
 /** A relationship matches when either end matches; it ranks by its better end. */
-const RELATIONSHIPS = `with matched as (${MATCHED_WORK_ITEMS})
+const RELATIONSHIPS = `with ${candidates('work_items', 'title')}, matched as (${scored('work_items', 'title', 0.2)})
   select ${RELATIONSHIP_COLUMNS} from (
     select r.*, max(m.score) as score from relationships r
       join matched m on m.id = r.source_work_item_id or m.id = r.target_work_item_id
