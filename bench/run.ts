@@ -3,6 +3,7 @@
  * PostgreSQL server and updates bench/RESULTS.md.
  */
 import { benchAuthMe } from './auth-me'
+import { benchMcp } from './mcp'
 import { benchMembers } from './members'
 import { benchWorkItems } from './work-items'
 
@@ -10,6 +11,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   'auth-me': benchAuthMe,
   members: benchMembers,
   'work-items': benchWorkItems,
+  mcp: benchMcp,
 }
 
 const wanted = process.argv.slice(2)

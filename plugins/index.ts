@@ -5,6 +5,7 @@ import auth from './auth'
 import contentOrder from './content-order'
 import docs from './docs'
 import entries from './entries'
+import mcp from './mcp'
 import projects from './projects'
 import relationships from './relationships'
 import search from './search'
@@ -12,4 +13,4 @@ import teams from './teams'
 import users from './users'
 import workItems from './work-items'
 
-export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, entries, relationships, contentOrder, search, auditLog, docs]
+export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, entries, relationships, contentOrder, search, auditLog, mcp, docs]

@@ -17,7 +17,7 @@ import { createV1Kit } from './http/v1'
 import { resolvePlugins } from './loader'
 import { createLogger, type Logger } from './log'
 import { migrate, migrationCheck } from './migrate'
-import type { AnyPlugin, CoreServices, PluginContext, ScopeDefinition } from './plugin'
+import type { AnyPlugin, CoreServices, PluginContext, ScopeDefinition, ToolDefinition } from './plugin'
 import { ServiceRegistry } from './services/registry'
 
 export interface ServiceOptions {
@@ -122,6 +122,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     services,
     scopes: collectScopes(registry),
     tags: plugins.flatMap((plugin) => plugin.tags ?? []),
+    tools: [],
     http: { v1: createV1Kit(services, database.db, instanceId) },
     log,
     instanceId,
@@ -132,6 +133,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     contexts.set(plugin.name, { ...core, log: log.child({ plugin: plugin.name }), config: config.pluginConfigs.get(plugin.name) ?? {} })
 
   for (const plugin of plugins) await plugin.setup?.(contexts.get(plugin.name)!)
+  const tools = core.tools as ToolDefinition[]
+  for (const plugin of plugins) tools.push(...(plugin.tools?.(contexts.get(plugin.name)!) ?? []))
   const purge = setInterval(() => purgeIdempotencyKeys(database.db).catch(() => {}), 60 * 60 * 1000)
   purge.unref?.()
   stops.push(() => clearInterval(purge))

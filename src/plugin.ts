@@ -23,6 +23,8 @@ export interface CoreServices {
   scopes: readonly ScopeDefinition[]
   /** The OpenAPI tags of the enabled plugins. */
   tags: readonly { name: string; description: string }[]
+  /** The MCP tools of the enabled plugins (filled once every plugin is set up). */
+  tools: readonly ToolDefinition[]
   /** The API v1 kit: `.use(http.v1)` gives routes the `scopes` macro and the envelope. */
   http: { v1: V1Kit }
   log: Logger
@@ -37,16 +39,26 @@ export interface PluginContext<C = Record<string, unknown>> extends CoreServices
   config: C
 }
 
-/** An MCP tool a plugin contributes; the mcp plugin serves them. */
-export interface ToolDefinition {
+/**
+ * An MCP tool a plugin contributes: a thin adapter over the same service function its REST twin
+ * calls. The mcp plugin serves every enabled plugin's tools.
+ */
+export interface ToolDefinition<S extends TSchema = TSchema> {
   name: string
   description: string
   /** Scopes the key must hold; the tool is listed only for keys that hold them all. */
   scopes: readonly string[]
-  input: TSchema
+  /** Arguments, validated before `run` (REST names: projectId, page, size, body fields…). */
+  input: S
   readOnly?: boolean
   destructive?: boolean
-  run(actor: Actor, input: any): Promise<unknown>
+  /** Returns the resource, a Page (listed as `{items, meta}`) or another JSON value. */
+  run(actor: Actor, input: Static<S>): Promise<unknown>
+}
+
+/** Declares a tool; the identity function that types `run`'s input from the schema. */
+export function defineTool<S extends TSchema>(tool: ToolDefinition<S>): ToolDefinition {
+  return tool as unknown as ToolDefinition
 }
 
 /** One operator CLI command, e.g. `key create`. */

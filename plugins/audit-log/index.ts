@@ -3,6 +3,7 @@ import { Elysia, t } from 'elysia'
 import { PageEnvelope, responses } from '../../src/http/envelope'
 import { pageRequest } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
+import { auditTools } from './tools'
 import { ProjectAccessRef } from '../../src/services/access'
 import { AuditQuery, AuditRecord } from './model'
 import { listAuditLog, listProjectAuditLog } from './service'
@@ -15,6 +16,7 @@ export default definePlugin({
   dependencies: ['auth', 'projects'],
   scopes: [{ name: 'audit_logs:read', description: 'Read audit logs (administrators).' }],
   tags: [{ name: 'Audit log', description: 'Every change through any door, newest first. Administrators and superadministrators only.' }],
+  tools: auditTools,
 
   routes: ({ db, http, services }) => {
     const access = services.get(ProjectAccessRef)

@@ -2,6 +2,7 @@
 import { Elysia, t } from 'elysia'
 import { Envelope, responses } from '../../src/http/envelope'
 import { definePlugin } from '../../src/plugin'
+import { contentOrderTools } from './tools'
 import { ProjectAccessRef } from '../../src/services/access'
 import { ContentOrder, ContentOrderInput } from './model'
 import { getContentOrder, putContentOrder } from './service'
@@ -13,6 +14,7 @@ export default definePlugin({
   description: 'The order of work items in a project and of entries in each work item.',
   dependencies: ['projects', 'work-items', 'entries'],
   tags: [{ name: 'Content order', description: 'Positions of work items and entries. Editors reorder in one transaction.' }],
+  tools: contentOrderTools,
 
   routes: ({ db, http, services }) => {
     const access = services.get(ProjectAccessRef)

@@ -5,6 +5,7 @@ import { etagOf } from '../../src/http/etag'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
+import { entryTools } from './tools'
 import { ProjectAccessRef } from '../../src/services/access'
 import { Entry, EntryInput, EntryPatch } from './model'
 import { entries } from './schema'
@@ -24,6 +25,7 @@ export default definePlugin({
     { name: 'entries:write', description: 'Create entries; edit or delete your own (or any, as a project owner).' },
   ],
   tags: [{ name: 'Entries', description: "Checked through the work item's project: viewer reads, editor writes; only the author or an owner edits or deletes." }],
+  tools: entryTools,
 
   routes: ({ db, http, services }) => {
     const access = services.get(ProjectAccessRef)

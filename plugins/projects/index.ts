@@ -5,6 +5,7 @@ import { etagOf } from '../../src/http/etag'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
+import { projectTools } from './tools'
 import { ProjectAccessRef } from '../../src/services/access'
 import { UserDirectoryRef } from '../../src/services/auth'
 import { createProjectAccess } from './access'
@@ -34,6 +35,8 @@ export default definePlugin({
     { name: 'Projects', description: 'Projects visible to the key owner. Viewer reads; owner updates and deletes.' },
     { name: 'Project access', description: 'Members and linked teams: viewer reads, owner changes. A project always keeps an owner.' },
   ],
+  tools: projectTools,
+
 
   setup({ db, services }) {
     services.provide(ProjectAccessRef, createProjectAccess(db))

@@ -4,6 +4,7 @@ import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { Deleted } from '../../src/http/models'
 import { pageRequest } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
+import { relationshipTools } from './tools'
 import { ProjectAccessRef } from '../../src/services/access'
 import { Relationship, RelationshipInput, RelationshipPatch, RelationshipQuery } from './model'
 import { relationships } from './schema'
@@ -22,6 +23,7 @@ export default definePlugin({
     { name: 'relationships:write', description: 'Create, change and delete relationships (editors).' },
   ],
   tags: [{ name: 'Relationships', description: 'Both ends in the project, no self links, no duplicates. Viewer reads, editor writes.' }],
+  tools: relationshipTools,
 
   routes: ({ db, http, services }) => {
     const access = services.get(ProjectAccessRef)

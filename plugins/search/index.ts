@@ -8,6 +8,7 @@ import { Entry } from '../entries/model'
 import { Relationship } from '../relationships/model'
 import { WorkItem } from '../work-items/model'
 import { searchProject } from './service'
+import { searchTools } from './tools'
 
 const SearchResult = t.Object(
   { workItems: t.Array(WorkItem), entries: t.Array(Entry), relationships: t.Array(Relationship) },
@@ -19,6 +20,7 @@ export default definePlugin({
   description: 'Full-text search (with prefix and substring fallback) over a project.',
   dependencies: ['projects', 'work-items', 'entries', 'relationships'],
   tags: [{ name: 'Search', description: 'Needs all three read scopes and viewer access.' }],
+  tools: searchTools,
 
   routes: ({ db, http, services }) => {
     const access = services.get(ProjectAccessRef)

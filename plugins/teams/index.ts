@@ -5,6 +5,7 @@ import { etagOf } from '../../src/http/etag'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
+import { teamTools } from './tools'
 import { UserDirectoryRef } from '../../src/services/auth'
 import { Team, TeamInput, TeamMember, TeamMemberInput, TeamPatch } from './model'
 import { teamMembers, teams } from './schema'
@@ -26,6 +27,7 @@ export default definePlugin({
     { name: 'team_members:write', description: 'Add and remove team members (administrators).' },
   ],
   tags: [{ name: 'Teams', description: 'Teams and membership. Reads need only the scope; writes need an administrator or superadministrator.' }],
+  tools: teamTools,
 
   routes: ({ db, http, services }) =>
     new Elysia({ name: 'teams', prefix: '/api/v1/teams' })

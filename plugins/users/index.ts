@@ -2,6 +2,7 @@
 import { Elysia, t } from 'elysia'
 import { Envelope, responses } from '../../src/http/envelope'
 import { definePlugin } from '../../src/plugin'
+import { userTools } from './tools'
 import { Me, UserIdentity } from './model'
 import { getUser, me } from './service'
 
@@ -11,6 +12,7 @@ export default definePlugin({
   dependencies: ['auth'],
   scopes: [{ name: 'users:read', description: 'Resolve limited user identity information.' }],
   tags: [{ name: 'Users', description: 'Limited identity of organization members.' }],
+  tools: userTools,
 
   routes: ({ db, http }) =>
     new Elysia({ name: 'users', prefix: '/api/v1/users' })

@@ -10,6 +10,7 @@ import { UserDirectoryRef } from '../../src/services/auth'
 import { WorkItem, WorkItemInput, WorkItemPatch, WorkItemQuery } from './model'
 import { workItemCounters, workItems } from './schema'
 import * as WorkItems from './service'
+import { workItemTools } from './tools'
 
 const tags = ['Work items']
 const ItemParams = t.Object({ projectId: t.String(), workItemId: t.String() })
@@ -25,6 +26,7 @@ export default definePlugin({
     { name: 'work_items:write', description: 'Create, update and delete work items (editors).' },
   ],
   tags: [{ name: 'Work items', description: 'Ordered by position (content order), then creation. Viewer reads, editor writes.' }],
+  tools: workItemTools,
 
   routes: ({ db, http, services }) => {
     const access = services.get(ProjectAccessRef)

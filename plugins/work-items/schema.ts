@@ -33,6 +33,7 @@ export const workItems = pgTable(
     uniqueIndex('work_items_project_number_unique').on(table.projectId, table.number),
     index('work_items_project_order_idx').on(table.projectId, table.position, table.createdAt, table.id),
     index('work_items_project_assignee_idx').on(table.projectId, table.assigneeId),
+    index('work_items_project_updated_idx').on(table.projectId, table.updatedAt.desc(), table.id.desc()),
     index('work_items_search_idx').using('gin', table.searchVector),
     index('work_items_title_trgm_idx').using('gin', sql`${table.title} gin_trgm_ops`),
     check('work_items_status_check', sql`${table.status} in ('todo', 'in_progress', 'done', 'cancelled')`),

@@ -1,5 +1,6 @@
 /** Zero-based pagination: the query model, the SQL window and the meta, in one place. */
 import { sql } from 'drizzle-orm'
+import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { Page, type PageMeta } from './envelope'
 
@@ -27,6 +28,12 @@ export const pageQuery = (defaultSize = 20) => ({
       description: `Items per page, 1..${MAX_PAGE_SIZE} (default ${defaultSize}).`,
     }),
   ),
+})
+
+/** `page` and `size` as JSON arguments (MCP tools): strict integers, same bounds and defaults. */
+export const pageArguments = (defaultSize = 20) => ({
+  page: t.Optional(Type.Integer({ minimum: 0, maximum: MAX_PAGE, default: 0, description: 'Zero-based page index (default 0).' })),
+  size: t.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: defaultSize, description: `Items per page, 1..${MAX_PAGE_SIZE} (default ${defaultSize}).` })),
 })
 
 export interface PageRequest {

@@ -1,0 +1,53 @@
+/**
+ * MCP overhead: `tools/call list_work_items` against its REST twin `GET …/work-items`, same
+ * project (100 work items, size 20), same key, same run. Target: MCP ≥ 0.5 of REST.
+ */
+import { openDatabase } from '../src/db'
+import { migrate } from '../src/migrate'
+import { autocannon, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, round, startProcess, writeSection } from './lib'
+import { seedOrganization } from './seed'
+import { seedWork } from './seed-work'
+
+export async function benchMcp(): Promise<void> {
+  const url = await freshDatabase('worktrack_bench_mcp')
+  const database = await openDatabase(url)
+  await migrate(database.db)
+  const seeded = await seedOrganization(database.db, { scopes: ['work_items:read'] })
+  await seedWork(database.db, seeded, { workItems: 100, entries: 0 })
+  await database.close()
+
+  const service = await startProcess([process.execPath, 'src/entries/bun.ts'], { DATABASE_URL: url, SERVICE_CONFIG: '/nonexistent.json' }, 3851)
+  const authorization = `Bearer ${seeded.secret}`
+  const restUrl = `http://127.0.0.1:3851/api/v1/projects/${seeded.projectId}/work-items?size=20`
+  const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_work_items', arguments: { projectId: seeded.projectId, size: 20 } } })
+  const mcpHeaders = { authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+  let rest, mcp, rss
+  try {
+    const probe = await fetch('http://127.0.0.1:3851/mcp', { method: 'POST', headers: mcpHeaders, body: mcpBody })
+    const answer = (await probe.json()) as { result?: { structuredContent?: { items?: unknown[] } } }
+    if (answer.result?.structuredContent?.items?.length !== 20) throw new Error(`MCP answered ${probe.status}: ${JSON.stringify(answer).slice(0, 200)}`)
+    await autocannon(restUrl, { headers: { authorization }, duration: 2 })
+    await autocannon('http://127.0.0.1:3851/mcp', { method: 'POST', headers: mcpHeaders, body: mcpBody, duration: 2 })
+    rest = await autocannon(restUrl, { headers: { authorization } })
+    mcp = await autocannon('http://127.0.0.1:3851/mcp', { method: 'POST', headers: mcpHeaders, body: mcpBody })
+    rss = service.peakRssMiB()
+  } finally {
+    await service.stop()
+  }
+  const ratio = mcp.requestsPerSecond / rest.requestsPerSecond
+  writeSection(
+    'mcp',
+    `## MCP: \`tools/call list_work_items\` vs REST \`GET …/work-items\`
+
+- Date: ${new Date().toISOString()} · Machine: ${machine()}
+- Command: \`npm run bench -- mcp\` (autocannon ${CONNECTIONS} connections, ${DURATION_SECONDS} s each, one after the other; 20 work items per answer; stateless MCP: one JSON-RPC POST per call)
+
+| target | req/s | p50 ms | p99 ms |
+|---|---:|---:|---:|
+| REST \`GET /api/v1/projects/{id}/work-items?size=20\` | ${round(rest.requestsPerSecond)} | ${rest.p50} | ${rest.p99} |
+| MCP \`tools/call list_work_items\` | ${round(mcp.requestsPerSecond)} | ${mcp.p50} | ${mcp.p99} |
+
+**Ratio: ${round(ratio, 2)} of REST** (target ≥ 0.5). Peak RSS ${round(rss, 1)} MiB. Errors or non-2xx: ${rest.errors + rest.non2xx + mcp.errors + mcp.non2xx}.`,
+  )
+  console.log(`mcp: ${round(mcp.requestsPerSecond)} calls/s vs REST ${round(rest.requestsPerSecond)} req/s = ${round(ratio, 2)}`)
+}

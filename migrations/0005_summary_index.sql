@@ -1,0 +1,1 @@
+CREATE INDEX "work_items_project_updated_idx" ON "work_items" USING btree ("project_id","updated_at" DESC NULLS LAST,"id" DESC NULLS LAST);

@@ -1,0 +1,37 @@
+/** MCP tools of the relationships plugin: the same service functions as the REST routes. */
+import { t } from 'elysia'
+import { UuidString } from '../../src/http/models'
+import { pageArguments, pageRequest } from '../../src/http/pagination'
+import { defineTool, type PluginContext } from '../../src/plugin'
+import { ProjectAccessRef } from '../../src/services/access'
+import { RelationshipInput } from './model'
+import * as Relationships from './service'
+
+export function relationshipTools({ db, services }: PluginContext) {
+  const access = services.get(ProjectAccessRef)
+  return [
+    defineTool({
+      name: 'list_relationships',
+      description: 'Relationships of a project, oldest first; `workItemId` keeps those touching that work item (either end).',
+      scopes: ['relationships:read'],
+      readOnly: true,
+      input: t.Object({ projectId: UuidString(), ...pageArguments(), workItemId: t.Optional(UuidString()) }, { additionalProperties: false }),
+      run: (actor, input) => Relationships.listRelationships(db, access, actor, input.projectId, input, pageRequest(input)),
+    }),
+    defineTool({
+      name: 'create_relationship',
+      description: 'Link two work items of one project: blocks, relates_to, duplicates or parent_of (needs editor access).',
+      scopes: ['relationships:write'],
+      input: t.Object({ projectId: UuidString(), ...RelationshipInput.properties }, { additionalProperties: false }),
+      run: async (actor, { projectId, ...body }) => Relationships.serializeRelationship(await Relationships.createRelationship(db, access, actor, projectId, body)),
+    }),
+    defineTool({
+      name: 'delete_relationship',
+      description: 'Delete a relationship (needs editor access).',
+      scopes: ['relationships:write'],
+      destructive: true,
+      input: t.Object({ projectId: UuidString(), relationshipId: UuidString() }, { additionalProperties: false }),
+      run: (actor, input) => Relationships.deleteRelationship(db, access, actor, input.projectId, input.relationshipId),
+    }),
+  ]
+}

@@ -1,0 +1,31 @@
+/** A project at a glance: work items by status, entry and relationship counts, recent activity. */
+import { queryText, type Database } from '../../src/db'
+import type { ProjectAccessService } from '../../src/services/access'
+import type { Actor } from '../../src/services/auth'
+import { fromWorkItemText, WORK_ITEM_COLUMNS, type WorkItemTextRow } from '../work-items/model'
+
+const COUNTS = `select
+    (select coalesce(json_object_agg(status, n), '{}') from (select status, count(*) as n from work_items where project_id = $1 group by status) s) as "byStatus",
+    (select count(*) from entries where project_id = $1) as entries,
+    (select count(*) from relationships where project_id = $1) as relationships`
+
+const RECENT = `select ${WORK_ITEM_COLUMNS} from work_items w where w.project_id = $1 order by w.updated_at desc, w.id desc limit 10`
+
+/** Counted in SQL (never by loading rows): two statements after the access check. */
+export async function projectSummary(db: Database, access: ProjectAccessService, actor: Actor, projectId: string) {
+  await access.requireProjectAccess(actor, projectId, 'viewer')
+  const [[counts], recent] = await Promise.all([
+    queryText<{ byStatus: Record<string, number | string> | string; entries: string; relationships: string }>(db, COUNTS, [projectId]),
+    queryText<WorkItemTextRow>(db, RECENT, [projectId]),
+  ])
+  const raw = typeof counts!.byStatus === 'string' ? JSON.parse(counts!.byStatus) : counts!.byStatus
+  const byStatus = { todo: 0, in_progress: 0, done: 0, cancelled: 0 }
+  for (const [status, n] of Object.entries(raw as Record<string, number | string>)) byStatus[status as keyof typeof byStatus] = Number(n)
+  return {
+    projectId,
+    workItems: { total: Object.values(byStatus).reduce((a, b) => a + b, 0), byStatus },
+    entries: Number(counts!.entries),
+    relationships: Number(counts!.relationships),
+    recentlyUpdated: recent.map(fromWorkItemText),
+  }
+}

@@ -1,0 +1,37 @@
+/** MCP tools of the search plugin: project search and the project summary. */
+import { Type } from '@sinclair/typebox'
+import { t } from 'elysia'
+import { UuidString } from '../../src/http/models'
+import { defineTool, type PluginContext } from '../../src/plugin'
+import { ProjectAccessRef } from '../../src/services/access'
+import { searchProject } from './service'
+import { projectSummary } from './summary'
+
+export function searchTools({ db, services }: PluginContext) {
+  const access = services.get(ProjectAccessRef)
+  return [
+    defineTool({
+      name: 'search_project',
+      description: 'Search a project: work items (title, description), entries (body) and relationships (either end), each ranked by relevance.',
+      scopes: ['work_items:read', 'entries:read', 'relationships:read'],
+      readOnly: true,
+      input: t.Object(
+        {
+          projectId: UuidString(),
+          q: t.String({ minLength: 1, maxLength: 200 }),
+          limit: t.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Results per kind (default 20).' })),
+        },
+        { additionalProperties: false },
+      ),
+      run: (actor, input) => searchProject(db, access, actor, input.projectId, { q: input.q, limit: input.limit ?? 20 }),
+    }),
+    defineTool({
+      name: 'project_summary',
+      description: 'A project at a glance: work items by status, entry and relationship counts, and the ten most recently updated work items.',
+      scopes: ['work_items:read', 'entries:read', 'relationships:read'],
+      readOnly: true,
+      input: t.Object({ projectId: UuidString() }, { additionalProperties: false }),
+      run: (actor, input) => projectSummary(db, access, actor, input.projectId),
+    }),
+  ]
+}

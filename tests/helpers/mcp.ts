@@ -1,0 +1,38 @@
+/** A real MCP client (the SDK's Client over Streamable HTTP) against the service on a real port. */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { TestService } from './service'
+
+export interface Listening {
+  url: string
+  stop(): void
+}
+
+/** Serves the test service over HTTP on a free port. */
+export function listen(api: TestService): Listening {
+  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: api.service.fetch })
+  return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) }
+}
+
+/** Connects (initializes) a client with the key; throws what the transport throws (e.g. 401). */
+export async function connectMcp(baseUrl: string, key: string | undefined): Promise<Client> {
+  const client = new Client({ name: 'worktrack-tests', version: '1.0.0' })
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), {
+    requestInit: key ? { headers: { authorization: `Bearer ${key}` } } : {},
+  })
+  await client.connect(transport)
+  return client
+}
+
+export interface ToolOutcome {
+  isError: boolean
+  data: any
+  code?: string
+}
+
+/** Calls a tool and returns its structured result, and the error code when refused. */
+export async function callTool(client: Client, name: string, args: Record<string, unknown>): Promise<ToolOutcome> {
+  const result = (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: any; content: Array<{ text?: string }> }
+  const data = result.structuredContent ?? JSON.parse(result.content[0]?.text ?? 'null')
+  return { isError: Boolean(result.isError), data, code: result.isError ? data?.error?.code : undefined }
+}
