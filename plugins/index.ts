@@ -1,5 +1,6 @@
 /** Every plugin the service knows, in a stable order; which of them run is configuration. */
 import type { AnyPlugin } from '../src/plugin'
+import account from './account'
 import auditLog from './audit-log'
 import auth from './auth'
 import contentOrder from './content-order'
@@ -13,4 +14,4 @@ import teams from './teams'
 import users from './users'
 import workItems from './work-items'
 
-export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, entries, relationships, contentOrder, search, auditLog, mcp, docs]
+export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, entries, relationships, contentOrder, search, auditLog, mcp, account, docs]

@@ -9,6 +9,7 @@ import type { ServiceConfig } from './config'
 import { openDatabase, type DatabaseHandle } from './db'
 import { createEventBus } from './events'
 import { parseRequestBody } from './http/body'
+import { clientAddress, isSecureRequest, rememberConnection, type ConnectionInfo } from './http/client'
 import { errorEnvelope } from './http/envelope'
 import { purgeIdempotencyKeys } from './http/idempotency'
 import { mapError } from './http/error-mapper'
@@ -30,8 +31,8 @@ export interface ServiceOptions {
 
 export interface Service {
   app: ReturnType<typeof createRoot>
-  /** Web-standard handler: what every runtime entry serves. */
-  fetch: (request: Request) => Promise<Response>
+  /** Web-standard handler: what every runtime entry serves (with the socket peer, if known). */
+  fetch: (request: Request, connection?: ConnectionInfo) => Promise<Response>
   core: CoreServices
   /** Enabled plugins, in mount order. */
   plugins: AnyPlugin[]
@@ -126,6 +127,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     http: { v1: createV1Kit(services, database.db, instanceId) },
     log,
     instanceId,
+    clientAddress: (request) => clientAddress(request, config.server.trustProxy),
+    isSecureRequest: (request) => isSecureRequest(request, config.server.trustProxy),
     onStop: (stop) => stops.push(stop),
   }
   const contexts = new Map<string, PluginContext>()
@@ -147,7 +150,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   let inFlight = 0
   return {
     app,
-    fetch: async (request) => {
+    fetch: async (request, connection) => {
+      rememberConnection(request, connection)
       inFlight++
       try {
         return await app.handle(request)

@@ -14,6 +14,7 @@ const ServerSection = Type.Object(
   {
     port: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
     host: Type.String({ default: '0.0.0.0' }),
+    trustProxy: Type.Boolean({ default: false, description: 'Take the client address from X-Forwarded-For (only behind a proxy you run).' }),
   },
   { additionalProperties: false },
 )
@@ -35,7 +36,7 @@ const PluginsSection = Type.Object(
 )
 
 export interface ServiceConfig {
-  server: { port: number; host: string }
+  server: { port: number; host: string; trustProxy: boolean }
   database: { url: string | undefined; maxConnections: number; statementTimeoutMs: number }
   /** Names of the enabled plugins (not yet ordered). */
   enabled: Set<string>

@@ -30,6 +30,10 @@ export interface CoreServices {
   log: Logger
   /** Unique per running process. */
   instanceId: string
+  /** The client's address (see src/http/client.ts), honouring `server.trustProxy`. */
+  clientAddress(request: Request): string
+  /** Whether the browser reached us over HTTPS (for Secure cookies), honouring `server.trustProxy`. */
+  isSecureRequest(request: Request): boolean
   /** Runs at shutdown, in reverse order of registration. */
   onStop(stop: () => void | Promise<void>): void
 }

@@ -1,9 +1,10 @@
 /** The `auth` plugin: organizations, users, API keys, the Bearer check and the operator CLI. */
 import { Type } from '@sinclair/typebox'
 import { definePlugin } from '../../src/plugin'
-import { AuthenticatorRef, UserDirectoryRef, UserLifecycleRef, type UserCreatedHook } from '../../src/services/auth'
+import { ApiKeyManagerRef, AuthenticatorRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type UserCreatedHook } from '../../src/services/auth'
 import { KeyAuthenticator } from './authenticator'
-import { apiKeys, organizations, users } from './schema'
+import { apiKeys, organizations, sessions, users } from './schema'
+import { createSessions } from './sessions'
 import {
   createApiKey,
   createOrganization,
@@ -11,7 +12,9 @@ import {
   deactivateUser,
   requireActiveUser,
   INVALIDATE_CHANNEL,
+  listApiKeys,
   revokeApiKey,
+  serializeKey,
   type Invalidation,
 } from './service'
 import { DEFAULT_LOG_N } from './password'
@@ -26,6 +29,10 @@ const AuthConfig = Type.Object({
   keyCacheMaxEntries: Type.Integer({ minimum: 1, default: 10000 }),
   requestsPerMinute: Type.Integer({ minimum: 0, default: 0, description: 'Per key and instance; 0 turns the limit off.' }),
   passwordHashLogN: Type.Integer({ minimum: 10, maximum: 20, default: DEFAULT_LOG_N, description: 'scrypt cost, log2(N).' }),
+  webSessionIdleMinutes: Type.Integer({ minimum: 1, default: 30, description: 'Account pages: signed out after this long without a request.' }),
+  webSessionHours: Type.Integer({ minimum: 1, default: 12, description: 'Account pages: signed out this long after signing in, whatever happens.' }),
+  mobileSessionIdleDays: Type.Integer({ minimum: 1, default: 30 }),
+  mobileSessionDays: Type.Integer({ minimum: 1, default: 90 }),
 })
 
 const cliActor = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
@@ -34,7 +41,7 @@ export default definePlugin({
   name: 'auth',
   description: 'Organizations, users, API keys with scopes, and the Bearer check every API v1 route uses.',
   config: AuthConfig,
-  tables: { organizations, users, apiKeys },
+  tables: { organizations, users, apiKeys, sessions },
 
   async setup(context) {
     const authenticator = new KeyAuthenticator(
@@ -53,6 +60,27 @@ export default definePlugin({
     )
     context.onStop(() => authenticator.settle())
     context.services.provide(AuthenticatorRef, authenticator)
+    const { config, db, events } = context
+    context.services.provide(
+      SessionsRef,
+      createSessions(
+        db,
+        {
+          idleSeconds: { web: config.webSessionIdleMinutes * 60, mobile: config.mobileSessionIdleDays * 86_400 },
+          absoluteSeconds: { web: config.webSessionHours * 3600, mobile: config.mobileSessionDays * 86_400 },
+        },
+        config.passwordHashLogN,
+      ),
+    )
+    const knownScopes = new Set(context.scopes.map((scope) => scope.name))
+    context.services.provide(ApiKeyManagerRef, {
+      create: async (actor, ownerId, input) => {
+        const { key, secret } = await createApiKey(db, actor, ownerId, input, knownScopes)
+        return { key: serializeKey(key), secret }
+      },
+      revoke: async (actor, ownerId, keyId) => serializeKey(await revokeApiKey(db, events, actor, keyId, ownerId)),
+      list: (ownerId, request) => listApiKeys(db, ownerId, request),
+    })
     const hooks: UserCreatedHook[] = []
     context.services.provide(UserDirectoryRef, { requireActiveUser })
     context.services.provide(UserLifecycleRef, { onUserCreated: (hook) => void hooks.push(hook), createdHooks: () => hooks })

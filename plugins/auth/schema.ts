@@ -77,3 +77,28 @@ export const organizationReference = () =>
 
 /** A user who did something (creator, author): kept as null when the user is deleted. */
 export const userReference = () => uuid().references(() => users.id, { onDelete: 'set null' })
+
+/**
+ * Signed-in sessions: `web` (the account pages' cookie) and `mobile` (a Bearer token for apps).
+ * Only the SHA-256 of the token is stored.
+ */
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: primaryId(),
+    organizationId: uuid()
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    userId: uuid()
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    tokenHash: text().notNull(),
+    kind: text({ enum: ['web', 'mobile'] }).notNull(),
+    createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    lastSeenAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** The absolute end; the idle end is `lastSeenAt` + the kind's idle time. */
+    expiresAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
+    revokedAt: timestamp({ withTimezone: true, mode: 'date' }),
+  },
+  (table) => [uniqueIndex('sessions_token_hash_unique').on(table.tokenHash), index('sessions_user_idx').on(table.userId)],
+)

@@ -7,7 +7,7 @@ import { badRequest, conflict, notFound } from '../../src/http/errors'
 import { pageRequest, toPage, window, type PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
-import type { UserCreatedHook } from '../../src/services/auth'
+import type { ApiKeyView, UserCreatedHook } from '../../src/services/auth'
 import { validate } from '../../src/validate'
 import { ApiKeyInput, OrganizationInput, UserInput } from './model'
 import { hashPassword } from './password'
@@ -20,7 +20,7 @@ export const INVALIDATE_CHANNEL = 'auth_invalidate'
 export type Invalidation = { keyId: string } | { userId: string }
 
 /** What the stored key looks like to its owner; never the secret or its hash. */
-export function serializeKey(row: typeof apiKeys.$inferSelect) {
+export function serializeKey(row: typeof apiKeys.$inferSelect): ApiKeyView {
   return {
     id: row.id,
     name: row.name,
@@ -33,7 +33,6 @@ export function serializeKey(row: typeof apiKeys.$inferSelect) {
     revokedAt: row.revokedAt?.toISOString() ?? null,
   }
 }
-export type SerializedKey = ReturnType<typeof serializeKey>
 
 /** Creates an organization. */
 export async function createOrganization(db: Database, actor: Omit<AuditActor, 'organizationId'>, input: unknown) {

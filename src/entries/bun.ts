@@ -11,7 +11,7 @@ const server = Bun.serve({
   maxRequestBodySize: 64 * 1024 * 1024,
   // Several processes may share the port (one per core, all stateless).
   reusePort: true,
-  fetch: service.fetch,
+  fetch: (request, server) => service.fetch(request, { ip: server.requestIP(request)?.address }),
 })
 process.stderr.write(`listening on http://${server.hostname}:${server.port} (bun ${Bun.version})\n`)
 stopOnSignals(service, () => server.stop())

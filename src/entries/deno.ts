@@ -2,7 +2,10 @@
 import { boot, refuse, stopOnSignals } from '../main'
 
 declare const Deno: {
-  serve(options: { port: number; hostname: string; onListen?: (address: { port: number }) => void }, handler: (request: Request) => Promise<Response>): { shutdown(): Promise<void> }
+  serve(
+    options: { port: number; hostname: string; onListen?: (address: { port: number }) => void },
+    handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
+  ): { shutdown(): Promise<void> }
   version: { deno: string }
 }
 
@@ -13,6 +16,6 @@ const server = Deno.serve(
     hostname: config.server.host,
     onListen: ({ port }) => process.stderr.write(`listening on http://${config.server.host}:${port} (deno ${Deno.version.deno})\n`),
   },
-  service.fetch,
+  (request, info) => service.fetch(request, { ip: info.remoteAddr.hostname }),
 )
 stopOnSignals(service, () => server.shutdown())

@@ -35,7 +35,7 @@ async function respond(response: Response, outgoing: ServerResponse) {
 
 const server = createServer(async (incoming, outgoing) => {
   try {
-    await respond(await service.fetch(toRequest(incoming)), outgoing)
+    await respond(await service.fetch(toRequest(incoming), { ip: incoming.socket.remoteAddress }), outgoing)
   } catch {
     if (!outgoing.headersSent) outgoing.writeHead(500, { 'content-type': 'application/json' })
     outgoing.end()

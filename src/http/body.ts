@@ -85,7 +85,17 @@ export async function parseRequestBody(request: Request): Promise<unknown> {
   const text = await readBodyText(request)
   if (text instanceof BodyProblem) return text
   if (isJson) return parseJsonText(text)
-  return Object.fromEntries(new URLSearchParams(text))
+  return formFields(new URLSearchParams(text))
+}
+
+/** Form fields as an object; a field sent more than once (checkboxes) becomes an array. */
+function formFields(params: URLSearchParams): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = Object.create(null)
+  for (const [name, value] of params) {
+    const existing = fields[name]
+    fields[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value]
+  }
+  return fields
 }
 
 /** Raises the body's problem, if it has one. */

@@ -95,3 +95,51 @@ export interface UserDirectory {
 }
 
 export const UserDirectoryRef = serviceRef<UserDirectory>('auth.user-directory', 'auth')
+
+/** A stored API key as its owner sees it (never the secret or its hash). */
+export interface ApiKeyView {
+  id: string
+  name: string
+  prefix: string
+  scopes: string[]
+  ownerId: string
+  createdAt: string
+  lastUsedAt: string | null
+  expiresAt: string | null
+  revokedAt: string | null
+}
+
+type AuditActorOf = import('../audit').AuditActor
+
+/** API keys managed by their owner (the account area). */
+export interface ApiKeyManager {
+  /** Validates `input` ({name, scopes, expiresAt?}); returns the key and its secret, shown once. */
+  create(actor: AuditActorOf, ownerId: string, input: unknown): Promise<{ key: ApiKeyView; secret: string }>
+  /** Revokes one of `ownerId`'s keys (404 for anyone else's); takes effect on every instance at once. */
+  revoke(actor: AuditActorOf, ownerId: string, keyId: string): Promise<ApiKeyView>
+  list(ownerId: string, request: import('../http/pagination').PageRequest): Promise<import('../http/envelope').Page<ApiKeyView>>
+}
+
+export const ApiKeyManagerRef = serviceRef<ApiKeyManager>('auth.api-keys', 'auth')
+
+export type SessionKind = 'web' | 'mobile'
+
+export interface StartedSession {
+  id: string
+  /** The secret: a cookie value or a Bearer token, shown once. */
+  token: string
+  expiresAt: Date
+}
+
+export interface Sessions {
+  /** Checks email and password (the same work whether or not the email exists); null if wrong. */
+  verifyCredentials(email: string, password: string): Promise<PrincipalUser | null>
+  /** Starts a session for `user` and audits the sign-in. */
+  start(user: PrincipalUser, kind: SessionKind, requestId: string | null): Promise<StartedSession>
+  /** The signed-in user of a live session token; throws 401 otherwise. Refreshes the idle clock. */
+  authenticate(token: string | null | undefined, kind: SessionKind): Promise<Principal & { sessionId: string }>
+  /** Ends the session of `token` (sign-out) and audits it; unknown tokens are ignored. */
+  end(token: string, requestId: string | null): Promise<void>
+}
+
+export const SessionsRef = serviceRef<Sessions>('auth.sessions', 'auth')

@@ -1,18 +1,7 @@
 /** A real MCP client (the SDK's Client over Streamable HTTP) against the service on a real port. */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { TestService } from './service'
-
-export interface Listening {
-  url: string
-  stop(): void
-}
-
-/** Serves the test service over HTTP on a free port. */
-export function listen(api: TestService): Listening {
-  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: api.service.fetch })
-  return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) }
-}
+export { listen, type Listening } from './http'
 
 /** Connects (initializes) a client with the key; throws what the transport throws (e.g. 401). */
 export async function connectMcp(baseUrl: string, key: string | undefined): Promise<Client> {

@@ -1,0 +1,183 @@
+/**
+ * The account pages: sign-in (double-submit CSRF cookie), API keys and the display account, all
+ * behind a web session cookie; every form carries the session's CSRF token.
+ */
+import { Elysia } from 'elysia'
+import type { AuditActor } from '../../src/audit'
+import type { Database } from '../../src/db'
+import { ApiError } from '../../src/http/errors'
+import { htmlResponse } from '../../src/http/html'
+import { requestIdOf } from '../../src/http/request-id'
+import type { PluginContext } from '../../src/plugin'
+import { ApiKeyManagerRef, SessionsRef, type Principal } from '../../src/services/auth'
+import { DisplayAccountsRef } from '../../src/services/display'
+import { ACCOUNT_CSS, ACCOUNT_JS } from './assets'
+import { displayPage, groupScopes, keysPage, messagePage, signInPage } from './pages'
+import { signIn } from './service'
+import type { ThrottlePolicy } from './throttle'
+import { cookie, csrfFor, newFormToken, readCookie, SESSION_COOKIE, SIGN_IN_COOKIE, sameToken } from './web-security'
+
+const redirect = (location: string, headers: Record<string, string> = {}) => new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store', ...headers } })
+const field = (body: unknown, name: string): string | undefined => {
+  const value = (body as Record<string, unknown> | undefined)?.[name]
+  return typeof value === 'string' ? value : Array.isArray(value) ? value[0] : undefined
+}
+const fields = (body: unknown, name: string): string[] => {
+  const value = (body as Record<string, unknown> | undefined)?.[name]
+  return typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((item) => typeof item === 'string') : []
+}
+
+interface WebSession {
+  principal: Principal
+  token: string
+  csrf: string
+}
+
+export function accountPages(context: PluginContext, db: Database, policy: ThrottlePolicy) {
+  const { services, scopes } = context
+  const sessions = services.get(SessionsRef)
+  const keys = services.get(ApiKeyManagerRef)
+  const scopeGroups = groupScopes(scopes)
+
+  /** The signed-in session of the request's cookie, or null. */
+  async function session(request: Request): Promise<WebSession | null> {
+    const token = readCookie(request, SESSION_COOKIE)
+    if (!token) return null
+    try {
+      return { principal: await sessions.authenticate(token, 'web'), token, csrf: csrfFor(token) }
+    } catch {
+      return null
+    }
+  }
+
+  const frame = (current: WebSession) => ({ title: '', user: current.principal.user, csrf: current.csrf, showDisplay: Boolean(services.find(DisplayAccountsRef)) })
+  const actorOf = (current: WebSession, request: Request, set: { headers: Record<string, unknown> }): AuditActor => ({
+    organizationId: current.principal.user.organizationId,
+    userId: current.principal.user.id,
+    apiKeyId: null,
+    via: 'account',
+    requestId: requestIdOf(set),
+  })
+  const csrfRefused = () => htmlResponse(messagePage('Refused', 'This form expired or did not come from this site. Reload the page and try again.'), 403)
+
+  /** Runs a page that needs a signed-in user; a form post must also carry the CSRF token. */
+  const signedIn =
+    (handler: (current: WebSession, context: { request: Request; body: unknown; set: any; params: any }) => Promise<Response>, form = false) =>
+    async (context: { request: Request; body: unknown; set: any; params: any }) => {
+      const current = await session(context.request)
+      if (!current) return redirect('/account/sign-in')
+      if (form && !sameToken(field(context.body, 'csrf'), current.csrf)) return csrfRefused()
+      return handler(current, context)
+    }
+
+  async function renderKeys(current: WebSession, extra: Partial<Parameters<typeof keysPage>[0]> = {}, status = 200) {
+    const page = await keys.list(current.principal.user.id, { page: 0, size: 100 })
+    return htmlResponse(keysPage({ frame: frame(current), keys: page.items, scopes: scopeGroups, ...extra }), status)
+  }
+
+  return new Elysia({ name: 'account-pages' })
+    .get('/account', async ({ request }) => redirect((await session(request)) ? '/account/keys' : '/account/sign-in'), { detail: { hide: true } })
+    .get(
+      '/account/sign-in',
+      async ({ request }) => {
+        if (await session(request)) return redirect('/account/keys')
+        const formToken = newFormToken()
+        return htmlResponse(signInPage(formToken), 200, {
+          'set-cookie': cookie(SIGN_IN_COOKIE, formToken, { secure: context.isSecureRequest(request), maxAge: 3600 }),
+        })
+      },
+      { detail: { hide: true } },
+    )
+    .post(
+      '/account/sign-in',
+      async ({ request, body, set }) => {
+        const secure = context.isSecureRequest(request)
+        const retry = (error: string, status: number, headers: Record<string, string> = {}) => {
+          const formToken = newFormToken()
+          return htmlResponse(signInPage(formToken, { error, email: field(body, 'email') }), status, {
+            ...headers,
+            'set-cookie': cookie(SIGN_IN_COOKIE, formToken, { secure, maxAge: 3600 }),
+          })
+        }
+        if (!sameToken(field(body, 'csrf'), readCookie(request, SIGN_IN_COOKIE))) return retry('The form expired; please sign in again.', 403)
+        try {
+          const started = await signIn(db, sessions, policy, {
+            email: field(body, 'email') ?? '',
+            password: field(body, 'password') ?? '',
+            address: context.clientAddress(request),
+            kind: 'web',
+            requestId: requestIdOf(set),
+          })
+          const maxAge = (started.expiresAt.getTime() - Date.now()) / 1000
+          const response = redirect('/account/keys')
+          response.headers.append('set-cookie', cookie(SESSION_COOKIE, started.token, { secure, maxAge }))
+          response.headers.append('set-cookie', cookie(SIGN_IN_COOKIE, '', { secure, maxAge: 0 }))
+          return response
+        } catch (error) {
+          if (error instanceof ApiError && (error.status === 401 || error.status === 429)) return retry(error.message, error.status, error.headers)
+          throw error
+        }
+      },
+      { detail: { hide: true } },
+    )
+    .post(
+      '/account/sign-out',
+      signedIn(async (current, { request, set }) => {
+        await sessions.end(current.token, requestIdOf(set))
+        return redirect('/account/sign-in', { 'set-cookie': cookie(SESSION_COOKIE, '', { secure: context.isSecureRequest(request), maxAge: 0 }) })
+      }, true),
+      { detail: { hide: true } },
+    )
+    .get('/account/keys', signedIn(async (current) => renderKeys(current)), { detail: { hide: true } })
+    .post(
+      '/account/keys',
+      signedIn(async (current, { request, body, set }) => {
+        const expires = field(body, 'expires')
+        try {
+          const created = await keys.create(actorOf(current, request, set), current.principal.user.id, {
+            name: field(body, 'name') ?? '',
+            scopes: fields(body, 'scopes'),
+            ...(expires ? { expiresAt: `${expires}T23:59:59Z` } : {}),
+          })
+          return renderKeys(current, { created }, 201)
+        } catch (error) {
+          if (error instanceof ApiError && error.status === 400) return renderKeys(current, { error: error.message }, 400)
+          throw error
+        }
+      }, true),
+      { detail: { hide: true } },
+    )
+    .post(
+      '/account/keys/:keyId/revoke',
+      signedIn(async (current, { request, params, set }) => {
+        await keys.revoke(actorOf(current, request, set), current.principal.user.id, params.keyId)
+        return redirect('/account/keys')
+      }, true),
+      { detail: { hide: true } },
+    )
+    .get(
+      '/account/display',
+      signedIn(async (current) => {
+        const display = services.find(DisplayAccountsRef)
+        if (!display) return htmlResponse(messagePage('Not found', 'There is no display account here.'), 404)
+        return htmlResponse(displayPage(frame(current), await display.summary(current.principal.user.id)))
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      '/account/display/rotate',
+      signedIn(async (current, { request, set }) => {
+        const display = services.find(DisplayAccountsRef)
+        if (!display) return htmlResponse(messagePage('Not found', 'There is no display account here.'), 404)
+        const rotated = await display.rotate(actorOf(current, request, set), current.principal.user.id)
+        return htmlResponse(displayPage(frame(current), await display.summary(current.principal.user.id), rotated))
+      }, true),
+      { detail: { hide: true } },
+    )
+    .get('/account/assets/account.css', () => new Response(ACCOUNT_CSS, { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600' } }), {
+      detail: { hide: true },
+    })
+    .get('/account/assets/account.js', () => new Response(ACCOUNT_JS, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600' } }), {
+      detail: { hide: true },
+    })
+}

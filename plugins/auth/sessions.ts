@@ -1,0 +1,102 @@
+/**
+ * Sessions: a random token (`wts_…`, same format as keys) of which only the hash is stored, with
+ * an idle and an absolute expiry per kind. A deactivated user's sessions stop at once (the user's
+ * status is read with the session on every check).
+ */
+import { and, eq, isNull, sql } from 'drizzle-orm'
+import { mutate, writeAudit } from '../../src/audit'
+import type { Database } from '../../src/db'
+import { unauthorized } from '../../src/http/errors'
+import { generateSecret, hashSecret, isWellFormedSecret } from '../../src/secrets'
+import type { PrincipalUser, SessionKind, Sessions } from '../../src/services/auth'
+import { hashPassword, verifyPassword } from './password'
+import { sessions, users } from './schema'
+
+export const SESSION_PREFIX = 'wts'
+const TOUCH_EVERY_MS = 60_000
+const INVALID = 'The session is invalid or has expired; sign in again.'
+
+export interface SessionPolicy {
+  idleSeconds: Record<SessionKind, number>
+  absoluteSeconds: Record<SessionKind, number>
+}
+
+function principalUser(row: typeof users.$inferSelect): PrincipalUser {
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    email: row.email,
+    username: row.username,
+    displayName: row.displayName,
+    avatarUrl: row.avatarUrl,
+    role: row.role,
+  }
+}
+
+export function createSessions(db: Database, policy: SessionPolicy, passwordLogN: number): Sessions {
+  // Unknown emails are checked against this hash, so they cost what a wrong password costs.
+  const decoy = hashPassword('no such user, no such password', passwordLogN)
+
+  return {
+    async verifyCredentials(email, password) {
+      const [user] = await db.select().from(users).where(eq(users.email, email.trim().toLowerCase()))
+      const matches = await verifyPassword(password, user?.passwordHash ?? (await decoy))
+      if (!user || !matches || user.status !== 'active') return null
+      return principalUser(user)
+    },
+
+    async start(user, kind, requestId) {
+      const token = generateSecret(SESSION_PREFIX)
+      const expiresAt = new Date(Date.now() + policy.absoluteSeconds[kind] * 1000)
+      const actor = { organizationId: user.organizationId, userId: user.id, apiKeyId: null, via: 'account' as const, requestId }
+      const session = await mutate(db, actor, async (tx, audit) => {
+        const [row] = await tx
+          .insert(sessions)
+          .values({ organizationId: user.organizationId, userId: user.id, tokenHash: hashSecret(token), kind, expiresAt })
+          .returning()
+        await audit({ action: 'session.created', resourceType: 'session', resourceId: row!.id, changes: { after: { kind, expiresAt: expiresAt.toISOString() } } })
+        return row!
+      })
+      return { id: session.id, token, expiresAt }
+    },
+
+    async authenticate(token, kind) {
+      if (!token) throw unauthorized('Sign in first.')
+      if (!isWellFormedSecret(SESSION_PREFIX, token)) throw unauthorized(INVALID, true)
+      const [row] = await db
+        .select({ session: sessions, user: users })
+        .from(sessions)
+        .innerJoin(users, eq(users.id, sessions.userId))
+        .where(and(eq(sessions.tokenHash, hashSecret(token)), eq(sessions.kind, kind), isNull(sessions.revokedAt)))
+      const now = Date.now()
+      if (
+        !row ||
+        row.user.status !== 'active' ||
+        row.session.expiresAt.getTime() <= now ||
+        row.session.lastSeenAt.getTime() + policy.idleSeconds[kind] * 1000 <= now
+      )
+        throw unauthorized(INVALID, true)
+      if (now - row.session.lastSeenAt.getTime() > TOUCH_EVERY_MS)
+        await db.update(sessions).set({ lastSeenAt: sql`now()` }).where(eq(sessions.id, row.session.id))
+      return { user: principalUser(row.user), key: null, scopes: new Set<string>(), sessionId: row.session.id }
+    },
+
+    async end(token, requestId) {
+      if (!isWellFormedSecret(SESSION_PREFIX, token)) return
+      await db.transaction(async (tx) => {
+        const [row] = await tx
+          .update(sessions)
+          .set({ revokedAt: sql`now()` })
+          .where(and(eq(sessions.tokenHash, hashSecret(token)), isNull(sessions.revokedAt)))
+          .returning()
+        if (!row) return
+        await writeAudit(tx, { organizationId: row.organizationId, userId: row.userId, apiKeyId: null, via: 'account', requestId }, {
+          action: 'session.revoked',
+          resourceType: 'session',
+          resourceId: row.id,
+          changes: { after: { kind: row.kind } },
+        })
+      })
+    },
+  }
+}
