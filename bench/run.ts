@@ -3,6 +3,7 @@
  * PostgreSQL server and updates bench/RESULTS.md.
  */
 import { benchAuthMe } from './auth-me'
+import { benchDisplay } from './display'
 import { benchMcp } from './mcp'
 import { benchMembers } from './members'
 import { benchWorkItems } from './work-items'
@@ -12,6 +13,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   members: benchMembers,
   'work-items': benchWorkItems,
   mcp: benchMcp,
+  display: benchDisplay,
 }
 
 const wanted = process.argv.slice(2)

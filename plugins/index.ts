@@ -4,6 +4,7 @@ import account from './account'
 import auditLog from './audit-log'
 import auth from './auth'
 import contentOrder from './content-order'
+import display from './display'
 import docs from './docs'
 import entries from './entries'
 import mcp from './mcp'
@@ -14,4 +15,4 @@ import teams from './teams'
 import users from './users'
 import workItems from './work-items'
 
-export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, entries, relationships, contentOrder, search, auditLog, mcp, account, docs]
+export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, entries, relationships, contentOrder, search, auditLog, mcp, account, display, docs]

@@ -170,13 +170,13 @@ export function displayPage(frame: Frame, summary: DisplayAccountSummary, rotate
     }
     <section class="card">
       <dl>
-        <dt>Key</dt><dd><code>${summary.prefix}…</code></dd>
+        <dt>Key</dt><dd>${summary.prefix ? html`<code>${summary.prefix}…</code>` : html`<span class="muted">none yet</span>`}</dd>
         <dt>Used today</dt><dd><span data-usage>${summary.usedToday}</span> of ${summary.dailyLimit} calls</dd>
         <dt>Resets</dt><dd>${date(summary.resetsAt)}</dd>
       </dl>
       <form method="post" action="/account/display/rotate" data-confirm="Replace the display key? The current one stops working at once.">
         <input type="hidden" name="csrf" value="${frame.csrf}" />
-        <button type="submit" class="danger">Rotate key</button>
+        <button type="submit" class="danger">${summary.prefix ? 'Rotate key' : 'Create key'}</button>
       </form>
     </section>`,
   )

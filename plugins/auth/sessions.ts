@@ -34,13 +34,16 @@ function principalUser(row: typeof users.$inferSelect): PrincipalUser {
 }
 
 export function createSessions(db: Database, policy: SessionPolicy, passwordLogN: number): Sessions {
-  // Unknown emails are checked against this hash, so they cost what a wrong password costs.
-  const decoy = hashPassword('no such user, no such password', passwordLogN)
+  // Unknown emails are checked against this hash, so they cost what a wrong password costs. It
+  // is made on the first sign-in (not at start-up), and every sign-in waits for it alike.
+  let decoy: Promise<string> | undefined
 
   return {
     async verifyCredentials(email, password) {
+      decoy ??= hashPassword('no such user, no such password', passwordLogN)
+      const decoyHash = await decoy
       const [user] = await db.select().from(users).where(eq(users.email, email.trim().toLowerCase()))
-      const matches = await verifyPassword(password, user?.passwordHash ?? (await decoy))
+      const matches = await verifyPassword(password, user?.passwordHash ?? decoyHash)
       if (!user || !matches || user.status !== 'active') return null
       return principalUser(user)
     },

@@ -21,6 +21,8 @@ export type Rule =
   | { kind: 'project'; level: AccessLevel }
   /** The project must be visible, then the owner must be an administrator. */
   | { kind: 'project-administrator' }
+  /** A dashboard page made by `owner` with `viewer` on its access list: read, or manage. */
+  | { kind: 'page'; manage: boolean }
 
 /** The resources every case works on, all in organization A. */
 export interface World {
@@ -39,6 +41,10 @@ export interface World {
   otherWorkItemId: string
   entryId: string
   relationshipId: string
+  /** A dashboard page created by the owner, the viewer on its access list, with one component. */
+  pageId: string
+  componentId: string
+  viewerId: string
 }
 
 export interface Endpoint {
@@ -108,6 +114,20 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'PUT', route: '/api/v1/projects/{projectId}/content-order', path: (w) => `/api/v1/projects/${w.projectId}/content-order`, body: (w) => ({ workItems: [w.otherWorkItemId, w.workItemId] }), scopes: ['work_items:write', 'entries:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'reorder_content', args: (w) => ({ projectId: w.projectId, workItems: [w.otherWorkItemId, w.workItemId] }) },
   { method: 'GET', route: '/api/v1/projects/{projectId}/search', path: (w) => `/api/v1/projects/${w.projectId}/search?q=alpha`, scopes: ['work_items:read', 'entries:read', 'relationships:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'search_project', args: (w) => ({ projectId: w.projectId, q: 'alpha' }) },
 
+  { method: 'GET', route: '/api/v1/pages', path: () => '/api/v1/pages', scopes: ['dashboards:read'], rule: { kind: 'any' }, targeted: false, mutates: false },
+  { method: 'POST', route: '/api/v1/pages', path: () => '/api/v1/pages', body: () => ({ name: `page-${unique()}` }), scopes: ['dashboards:write'], rule: { kind: 'any' }, targeted: false, mutates: true },
+  { method: 'GET', route: '/api/v1/pages/{pageId}', path: (w) => `/api/v1/pages/${w.pageId}`, scopes: ['dashboards:read'], rule: { kind: 'page', manage: false }, targeted: true, mutates: false },
+  { method: 'PATCH', route: '/api/v1/pages/{pageId}', path: (w) => `/api/v1/pages/${w.pageId}`, body: () => ({ title: `Title ${unique()}` }), scopes: ['dashboards:write'], rule: { kind: 'page', manage: true }, targeted: true, mutates: true },
+  { method: 'DELETE', route: '/api/v1/pages/{pageId}', path: (w) => `/api/v1/pages/${w.pageId}`, scopes: ['dashboards:write'], rule: { kind: 'page', manage: true }, targeted: true, mutates: true },
+  { method: 'GET', route: '/api/v1/pages/{pageId}/access', path: (w) => `/api/v1/pages/${w.pageId}/access`, scopes: ['dashboards:read'], rule: { kind: 'page', manage: false }, targeted: true, mutates: false },
+  { method: 'POST', route: '/api/v1/pages/{pageId}/access', path: (w) => `/api/v1/pages/${w.pageId}/access`, body: (w) => ({ userId: w.outsiderId }), scopes: ['dashboards:write'], rule: { kind: 'page', manage: true }, targeted: true, mutates: true },
+  { method: 'DELETE', route: '/api/v1/pages/{pageId}/access/{principalId}', path: (w) => `/api/v1/pages/${w.pageId}/access/${w.viewerId}`, scopes: ['dashboards:write'], rule: { kind: 'page', manage: true }, targeted: true, mutates: true },
+  { method: 'GET', route: '/api/v1/pages/{pageId}/components', path: (w) => `/api/v1/pages/${w.pageId}/components`, scopes: ['dashboards:read'], rule: { kind: 'page', manage: false }, targeted: true, mutates: false },
+  { method: 'POST', route: '/api/v1/pages/{pageId}/components', path: (w) => `/api/v1/pages/${w.pageId}/components`, body: () => ({ type: 'barChart' }), scopes: ['dashboards:write'], rule: { kind: 'page', manage: true }, targeted: true, mutates: true },
+  { method: 'GET', route: '/api/v1/pages/{pageId}/components/{componentId}', path: (w) => `/api/v1/pages/${w.pageId}/components/${w.componentId}`, scopes: ['dashboards:read'], rule: { kind: 'page', manage: false }, targeted: true, mutates: false },
+  { method: 'PATCH', route: '/api/v1/pages/{pageId}/components/{componentId}', path: (w) => `/api/v1/pages/${w.pageId}/components/${w.componentId}`, body: () => ({ title: `Widget ${unique()}` }), scopes: ['dashboards:write'], rule: { kind: 'page', manage: true }, targeted: true, mutates: true },
+  { method: 'DELETE', route: '/api/v1/pages/{pageId}/components/{componentId}', path: (w) => `/api/v1/pages/${w.pageId}/components/${w.componentId}`, scopes: ['dashboards:write'], rule: { kind: 'page', manage: true }, targeted: true, mutates: true },
+
   { method: 'GET', route: '/api/v1/audit-logs', path: () => '/api/v1/audit-logs', scopes: ['audit_logs:read'], rule: { kind: 'administrator' }, targeted: false, mutates: false, tool: 'list_audit_logs', args: () => ({}) },
   { method: 'GET', route: '/api/v1/projects/{projectId}/audit-logs', path: (w) => `/api/v1/projects/${w.projectId}/audit-logs`, scopes: ['audit_logs:read'], rule: { kind: 'project-administrator' }, targeted: true, mutates: false, tool: 'list_audit_logs', args: (w) => ({ projectId: w.projectId }) },
 ]
@@ -149,6 +169,11 @@ export function expectedOutcome(endpoint: Endpoint, key: KeyVariant, role: Matri
     case 'project-administrator':
       if (!level) return notFound
       return isAdministratorRole(role) ? success : forbidden
+    case 'page': {
+      const manages = role === 'owner' || isAdministratorRole(role)
+      if (!manages && role !== 'viewer') return notFound
+      return endpoint.rule.manage && !manages ? forbidden : success
+    }
   }
 }
 
@@ -186,7 +211,13 @@ export async function buildWorld(api: TestService, cast: Cast, keys: { owner: st
   const otherWorkItem = await post(`/api/v1/projects/${project.id}/work-items`, { title: 'Beta item' }, keys.owner)
   const entry = await post(`/api/v1/work-items/${workItem.id}/entries`, { body: 'alpha note' }, keys.owner)
   const relationship = await post(`/api/v1/projects/${project.id}/relationships`, { sourceWorkItemId: workItem.id, targetWorkItemId: otherWorkItem.id, type: 'blocks' }, keys.owner)
+  const page = await post('/api/v1/pages', { name: `world-${unique()}` }, keys.owner)
+  await post(`/api/v1/pages/${page.id}/access`, { userId: cast.viewer.id }, keys.owner)
+  const component = await post(`/api/v1/pages/${page.id}/components`, { type: 'pieChart' }, keys.owner)
   return {
+    pageId: page.id,
+    componentId: component.id,
+    viewerId: cast.viewer.id,
     workItemId: workItem.id,
     otherWorkItemId: otherWorkItem.id,
     entryId: entry.id,

@@ -48,7 +48,12 @@ describe('operator CLI', () => {
 
     const user = await cli('user', 'create', '--org', orgId, '--email', 'Ops@Example.com', '--username', 'ops', '--name', 'Ops Person', '--role', 'administrator', '--password', 'long enough password')
     expect(user.code).toBe(0)
-    const { id: userId } = json(user.stdout)
+    const { id: userId, displayApiKey } = json(user.stdout)
+    expect(Object.keys(json(user.stdout))).toEqual(['id', 'displayApiKey'])
+    expect(displayApiKey).toMatch(/^dpk_[0-9A-Za-z]{42}$/)
+
+    const limit = await cli('display-limit', 'set', '--user', userId, '--limit', '250')
+    expect(json(limit.stdout)).toEqual({ userId, dailyLimit: 250 })
 
     const key = await cli('key', 'create', '--user', userId, '--name', 'deploy', '--scopes', 'users:read', '--expires', '2099-01-01T00:00:00Z')
     expect(key.code).toBe(0)
@@ -66,10 +71,11 @@ describe('operator CLI', () => {
     const database = await openDatabase(databaseUrl)
     try {
       const rows = await queryRows<{ action: string; via: string; changes: unknown }>(database.db, sql`select action, via, changes from audit_logs order by occurred_at, id`)
-      expect(rows.map((row) => row.action)).toEqual(['organization.created', 'user.created', 'api_key.created', 'api_key.revoked', 'user.deactivated'])
+      expect(rows.map((row) => row.action)).toEqual(['organization.created', 'user.created', 'display_account.limit_set', 'api_key.created', 'api_key.revoked', 'user.deactivated'])
       expect(rows.every((row) => row.via === 'cli')).toBe(true)
       expect(JSON.stringify(rows)).not.toContain(created.secret.slice(8))
       expect(JSON.stringify(rows)).not.toContain('long enough password')
+      expect(JSON.stringify(rows)).not.toContain(displayApiKey.slice(8))
     } finally {
       await database.close()
     }

@@ -22,6 +22,8 @@ export interface TestUser {
   username: string
   password: string
   role: Role
+  /** The display account key made with the user (when the display plugin is enabled). */
+  displayApiKey?: string
 }
 
 export interface TestResponse<T = any> {
@@ -113,13 +115,21 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
         password: overrides.password ?? `password-${n}`,
       }
       const hooks = service.core.services.find(UserLifecycleRef)?.createdHooks() ?? []
-      const { user } = await createUser(
+      const { user, extra } = await createUser(
         db,
         cliActor,
         { organizationId, email: input.email, username: input.username, displayName: `User ${n}`, role, password: input.password },
         { passwordLogN: TEST_PASSWORD_LOG_N, hooks },
       )
-      return { id: user.id, organizationId, email: user.email, username: user.username, password: input.password, role }
+      return {
+        id: user.id,
+        organizationId,
+        email: user.email,
+        username: user.username,
+        password: input.password,
+        role,
+        ...(typeof extra.displayApiKey === 'string' ? { displayApiKey: extra.displayApiKey } : {}),
+      }
     },
     async createKey(userId, scopes, keyOptions = {}) {
       const known = new Set(service.core.scopes.map((scope) => scope.name))

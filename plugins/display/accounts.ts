@@ -1,0 +1,72 @@
+/** Display accounts: one per user, created with the user; the key is stored only as a hash. */
+import { and, eq, sql } from 'drizzle-orm'
+import { mutate, writeAudit, type AuditActor } from '../../src/audit'
+import type { Database, Executor } from '../../src/db'
+import { badRequest, notFound } from '../../src/http/errors'
+import { isUuid } from '../../src/ids'
+import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
+import type { DisplayAccounts } from '../../src/services/display'
+import { users } from '../auth/schema'
+import { DISPLAY_KEY_PREFIX } from './model'
+import { displayAccounts, displayUsage } from './schema'
+import { nextUtcMidnight } from './update'
+
+/** Creates the display account of a new user, in the user's transaction; returns the key once. */
+export async function createDisplayAccount(tx: Executor, user: { id: string; organizationId: string }, dailyLimit: number): Promise<string> {
+  const apiKey = generateSecret(DISPLAY_KEY_PREFIX)
+  await tx.insert(displayAccounts).values({ userId: user.id, organizationId: user.organizationId, keyHash: hashSecret(apiKey), keyPrefix: secretPrefix(apiKey), dailyLimit })
+  return apiKey
+}
+
+/** Sets an account's daily limit (operator CLI). */
+export async function setDailyLimit(db: Database, userId: string, dailyLimit: number): Promise<{ userId: string; dailyLimit: number }> {
+  if (!Number.isInteger(dailyLimit) || dailyLimit < 0 || dailyLimit > 1_000_000_000) throw badRequest('The limit must be a whole number from 0 to 1000000000.', 'limit')
+  if (!isUuid(userId)) throw notFound('No display account for this user.')
+  return db.transaction(async (tx) => {
+    const [row] = await tx.update(displayAccounts).set({ dailyLimit }).where(eq(displayAccounts.userId, userId)).returning()
+    if (!row) throw notFound('No display account for this user.')
+    await writeAudit(tx, { organizationId: row.organizationId, userId: null, apiKeyId: null, via: 'cli', requestId: null }, {
+      action: 'display_account.limit_set',
+      resourceType: 'display_account',
+      resourceId: userId,
+      changes: { after: { dailyLimit } },
+    })
+    return { userId, dailyLimit: row.dailyLimit }
+  })
+}
+
+export function createDisplayAccounts(db: Database, defaultLimit: number): DisplayAccounts {
+  return {
+    async summary(userId) {
+      const [row] = await db
+        .select({ prefix: displayAccounts.keyPrefix, dailyLimit: displayAccounts.dailyLimit, usedToday: displayUsage.calls })
+        .from(displayAccounts)
+        .leftJoin(displayUsage, and(eq(displayUsage.userId, displayAccounts.userId), eq(displayUsage.day, sql`(now() at time zone 'utc')::date`)))
+        .where(eq(displayAccounts.userId, userId))
+      if (!row) return { prefix: null, dailyLimit: defaultLimit, usedToday: 0, resetsAt: new Date(nextUtcMidnight() * 1000).toISOString() }
+      return { prefix: row.prefix, dailyLimit: row.dailyLimit, usedToday: row.usedToday ?? 0, resetsAt: new Date(nextUtcMidnight() * 1000).toISOString() }
+    },
+
+    /** Replaces the key (or creates the account, for a user who had none). */
+    async rotate(actor: AuditActor, userId) {
+      const apiKey = generateSecret(DISPLAY_KEY_PREFIX)
+      const prefix = secretPrefix(apiKey)
+      await mutate(db, actor, async (tx, audit) => {
+        const [user] = await tx.select({ organizationId: users.organizationId }).from(users).where(eq(users.id, userId))
+        if (!user) throw notFound('No such user.')
+        const [previous] = await tx.select({ prefix: displayAccounts.keyPrefix }).from(displayAccounts).where(eq(displayAccounts.userId, userId)).for('update')
+        await tx
+          .insert(displayAccounts)
+          .values({ userId, organizationId: user.organizationId, keyHash: hashSecret(apiKey), keyPrefix: prefix, dailyLimit: defaultLimit })
+          .onConflictDoUpdate({ target: displayAccounts.userId, set: { keyHash: hashSecret(apiKey), keyPrefix: prefix, rotatedAt: sql`now()` } })
+        await audit({
+          action: previous ? 'display_account.rotated' : 'display_account.created',
+          resourceType: 'display_account',
+          resourceId: userId,
+          changes: { before: previous ? { prefix: previous.prefix } : undefined, after: { prefix } },
+        })
+      })
+      return { apiKey, prefix }
+    },
+  }
+}

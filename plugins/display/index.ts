@@ -1,0 +1,70 @@
+/**
+ * The `display` plugin: display accounts with an exact daily limit, dashboard pages and
+ * components (managed through API v1), `POST /api/component`, and live dashboard pages.
+ */
+import { Type } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
+import { definePlugin } from '../../src/plugin'
+import { SessionsRef, UserLifecycleRef } from '../../src/services/auth'
+import { DisplayAccountsRef } from '../../src/services/display'
+import { serviceRef } from '../../src/services/registry'
+import { createDisplayAccount, createDisplayAccounts, setDailyLimit } from './accounts'
+import { displayRoutes } from './display-routes'
+import { LiveStreams } from './live'
+import { components, displayAccounts, displayUsage, pageAccess, pages } from './schema'
+import { ChangeNotifier, DISPLAY_CHANNEL } from './update'
+import { dashboardRoutes } from './v1-routes'
+
+const DisplayConfig = Type.Object({
+  defaultDailyLimit: Type.Integer({ minimum: 0, default: 50_000, description: 'Calls per UTC day of a new display account (the beta limit).' }),
+})
+
+/** This plugin's own registry slot for its live streams (set up in `setup`, used by the routes). */
+const LiveStreamsRef = serviceRef<LiveStreams>('display.live-streams', 'display')
+const NotifierRef = serviceRef<ChangeNotifier>('display.change-notifier', 'display')
+
+export default definePlugin({
+  name: 'display',
+  description: 'Dashboard pages and components, POST /api/component with an exact daily limit, and live pages.',
+  dependencies: ['auth', 'teams'],
+  config: DisplayConfig,
+  tables: { displayAccounts, displayUsage, pages, pageAccess, components },
+  scopes: [
+    { name: 'dashboards:read', description: 'Read dashboard pages, their access lists and components.' },
+    { name: 'dashboards:write', description: 'Create pages; manage the pages you created (administrators: all).' },
+  ],
+  tags: [{ name: 'Dashboards', description: 'Pages, access lists and components. Their creator and administrators manage a page; its access list reads it.' }],
+
+  async setup(context) {
+    const { db, services, config, events, log } = context
+    services.get(UserLifecycleRef).onUserCreated(async (tx, user) => ({ displayApiKey: await createDisplayAccount(tx, user, config.defaultDailyLimit) }))
+    services.provide(DisplayAccountsRef, createDisplayAccounts(db, config.defaultDailyLimit))
+    const streams = new LiveStreams(db, log)
+    services.provide(LiveStreamsRef, streams)
+    const notifier = new ChangeNotifier(db, (error) => log.warn('could not notify live viewers', { error: error.message }))
+    services.provide(NotifierRef, notifier)
+    await events.subscribe(DISPLAY_CHANNEL, (changes: Array<{ pageId: string; componentId: string }>) => {
+      for (const change of changes) void streams.publish(change)
+    })
+    context.onStop(async () => {
+      await notifier.stop()
+      streams.closeAll()
+    })
+  },
+
+  routes: ({ db, http, services, log }) =>
+    new Elysia({ name: 'display' })
+      .use(dashboardRoutes(db, http.v1))
+      .use(displayRoutes(db, services.get(SessionsRef), services.get(LiveStreamsRef), services.get(NotifierRef), log)),
+
+  cli: {
+    'display-limit set': {
+      description: "Set a user's display account daily limit.",
+      flags: {
+        user: { required: true, description: 'User id' },
+        limit: { required: true, description: 'Calls per UTC day' },
+      },
+      run: (context, flags) => setDailyLimit(context.db, flags.user!, Number(flags.limit)),
+    },
+  },
+})

@@ -1,0 +1,152 @@
+/**
+ * Models of the display API: the five component data shapes of the seed (every field required,
+ * unknown fields refused) and the management resources of API v1.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { t } from 'elysia'
+import { Timestamp, UuidString } from '../../src/http/models'
+
+/** Display keys: `dpk_` + 36 base62 characters + a 6-character checksum. */
+export const DISPLAY_KEY_PREFIX = 'dpk'
+
+export const MAX_POINTS = 1000
+export const MAX_TEXT = 1000
+
+const Hex = Type.String({ pattern: '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$', description: '# and 3, 4, 6 or 8 hex digits' })
+const strict = { additionalProperties: false } as const
+
+const Text = Type.Object(
+  {
+    value: Type.String({ maxLength: MAX_TEXT }),
+    size: Type.Integer({ minimum: 1, maximum: 512 }),
+    color: Hex,
+  },
+  strict,
+)
+const Point = Type.Object({ x: Type.String({ maxLength: 200 }), y: Type.Number(), color: Hex }, strict)
+const PiePoint = Type.Object({ x: Type.String({ maxLength: 200 }), y: Type.Number(), color: Type.Union([Hex, Type.Literal('')]) }, strict)
+const Height = Type.Integer({ minimum: 1, maximum: 4096 })
+const points = <T extends typeof Point | typeof PiePoint>(point: T) => Type.Array(point, { maxItems: MAX_POINTS })
+
+export const ComponentData = {
+  horizontalBox: Type.Object(
+    { type: Type.Literal('horizontalBox'), backgroundColor: Hex, leftText: Text, middleText: Text, rightText: Text },
+    strict,
+  ),
+  verticalBox: Type.Object({ type: Type.Literal('verticalBox'), backgroundColor: Hex, topText: Text, bottomText: Text }, strict),
+  barChart: Type.Object(
+    { type: Type.Literal('barChart'), backgroundColor: Hex, xNumber: Type.Boolean(), height: Height, points: points(Point) },
+    strict,
+  ),
+  lineChart: Type.Object(
+    {
+      type: Type.Literal('lineChart'),
+      backgroundColor: Hex,
+      cubic: Type.Boolean(),
+      xNumber: Type.Boolean(),
+      fillColor: Hex,
+      height: Height,
+      points: points(Point),
+    },
+    strict,
+  ),
+  pieChart: Type.Object({ type: Type.Literal('pieChart'), backgroundColor: Hex, height: Height, points: points(PiePoint) }, strict),
+}
+export type ComponentType = keyof typeof ComponentData
+export const COMPONENT_TYPE_NAMES = Object.keys(ComponentData) as ComponentType[]
+export type ComponentDataValue = Static<(typeof ComponentData)[ComponentType]>
+
+/** The envelope of `POST /api/component`, before `data` is checked against its own type. */
+export const ComponentUpdate = Type.Object(
+  {
+    componentId: Type.String({ maxLength: 100 }),
+    apiKey: Type.String({ maxLength: 100 }),
+    timestamp: Type.Number({ minimum: 0, description: 'Unix seconds (fractional allowed); above 10^11 it is read as milliseconds.' }),
+    data: Type.Object({ type: Type.String() }),
+  },
+  strict,
+)
+
+// ---- API v1 management -----------------------------------------------------------------------
+
+export const PAGE_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$'
+
+export const Page = t.Object(
+  {
+    id: UuidString(),
+    name: t.String(),
+    title: t.Union([t.String(), t.Null()]),
+    createdBy: t.Union([UuidString(), t.Null()]),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  },
+  { title: 'Page' },
+)
+
+export const PageInput = t.Object(
+  {
+    name: t.String({ pattern: PAGE_NAME_PATTERN, description: 'Letters, digits, ".", "_" and "-", 1..100; unique in the organization (any case).' }),
+    title: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()])),
+  },
+  { additionalProperties: false },
+)
+
+export const PagePatch = t.Object(
+  { name: t.Optional(t.String({ pattern: PAGE_NAME_PATTERN })), title: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()])) },
+  { additionalProperties: false, minProperties: 1 },
+)
+
+export const PageAccessEntry = t.Object(
+  {
+    principalType: t.Union([t.Literal('user'), t.Literal('team')]),
+    principalId: UuidString(),
+    name: t.String({ description: 'The username or the team name.' }),
+    createdAt: Timestamp(),
+  },
+  { title: 'PageAccess' },
+)
+
+export const PageAccessInput = t.Union([
+  t.Object({ userId: UuidString() }, { additionalProperties: false }),
+  t.Object({ teamId: UuidString() }, { additionalProperties: false }),
+])
+
+const Position = {
+  x: t.Optional(Type.Integer({ minimum: 0, maximum: 23, description: 'Grid column (0..23).' })),
+  y: t.Optional(Type.Integer({ minimum: 0, maximum: 10_000, description: 'Grid row.' })),
+  width: t.Optional(Type.Integer({ minimum: 1, maximum: 24, description: 'Columns spanned (1..24).' })),
+  height: t.Optional(Type.Integer({ minimum: 1, maximum: 48, description: 'Rows spanned (1..48); the live page sizes rows to their content.' })),
+}
+
+export const Component = t.Object(
+  {
+    id: UuidString({ description: 'The componentId of POST /api/component.' }),
+    pageId: UuidString(),
+    type: t.Union(COMPONENT_TYPE_NAMES.map((type) => t.Literal(type))),
+    title: t.Union([t.String(), t.Null()]),
+    x: t.Integer(),
+    y: t.Integer(),
+    width: t.Integer(),
+    height: t.Integer(),
+    data: t.Union([t.Record(t.String(), t.Unknown()), t.Null()], { description: 'The last accepted data, as posted.' }),
+    timestamp: t.Union([t.Number(), t.Null()], { description: 'Unix seconds of the last accepted update.' }),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  },
+  { title: 'Component' },
+)
+
+export const ComponentInput = t.Object(
+  { type: t.Union(COMPONENT_TYPE_NAMES.map((type) => t.Literal(type))), title: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()])), ...Position },
+  { additionalProperties: false },
+)
+
+export const ComponentPatch = t.Object(
+  { title: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()])), ...Position },
+  { additionalProperties: false, minProperties: 1 },
+)
+
+export type PageInput = typeof PageInput.static
+export type PagePatch = typeof PagePatch.static
+export type ComponentInput = typeof ComponentInput.static
+export type ComponentPatch = typeof ComponentPatch.static

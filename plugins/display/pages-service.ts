@@ -1,0 +1,250 @@
+/**
+ * Dashboard pages, their access lists and components, managed through API v1. A page is seen by
+ * its creator, the organization's administrators and its access list (users, and members of
+ * teams on it); it is managed by its creator and the administrators.
+ */
+import { and, eq, ne, sql } from 'drizzle-orm'
+import { changedFields, mutate } from '../../src/audit'
+import { queryText, type Database, type Executor } from '../../src/db'
+import { badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
+import type { PageRequest } from '../../src/http/pagination'
+import { isUuid } from '../../src/ids'
+import { isAdministrator, type Actor } from '../../src/services/auth'
+import { isoFromText, selectPage } from '../../src/sql'
+import { users } from '../auth/schema'
+import { teams } from '../teams/schema'
+import type { ComponentInput, ComponentPatch, PageInput, PagePatch } from './model'
+import { components, pageAccess, pages } from './schema'
+
+type PageRow = typeof pages.$inferSelect
+type ComponentRow = typeof components.$inferSelect
+
+export function serializePage(row: PageRow) {
+  return { id: row.id, name: row.name, title: row.title, createdBy: row.createdBy, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() }
+}
+
+export function serializeComponent(row: ComponentRow) {
+  return {
+    id: row.id,
+    pageId: row.pageId,
+    type: row.type,
+    title: row.title,
+    x: row.x,
+    y: row.y,
+    width: row.width,
+    height: row.height,
+    data: (row.data as Record<string, unknown> | null) ?? null,
+    timestamp: row.dataTimestamp,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  }
+}
+
+/** "The actor may see page `p`" in SQL ($2 organization, $3 user; `$4` true for administrators). */
+const MAY_SEE = `p.organization_id = $2 and ($4 or p.created_by = $3
+  or exists (select 1 from page_access pa where pa.page_id = p.id
+    and (pa.principal_id = $3 or pa.principal_id in (select tm.team_id from team_members tm where tm.user_id = $3))))`
+
+/** The page if the actor may see it (404 otherwise), and whether they may manage it. */
+async function findPage(executor: Executor, actor: Actor, pageId: string, lock = false): Promise<{ page: PageRow; manage: boolean }> {
+  if (!isUuid(pageId)) throw notFound('No such page.')
+  const [visible] = await queryText<{ id: string }>(executor, `select p.id from pages p where p.id = $1 and ${MAY_SEE}`, [pageId, actor.organizationId, actor.userId, isAdministrator(actor)])
+  if (!visible) throw notFound('No such page.')
+  const query = executor.select().from(pages).where(eq(pages.id, pageId))
+  const [page] = lock ? await query.for('update') : await query
+  if (!page) throw notFound('No such page.')
+  return { page, manage: isAdministrator(actor) || page.createdBy === actor.userId }
+}
+
+function requireManage(found: { manage: boolean }) {
+  if (!found.manage) throw forbidden("Only the page's creator or an administrator may change it.")
+}
+
+async function requireUniqueName(executor: Executor, organizationId: string, name: string, exceptId?: string) {
+  const [existing] = await executor
+    .select({ id: pages.id })
+    .from(pages)
+    .where(and(eq(pages.organizationId, organizationId), sql`lower(${pages.name}) = lower(${name})`, exceptId ? ne(pages.id, exceptId) : undefined))
+  if (existing) throw conflict('A page with this name already exists.', existing.id, 'name')
+}
+
+/** Pages the actor may see, oldest first. */
+export function listPages(db: Database, actor: Actor, request: PageRequest) {
+  return selectPage<{ id: string; name: string; title: string | null; createdBy: string | null; createdAt: string; updatedAt: string; total: string }, ReturnType<typeof serializePage>>(
+    db,
+    `select p.id, p.name, p.title, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt", count(*) over () as total
+      from pages p where ${MAY_SEE} and $1::uuid is null order by p.created_at, p.id`,
+    `select count(*) as total from pages p where ${MAY_SEE} and $1::uuid is null`,
+    [null, actor.organizationId, actor.userId, isAdministrator(actor)],
+    request,
+    ({ total: _total, ...row }) => ({ ...row, createdAt: isoFromText(row.createdAt), updatedAt: isoFromText(row.updatedAt) }),
+  )
+}
+
+export async function getPage(db: Database, actor: Actor, pageId: string) {
+  return (await findPage(db, actor, pageId)).page
+}
+
+/** Creates a page; the caller is its creator (and so manages it). */
+export async function createPage(db: Database, actor: Actor, input: PageInput) {
+  return mutate(db, actor, async (tx, audit) => {
+    await requireUniqueName(tx, actor.organizationId, input.name)
+    const [page] = await tx
+      .insert(pages)
+      .values({ organizationId: actor.organizationId, name: input.name, title: input.title ?? null, createdBy: actor.userId })
+      .onConflictDoNothing()
+      .returning()
+    if (!page) await requireUniqueName(tx, actor.organizationId, input.name)
+    await audit({ action: 'page.created', resourceType: 'page', resourceId: page!.id, changes: { after: { name: page!.name, title: page!.title } } })
+    return page!
+  })
+}
+
+export async function updatePage(db: Database, actor: Actor, pageId: string, patch: PagePatch) {
+  return mutate(db, actor, async (tx, audit) => {
+    const found = await findPage(tx, actor, pageId, true)
+    requireManage(found)
+    const changes = changedFields(found.page, patch)
+    if (!changes) return found.page
+    if (patch.name !== undefined) await requireUniqueName(tx, actor.organizationId, patch.name, pageId)
+    const [page] = await tx.update(pages).set({ ...patch, updatedAt: new Date() }).where(eq(pages.id, pageId)).returning()
+    await audit({ action: 'page.updated', resourceType: 'page', resourceId: pageId, changes })
+    return page!
+  })
+}
+
+export async function deletePage(db: Database, actor: Actor, pageId: string) {
+  return mutate(db, actor, async (tx, audit) => {
+    const found = await findPage(tx, actor, pageId, true)
+    requireManage(found)
+    await tx.delete(pages).where(eq(pages.id, pageId))
+    await audit({ action: 'page.deleted', resourceType: 'page', resourceId: pageId, changes: { before: { name: found.page.name, title: found.page.title } } })
+    return { id: pageId }
+  })
+}
+
+// ---- access list ----------------------------------------------------------------------------
+
+export async function listPageAccess(db: Database, actor: Actor, pageId: string, request: PageRequest) {
+  await findPage(db, actor, pageId)
+  return selectPage<{ principalType: 'user' | 'team'; principalId: string; name: string; createdAt: string; total: string }, { principalType: 'user' | 'team'; principalId: string; name: string; createdAt: string }>(
+    db,
+    `select pa.principal_type as "principalType", pa.principal_id as "principalId", coalesce(u.username, t.name) as name,
+        pa.created_at as "createdAt", count(*) over () as total
+      from page_access pa left join users u on pa.principal_type = 'user' and u.id = pa.principal_id
+        left join teams t on pa.principal_type = 'team' and t.id = pa.principal_id
+      where pa.page_id = $1 order by pa.created_at, pa.principal_id`,
+    `select count(*) as total from page_access where page_id = $1`,
+    [pageId],
+    request,
+    ({ total: _total, ...row }) => ({ ...row, createdAt: isoFromText(row.createdAt) }),
+  )
+}
+
+export async function grantPageAccess(db: Database, actor: Actor, pageId: string, input: { userId: string } | { teamId: string }) {
+  return mutate(db, actor, async (tx, audit) => {
+    requireManage(await findPage(tx, actor, pageId, true))
+    const principalType = 'userId' in input ? 'user' : 'team'
+    const principalId = 'userId' in input ? input.userId : input.teamId
+    const [principal] =
+      principalType === 'user'
+        ? await tx.select({ name: users.username }).from(users).where(and(eq(users.id, principalId), eq(users.organizationId, actor.organizationId), eq(users.status, 'active')))
+        : await tx.select({ name: teams.name }).from(teams).where(and(eq(teams.id, principalId), eq(teams.organizationId, actor.organizationId)))
+    if (!principal) throw badRequest(`No ${principalType} with this id in your organization.`, `${principalType}Id`)
+    const [row] = await tx.insert(pageAccess).values({ pageId, principalType, principalId, organizationId: actor.organizationId }).onConflictDoNothing().returning()
+    if (!row) throw conflict('This user or team is already on the access list.', principalId, `${principalType}Id`)
+    await audit({ action: 'page.access_granted', resourceType: 'page', resourceId: pageId, changes: { after: { principalType, principalId } } })
+    return { principalType, principalId, name: principal.name, createdAt: row.createdAt.toISOString() }
+  })
+}
+
+export async function revokePageAccess(db: Database, actor: Actor, pageId: string, principalId: string) {
+  return mutate(db, actor, async (tx, audit) => {
+    requireManage(await findPage(tx, actor, pageId, true))
+    const [row] = isUuid(principalId) ? await tx.delete(pageAccess).where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId))).returning() : []
+    if (!row) throw notFound('Not on the access list.')
+    await audit({ action: 'page.access_revoked', resourceType: 'page', resourceId: pageId, changes: { before: { principalType: row.principalType, principalId } } })
+    return { id: principalId }
+  })
+}
+
+// ---- components -----------------------------------------------------------------------------
+
+/** A component's columns as the API shows them, for SQL-text reads (alias `c`). */
+export const COMPONENT_COLUMNS = `c.id, c.page_id as "pageId", c.type, c.title, c.x, c.y, c.width, c.height, c.data,
+  c.data_timestamp as timestamp, c.created_at as "createdAt", c.updated_at as "updatedAt"`
+export type ComponentTextRow = Omit<ReturnType<typeof serializeComponent>, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }
+export const fromComponentText = (row: ComponentTextRow) => ({ ...row, createdAt: isoFromText(row.createdAt), updatedAt: isoFromText(row.updatedAt) })
+
+/** Components of a page in grid order (row, then column). */
+export async function listComponents(db: Database, actor: Actor, pageId: string, request: PageRequest) {
+  await findPage(db, actor, pageId)
+  return selectPage<ComponentTextRow & { total: string }, ReturnType<typeof serializeComponent>>(
+    db,
+    `select ${COMPONENT_COLUMNS}, count(*) over () as total from components c where c.page_id = $1 order by c.y, c.x, c.id`,
+    'select count(*) as total from components where page_id = $1',
+    [pageId],
+    request,
+    ({ total: _total, ...row }) => fromComponentText(row),
+  )
+}
+
+async function findComponent(executor: Executor, pageId: string, componentId: string, lock = false) {
+  if (!isUuid(componentId)) throw notFound('No such component.')
+  const query = executor.select().from(components).where(and(eq(components.id, componentId), eq(components.pageId, pageId)))
+  const [row] = lock ? await query.for('update') : await query
+  if (!row) throw notFound('No such component.')
+  return row
+}
+
+export async function getComponent(db: Database, actor: Actor, pageId: string, componentId: string) {
+  await findPage(db, actor, pageId)
+  return findComponent(db, pageId, componentId)
+}
+
+/** Adds a component (its type is fixed for good); placed below the others unless `y` is given. */
+export async function createComponent(db: Database, actor: Actor, pageId: string, input: ComponentInput) {
+  return mutate(db, actor, async (tx, audit) => {
+    requireManage(await findPage(tx, actor, pageId, true))
+    const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(y + height), 0)::int as next from components where page_id = $1', [pageId])) as [{ next: number }]
+    const [row] = await tx
+      .insert(components)
+      .values({
+        organizationId: actor.organizationId,
+        pageId,
+        type: input.type,
+        title: input.title ?? null,
+        x: input.x ?? 0,
+        y: input.y ?? next,
+        width: input.width ?? 12,
+        height: input.height ?? 4,
+      })
+      .returning()
+    await audit({ action: 'component.created', resourceType: 'component', resourceId: row!.id, changes: { after: { pageId, type: row!.type, title: row!.title } } })
+    return row!
+  })
+}
+
+export async function updateComponentSettings(db: Database, actor: Actor, pageId: string, componentId: string, patch: ComponentPatch) {
+  return mutate(db, actor, async (tx, audit) => {
+    const found = await findPage(tx, actor, pageId)
+    const current = await findComponent(tx, pageId, componentId, true)
+    requireManage(found)
+    const changes = changedFields(current, patch)
+    if (!changes) return current
+    const [row] = await tx.update(components).set({ ...patch, updatedAt: new Date() }).where(eq(components.id, componentId)).returning()
+    await audit({ action: 'component.updated', resourceType: 'component', resourceId: componentId, changes })
+    return row!
+  })
+}
+
+export async function deleteComponent(db: Database, actor: Actor, pageId: string, componentId: string) {
+  return mutate(db, actor, async (tx, audit) => {
+    const found = await findPage(tx, actor, pageId)
+    const current = await findComponent(tx, pageId, componentId, true)
+    requireManage(found)
+    await tx.delete(components).where(eq(components.id, componentId))
+    await audit({ action: 'component.deleted', resourceType: 'component', resourceId: componentId, changes: { before: { pageId, type: current.type, title: current.title } } })
+    return { id: componentId }
+  })
+}

@@ -1,0 +1,200 @@
+/**
+ * `POST /api/component`, the hot path: the key is checked, the call counted against the daily
+ * limit and the content replaced in ONE statement (a valid call) — the counter row's update is
+ * the check, so concurrent calls on any number of instances never pass the limit, and each
+ * call's `limitRemaining` is exact. Every call with a valid key counts except one refused 429.
+ */
+import type { TSchema } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { queryText, type Database } from '../../src/db'
+import { pointerToField } from '../../src/http/validation-items'
+import { isUuid } from '../../src/ids'
+import { hashSecret, isWellFormedSecret } from '../../src/secrets'
+import { ComponentData, ComponentUpdate, DISPLAY_KEY_PREFIX } from './model'
+
+export const DISPLAY_CHANNEL = 'display_updates'
+
+/**
+ * Tells live viewers on every instance which components changed: collected for a few
+ * milliseconds and sent as one NOTIFY after the updates committed. (A NOTIFY inside each update
+ * cost 35–45 % of the update throughput: PostgreSQL serialises notifying commits.)
+ */
+export class ChangeNotifier {
+  private pending = new Map<string, { pageId: string; componentId: string }>()
+  private timer: ReturnType<typeof setTimeout> | undefined
+
+  constructor(
+    private readonly db: Database,
+    private readonly onError: (error: Error) => void,
+    private readonly delayMs = 25,
+  ) {}
+
+  changed(pageId: string, componentId: string): void {
+    this.pending.set(componentId, { pageId, componentId })
+    this.timer ??= setTimeout(() => void this.flush(), this.delayMs)
+  }
+
+  async flush(): Promise<void> {
+    this.timer = undefined
+    const changes = [...this.pending.values()]
+    this.pending = new Map()
+    // NOTIFY payloads stop at 8000 bytes: about 90 changes of 88 bytes each.
+    for (let i = 0; i < changes.length; i += 80)
+      await queryText(this.db, 'select pg_notify($1, $2)', [DISPLAY_CHANNEL, JSON.stringify(changes.slice(i, i + 80))]).catch(this.onError)
+  }
+
+  stop(): Promise<void> {
+    clearTimeout(this.timer)
+    return this.flush()
+  }
+}
+
+const checkUpdate = TypeCompiler.Compile(ComponentUpdate)
+const checkData = new Map<string, TypeCheck<TSchema>>(Object.entries(ComponentData).map(([type, schema]) => [type, TypeCompiler.Compile(schema as TSchema)]))
+
+export interface DisplayError {
+  message: string
+  detail: string
+  field?: string
+}
+
+/** The first problem of a body, or null. Numbers must be finite (JSON can spell 1e400). */
+export function checkComponentBody(body: unknown): DisplayError | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { message: 'invalidRequest', detail: 'The body must be a JSON object.' }
+  const problem = (path: string, detail: string): DisplayError => ({ message: 'invalidRequest', detail, field: pointerToField(path) || undefined })
+  // Check is the compiled fast path; Errors (slow) only runs to name what failed.
+  const first = checkUpdate.Check(body) ? undefined : checkUpdate.Errors(body).First()
+  if (first) return problem(first.path, first.message === 'Unexpected property' ? 'Unknown field.' : `${first.message}.`)
+  const { data, timestamp } = body as { data: { type: string }; timestamp: number }
+  if (!Number.isFinite(timestamp)) return problem('/timestamp', 'Expected a finite number.')
+  const check = checkData.get(data.type)
+  if (!check) return problem('/data/type', `Expected one of ${Object.keys(ComponentData).join(', ')}.`)
+  const error = check.Check(data) ? undefined : check.Errors(data).First()
+  if (error) return problem(`/data${error.path}`, error.message === 'Unexpected property' ? 'Unknown field.' : `${error.message}.`)
+  const infinite = (data as { points?: Array<{ y: number }> }).points?.findIndex((point) => !Number.isFinite(point.y)) ?? -1
+  if (infinite >= 0) return problem(`/data/points/${infinite}/y`, 'Expected a finite number.')
+  return null
+}
+
+/** Unix seconds; a value above 10^11 is milliseconds. */
+export const toSeconds = (timestamp: number) => (timestamp > 1e11 ? timestamp / 1000 : timestamp)
+
+const ACCOUNT = `account as (
+    select a.user_id, a.daily_limit, u.organization_id, u.role
+    from display_accounts a join users u on u.id = a.user_id
+    where a.key_hash = $1 and u.status = 'active'
+  ),
+  counted as (
+    insert into display_usage (user_id, day, calls)
+    select user_id, (now() at time zone 'utc')::date, 1 from account where daily_limit > 0
+    on conflict (user_id, day) do update set calls = display_usage.calls + 1
+      where display_usage.calls < (select daily_limit from account)
+    returning calls
+  )`
+
+const USAGE = `a.user_id as "userId", a.daily_limit as "dailyLimit", (select calls from counted) as calls,
+    (select calls from display_usage where user_id = a.user_id and day = (now() at time zone 'utc')::date) as "callsBefore"`
+
+/** Pages the account's user may use: creator, administrators, or the access list (user or team). Alias `p`, account `a`. */
+export const MAY_USE_PAGE = `p.organization_id = a.organization_id and (
+    a.role in ('administrator', 'superadministrator') or p.created_by = a.user_id
+    or exists (select 1 from page_access pa where pa.page_id = p.id
+      and (pa.principal_id = a.user_id or pa.principal_id in (select tm.team_id from team_members tm where tm.user_id = a.user_id))))`
+
+/** $1 key hash. Counts a call whose payload was refused. */
+const COUNT_ONLY = `with ${ACCOUNT} select ${USAGE} from account a`
+
+/** $1 key hash, $2 component id, $3 data (JSON text), $4 timestamp (seconds), $5 data type. Exported for the benchmarks. */
+export const COMPONENT_UPDATE_SQL = `with ${ACCOUNT},
+  target as (
+    select c.id, c.type from components c join pages p on p.id = c.page_id, account a
+    where c.id = $2 and ${MAY_USE_PAGE}
+  ),
+  updated as (
+    update components c set data = $3::jsonb, data_timestamp = $4, updated_at = now()
+    from target t, counted
+    where c.id = t.id and t.type = $5 and (c.data_timestamp is null or c.data_timestamp <= $4)
+    returning c.id, c.page_id
+  )
+  select ${USAGE}, (select type from target) as type, (select id from updated) as "updatedId", (select page_id from updated) as "pageId"
+  from account a`
+
+interface UsageRow {
+  userId: string
+  dailyLimit: number
+  calls: number | null
+  callsBefore: number | null
+  type?: string | null
+  updatedId?: string | null
+  pageId?: string | null
+}
+
+export interface Usage {
+  limit: number
+  used: number
+  /** Counted (not refused with 429). */
+  counted: boolean
+}
+
+export type Outcome = { usage?: Usage } & ({ ok: true; pageId: string; componentId: string } | { ok: false; status: number; error: DisplayError })
+
+const unknownKey = (): Outcome => ({ ok: false, status: 401, error: { message: 'invalidApiKey', detail: 'The apiKey is not a valid display key.' } })
+
+function usageOf(row: UsageRow): Usage {
+  if (row.calls === null) return { limit: row.dailyLimit, used: Math.max(row.dailyLimit, row.callsBefore ?? 0), counted: false }
+  return { limit: row.dailyLimit, used: row.calls, counted: true }
+}
+
+const limitExceeded = (usage: Usage): Outcome => ({
+  ok: false,
+  status: 429,
+  usage,
+  error: { message: 'limitExceeded', detail: `The daily limit of ${usage.limit} calls is used up; it resets at the next UTC midnight.` },
+})
+
+/** Runs one component update: one statement for a valid call, one for a refused payload. */
+export async function updateComponent(db: Database, body: unknown): Promise<Outcome> {
+  const apiKey = (body as { apiKey?: unknown } | null)?.apiKey
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, status: 400, error: { message: 'invalidRequest', detail: 'The body must be a JSON object.' } }
+  if (typeof apiKey !== 'string') return { ok: false, status: 400, error: { message: 'invalidRequest', detail: 'apiKey is required.', field: 'apiKey' } }
+  if (!isWellFormedSecret(DISPLAY_KEY_PREFIX, apiKey)) return unknownKey()
+  const keyHash = hashSecret(apiKey)
+  const problem = checkComponentBody(body)
+  if (problem) {
+    const [row] = await queryText<UsageRow>(db, COUNT_ONLY, [keyHash])
+    if (!row) return unknownKey()
+    const usage = usageOf(row)
+    return usage.counted ? { ok: false, status: 400, usage, error: problem } : limitExceeded(usage)
+  }
+  const { componentId, timestamp, data } = body as { componentId: string; timestamp: number; data: { type: string } }
+  const [row] = await queryText<UsageRow>(db, COMPONENT_UPDATE_SQL, [keyHash, isUuid(componentId) ? componentId : null, JSON.stringify(data), toSeconds(timestamp), data.type])
+  if (!row) return unknownKey()
+  const usage = usageOf(row)
+  if (!usage.counted) return limitExceeded(usage)
+  if (!row.type) return { ok: false, status: 404, usage, error: { message: 'componentNotFound', detail: 'No such component on a page you can use.', field: 'componentId' } }
+  if (row.type !== data.type)
+    return { ok: false, status: 400, usage, error: { message: 'componentTypeMismatch', detail: `The component is a ${row.type}; data.type is ${data.type}.`, field: 'data.type' } }
+  if (!row.updatedId)
+    return { ok: false, status: 409, usage, error: { message: 'staleUpdate', detail: 'The component holds newer data (a later timestamp); this update was not applied.', field: 'timestamp' } }
+  return { ok: true, usage, pageId: row.pageId!, componentId: row.updatedId }
+}
+
+/** Seconds since the epoch of the next UTC midnight. */
+export function nextUtcMidnight(now = Date.now()): number {
+  const date = new Date(now)
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1) / 1000
+}
+
+/** The X-RateLimit-* headers (and Retry-After on a 429) of an authenticated answer. */
+export function usageHeaders(usage: Usage | undefined, status: number): Record<string, string> {
+  if (!usage) return {}
+  const reset = nextUtcMidnight()
+  const headers: Record<string, string> = {
+    'x-ratelimit-limit': String(usage.limit),
+    'x-ratelimit-remaining': String(Math.max(0, usage.limit - usage.used)),
+    'x-ratelimit-used': String(usage.used),
+    'x-ratelimit-reset': String(reset),
+  }
+  if (status === 429) headers['retry-after'] = String(Math.max(1, Math.ceil(reset - Date.now() / 1000)))
+  return headers
+}

@@ -1,0 +1,130 @@
+/** API v1 management of pages, their access lists and components (`dashboards:read` / `:write`). */
+import { Elysia, t } from 'elysia'
+import type { Database } from '../../src/db'
+import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
+import { Deleted } from '../../src/http/models'
+import { pageQuery, pageRequest } from '../../src/http/pagination'
+import type { V1Kit } from '../../src/http/v1'
+import { Component, ComponentInput, ComponentPatch, Page, PageAccessEntry, PageAccessInput, PageInput, PagePatch } from './model'
+import * as Pages from './pages-service'
+
+const tags = ['Dashboards']
+const PageParams = t.Object({ pageId: t.String() })
+const ComponentParams = t.Object({ pageId: t.String(), componentId: t.String() })
+
+export function dashboardRoutes(db: Database, v1: V1Kit) {
+  return new Elysia({ name: 'dashboards', prefix: '/api/v1/pages' })
+    .use(v1)
+    .get('', ({ actor, query }) => Pages.listPages(db, actor, pageRequest(query)), {
+      scopes: ['dashboards:read'],
+      query: t.Object(pageQuery()),
+      response: responses(PageEnvelope(Page)),
+      detail: { tags, summary: 'Pages you can see (creator, access list, or administrator), oldest first.' },
+    })
+    .post(
+      '',
+      async ({ actor, body, set }) => {
+        const page = await Pages.createPage(db, actor, body)
+        set.status = 201
+        return Pages.serializePage(page)
+      },
+      {
+        scopes: ['dashboards:write'],
+        body: PageInput,
+        response: responses(Envelope(Page), { status: 201, extra: [409, 422] }),
+        detail: { tags, summary: 'Create a page; you are its creator. Names are unique in the organization (any case).' },
+      },
+    )
+    .get('/:pageId', async ({ actor, params }) => Pages.serializePage(await Pages.getPage(db, actor, params.pageId)), {
+      scopes: ['dashboards:read'],
+      params: PageParams,
+      response: responses(Envelope(Page)),
+      detail: { tags, summary: 'A page you can see.' },
+    })
+    .patch('/:pageId', async ({ actor, params, body }) => Pages.serializePage(await Pages.updatePage(db, actor, params.pageId, body)), {
+      scopes: ['dashboards:write'],
+      params: PageParams,
+      body: PagePatch,
+      response: responses(Envelope(Page), { extra: [409] }),
+      detail: { tags, summary: 'Rename or retitle a page (its creator or an administrator).' },
+    })
+    .delete('/:pageId', ({ actor, params }) => Pages.deletePage(db, actor, params.pageId), {
+      scopes: ['dashboards:write'],
+      params: PageParams,
+      response: responses(Envelope(Deleted)),
+      detail: { tags, summary: 'Delete a page and its components (its creator or an administrator).' },
+    })
+    .get('/:pageId/access', ({ actor, params, query }) => Pages.listPageAccess(db, actor, params.pageId, pageRequest(query)), {
+      scopes: ['dashboards:read'],
+      params: PageParams,
+      query: t.Object(pageQuery()),
+      response: responses(PageEnvelope(PageAccessEntry)),
+      detail: { tags, summary: "A page's access list: users and teams." },
+    })
+    .post(
+      '/:pageId/access',
+      async ({ actor, params, body, set }) => {
+        const entry = await Pages.grantPageAccess(db, actor, params.pageId, body)
+        set.status = 201
+        return entry
+      },
+      {
+        scopes: ['dashboards:write'],
+        params: PageParams,
+        body: PageAccessInput,
+        response: responses(Envelope(PageAccessEntry), { status: 201, extra: [409, 422] }),
+        detail: { tags, summary: 'Give a user `{userId}` or a team `{teamId}` of your organization access (creator or administrator).' },
+      },
+    )
+    .delete('/:pageId/access/:principalId', ({ actor, params }) => Pages.revokePageAccess(db, actor, params.pageId, params.principalId), {
+      scopes: ['dashboards:write'],
+      params: t.Object({ pageId: t.String(), principalId: t.String() }),
+      response: responses(Envelope(Deleted)),
+      detail: { tags, summary: 'Take a user or team off the access list.' },
+    })
+    .get('/:pageId/components', ({ actor, params, query }) => Pages.listComponents(db, actor, params.pageId, pageRequest(query)), {
+      scopes: ['dashboards:read'],
+      params: PageParams,
+      query: t.Object(pageQuery()),
+      response: responses(PageEnvelope(Component)),
+      detail: { tags, summary: 'Components of a page in grid order, with their current data and timestamp.' },
+    })
+    .post(
+      '/:pageId/components',
+      async ({ actor, params, body, set }) => {
+        const component = await Pages.createComponent(db, actor, params.pageId, body)
+        set.status = 201
+        return Pages.serializeComponent(component)
+      },
+      {
+        scopes: ['dashboards:write'],
+        params: PageParams,
+        body: ComponentInput,
+        response: responses(Envelope(Component), { status: 201, extra: [422] }),
+        detail: { tags, summary: 'Add a component; its `id` is the `componentId` of POST /api/component and its `type` is fixed.' },
+      },
+    )
+    .get('/:pageId/components/:componentId', async ({ actor, params }) => Pages.serializeComponent(await Pages.getComponent(db, actor, params.pageId, params.componentId)), {
+      scopes: ['dashboards:read'],
+      params: ComponentParams,
+      response: responses(Envelope(Component)),
+      detail: { tags, summary: 'A component with its current data and timestamp.' },
+    })
+    .patch(
+      '/:pageId/components/:componentId',
+      async ({ actor, params, body }) => Pages.serializeComponent(await Pages.updateComponentSettings(db, actor, params.pageId, params.componentId, body)),
+      {
+        scopes: ['dashboards:write'],
+        params: ComponentParams,
+        body: ComponentPatch,
+        response: responses(Envelope(Component)),
+        detail: { tags, summary: "Change a component's title or grid position (not its type or data)." },
+      },
+    )
+    .delete('/:pageId/components/:componentId', ({ actor, params }) => Pages.deleteComponent(db, actor, params.pageId, params.componentId), {
+      scopes: ['dashboards:write'],
+      params: ComponentParams,
+      response: responses(Envelope(Deleted)),
+      detail: { tags, summary: 'Delete a component.' },
+    })
+}

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { SessionsRef } from '../../src/services/auth'
+import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
+import { listen, type Listening } from '../helpers/http'
+import { startTestService, type TestService } from '../helpers/service'
+
+let a: TestService
+let b: TestService
+let bHttp: Listening
+let fx: DisplayFixture
+let cookie: string
+
+beforeAll(async () => {
+  a = await startTestService()
+  b = await startTestService({ database: a.database })
+  bHttp = listen(b)
+  fx = await createDisplayFixture(a)
+  const session = await a.service.core.services.get(SessionsRef).start(
+    { id: fx.reader.id, organizationId: fx.organizationId, email: fx.reader.email, username: fx.reader.username, displayName: 'Reader', avatarUrl: null, role: 'member' },
+    'web',
+    null,
+  )
+  cookie = `wt_session=${session.token}`
+})
+afterAll(async () => {
+  bHttp.stop()
+  await b.stop()
+  await a.stop()
+})
+
+/** Reads server-sent events from `response` until `predicate` matches one, or the time is up. */
+async function nextEvent(response: Response, predicate: (event: { event: string; data: any }) => boolean, timeoutMs = 3000) {
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  let buffer = ''
+  const deadline = Date.now() + timeoutMs
+  try {
+    while (Date.now() < deadline) {
+      const chunk = await Promise.race([reader.read(), Bun.sleep(deadline - Date.now()).then(() => null)])
+      if (!chunk || chunk.done) break
+      buffer += decoder.decode(chunk.value, { stream: true })
+      let end: number
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        const event = /^event: (.*)$/m.exec(block)?.[1]
+        const data = /^data: (.*)$/m.exec(block)?.[1]
+        if (event && data) {
+          const parsed = { event, data: JSON.parse(data) }
+          if (predicate(parsed)) return parsed
+        }
+      }
+    }
+    return null
+  } finally {
+    await reader.cancel().catch(() => {})
+  }
+}
+
+describe('live dashboard events', () => {
+  test('an update accepted by instance A reaches a viewer streaming from instance B within a second', async () => {
+    const stream = await fetch(`${bHttp.url}/pages/${fx.pageName}/events`, { headers: { cookie } })
+    expect(stream.status).toBe(200)
+    expect(stream.headers.get('content-type')).toStartWith('text/event-stream')
+    const started = Date.now()
+    const waiting = nextEvent(stream, (event) => event.event === 'component' && event.data.id === fx.components.barChart)
+    await Bun.sleep(100)
+    const posted = await a.request('POST', '/api/component', {
+      body: { componentId: fx.components.barChart, apiKey: fx.creator.displayApiKey, timestamp: 2_000_000_000, data: SAMPLE_DATA.barChart },
+    })
+    expect(posted.status).toBe(200)
+    const event = await waiting
+    expect(event).not.toBeNull()
+    expect(Date.now() - started).toBeLessThan(1500)
+    expect(event!.data.data).toEqual(SAMPLE_DATA.barChart)
+    expect(event!.data.html).toContain('fill="#7c3aed"')
+  })
+
+  test('the stream and the page need a session that may see the page', async () => {
+    expect((await fetch(`${bHttp.url}/pages/${fx.pageName}/events`)).status).toBe(401)
+    const page = await fetch(`${bHttp.url}/pages/${fx.pageName}`, { redirect: 'manual' })
+    expect(page.status).toBe(303)
+    expect(page.headers.get('location')).toBe('/account/sign-in')
+    const outsider = await a.service.core.services.get(SessionsRef).start(
+      { id: fx.outsider.id, organizationId: fx.organizationId, email: fx.outsider.email, username: fx.outsider.username, displayName: 'Outsider', avatarUrl: null, role: 'member' },
+      'web',
+      null,
+    )
+    expect((await fetch(`${bHttp.url}/pages/${fx.pageName}`, { headers: { cookie: `wt_session=${outsider.token}` } })).status).toBe(404)
+    expect((await fetch(`${bHttp.url}/pages/${fx.pageName}/events`, { headers: { cookie: `wt_session=${outsider.token}` } })).status).toBe(404)
+  })
+})
