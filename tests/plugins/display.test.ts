@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { setDailyLimit } from '../../plugins/display/accounts'
+import { queryRows } from '../../src/db'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture, type SampleType } from '../helpers/display-fixture'
 import { startTestService, type TestService } from '../helpers/service'
 
@@ -192,5 +194,28 @@ describe('pages and components through API v1', () => {
     await update('horizontalBox', SAMPLE_DATA.horizontalBox, { timestamp: ++clock })
     const read = await api.request('GET', `/api/v1/pages/${fx.pageId}/components/${fx.components.horizontalBox}`, { key: fx.creatorKey })
     expect(read.body.data).toMatchObject({ type: 'horizontalBox', data: SAMPLE_DATA.horizontalBox, timestamp: clock })
+  })
+})
+
+describe('the display account in the account area', () => {
+  test("shows the key's prefix and today's usage; rotation shows the new key once and the old one stops at once", async () => {
+    const session = await api.request('POST', '/account/api/sessions', { body: { email: fx.creator.email, password: 'creator password' } })
+    const auth = { authorization: `Bearer ${session.body.data.token}` }
+    await update('barChart', SAMPLE_DATA.barChart)
+    const summary = await api.request('GET', '/account/api/display', { headers: auth })
+    expect(summary.body.data).toMatchObject({ prefix: fx.creator.displayApiKey!.slice(0, 8), dailyLimit: 50_000 })
+    expect(summary.body.data.usedToday).toBeGreaterThan(0)
+    const rotated = await api.request('POST', '/account/api/display/rotate', { headers: auth })
+    expect(rotated.body.data.apiKey).toMatch(/^dpk_/)
+    expect(rotated.body.data.prefix).toBe(rotated.body.data.apiKey.slice(0, 8))
+    expect((await update('barChart', SAMPLE_DATA.barChart)).status).toBe(401)
+    expect((await update('barChart', SAMPLE_DATA.barChart, { key: rotated.body.data.apiKey })).status).toBe(200)
+    fx.creator.displayApiKey = rotated.body.data.apiKey
+    const [record] = await queryRows(
+      api.service.core.db,
+      sql`select action, via, changes from audit_logs where resource_type = 'display_account' and resource_id = ${fx.creator.id} order by occurred_at desc limit 1`,
+    )
+    expect(record).toMatchObject({ action: 'display_account.rotated', via: 'account' })
+    expect(JSON.stringify(record)).not.toContain(rotated.body.data.apiKey.slice(8))
   })
 })
