@@ -7,9 +7,8 @@ import { isUuid } from '../../src/ids'
 import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
 import type { DisplayAccounts } from '../../src/services/display'
 import { users } from '../auth/schema'
-import { DISPLAY_KEY_PREFIX } from './model'
+import { DISPLAY_KEY_PREFIX, nextUtcMidnight } from './model'
 import { displayAccounts, displayUsage } from './schema'
-import { nextUtcMidnight } from './update'
 
 /** Creates the display account of a new user, in the user's transaction; returns the key once. */
 export async function createDisplayAccount(tx: Executor, user: { id: string; organizationId: string }, dailyLimit: number): Promise<string> {

@@ -4,34 +4,13 @@
  */
 import { Elysia } from 'elysia'
 import type { Database } from '../../src/db'
-import { BodyProblem } from '../../src/http/body'
-import { mapError } from '../../src/http/error-mapper'
 import { ApiError } from '../../src/http/errors'
 import { htmlResponse, html } from '../../src/http/html'
 import type { Logger } from '../../src/log'
 import type { Sessions } from '../../src/services/auth'
 import { findVisiblePage, LIVE_CSS, LIVE_JS, livePage, pageComponents, type LiveStreams } from './live'
-import { updateComponent, usageHeaders, type ChangeNotifier, type DisplayError } from './update'
-
-export function displayJson(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers } })
-}
-
-/** An unexpected failure, in the display API's own shape (never with internal detail). */
-export function displayFailure(error: unknown, log: Logger): Response {
-  const mapped = mapError(error)
-  if (mapped.unexpected) log.error('display request failed', { error: error instanceof Error ? error.message : String(error) })
-  const message = mapped.status === 503 ? 'serviceUnavailable' : mapped.status >= 500 ? 'internalError' : 'invalidRequest'
-  return displayJson(mapped.status, { message, detail: mapped.items[0]!.message }, mapped.headers)
-}
-
-/** 400 unless the request says JSON and its body parsed; returns the error answer or null. */
-export function requireJson(request: Request, body: unknown): Response | null {
-  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
-  if (type !== 'application/json') return displayJson(400, { message: 'invalidRequest', detail: 'Content-Type must be application/json.' } satisfies DisplayError)
-  if (body instanceof BodyProblem) return displayJson(400, { message: 'invalidRequest', detail: body.error.message } satisfies DisplayError)
-  return null
-}
+import { displayFailure, displayJson, refusalResponse, requireJson, usageHeaders } from './model'
+import { updateComponent, type ChangeNotifier } from './update'
 
 const cookieToken = (request: Request) => /(?:^|;\s*)wt_session=([^;]+)/.exec(request.headers.get('cookie') ?? '')?.[1]
 const bearerToken = (request: Request) => /^Bearer[ ]+(\S+)[ ]*$/i.exec(request.headers.get('authorization') ?? '')?.[1]
@@ -49,14 +28,10 @@ export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStr
         if (refused) return refused
         try {
           const outcome = await updateComponent(db, body)
-          const status = outcome.ok ? 200 : outcome.status
-          const headers = usageHeaders(outcome.usage, status)
-          const remaining = outcome.usage ? Math.max(0, outcome.usage.limit - outcome.usage.used) : undefined
-          if (outcome.ok) {
-            notifier.changed(outcome.pageId, outcome.componentId)
-            return displayJson(200, { message: 'updateSuccess', limitRemaining: remaining }, headers)
-          }
-          return displayJson(status, status === 429 ? { ...outcome.error, limitRemaining: 0 } : outcome.error, headers)
+          if (!outcome.ok) return refusalResponse(outcome)
+          notifier.changed(outcome.pageId, outcome.componentId)
+          const remaining = Math.max(0, outcome.usage.limit - outcome.usage.used)
+          return displayJson(200, { message: 'updateSuccess', limitRemaining: remaining }, usageHeaders(outcome.usage, 200))
         } catch (error) {
           return displayFailure(error, log)
         }

@@ -9,7 +9,7 @@ import type { Logger } from '../../src/log'
 import type { Principal } from '../../src/services/auth'
 import { COMPONENT_COLUMNS, fromComponentText, type ComponentTextRow } from './pages-service'
 import { renderComponent } from './render'
-import { MAY_USE_PAGE } from './update'
+import { MAY_USE_PAGE } from './schema'
 
 const LIVE_HEADERS = { ...PAGE_HEADERS, 'content-security-policy': PAGE_HEADERS['content-security-policy']!.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'") }
 

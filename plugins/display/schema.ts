@@ -90,3 +90,33 @@ export const components = pgTable(
     check('components_type_check', sql`${table.type} in ('horizontalBox', 'verticalBox', 'barChart', 'lineChart', 'pieChart')`),
   ],
 )
+
+// ---- SQL shared by the display API's calls (component updates here, messages in `push`) ----
+
+/**
+ * The first CTEs of every display API call: `account` (a live key of an active user) and `counted`
+ * (this call counted, unless the day's limit is used up: the row update is the check). $1 key hash.
+ */
+export const DISPLAY_CALL = `account as (
+    select a.user_id, a.daily_limit, u.organization_id, u.role
+    from display_accounts a join users u on u.id = a.user_id
+    where a.key_hash = $1 and u.status = 'active'
+  ),
+  counted as (
+    insert into display_usage (user_id, day, calls)
+    select user_id, (now() at time zone 'utc')::date, 1 from account where daily_limit > 0
+    on conflict (user_id, day) do update set calls = display_usage.calls + 1
+      where display_usage.calls < (select daily_limit from account)
+    returning calls
+  )`
+
+/** The usage columns of a display call's answer (account alias `a`). */
+export const DISPLAY_USAGE = `a.user_id as "userId", a.daily_limit as "dailyLimit", (select calls from counted) as calls,
+    (select calls from display_usage where user_id = a.user_id and day = (now() at time zone 'utc')::date) as "callsBefore"`
+
+/** Pages the account's user may use: creator, administrators, or the access list (user or team). Alias `p`, account `a`. */
+export const MAY_USE_PAGE = `p.organization_id = a.organization_id and (
+    a.role in ('administrator', 'superadministrator') or p.created_by = a.user_id
+    or exists (select 1 from page_access pa where pa.page_id = p.id
+      and (pa.principal_id = a.user_id or pa.principal_id in (select tm.team_id from team_members tm where tm.user_id = a.user_id))))`
+

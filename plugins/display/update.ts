@@ -10,7 +10,8 @@ import { queryText, type Database } from '../../src/db'
 import { pointerToField } from '../../src/http/validation-items'
 import { isUuid } from '../../src/ids'
 import { hashSecret, isWellFormedSecret } from '../../src/secrets'
-import { ComponentData, ComponentUpdate, DISPLAY_KEY_PREFIX } from './model'
+import { ComponentData, ComponentUpdate, DISPLAY_KEY_PREFIX, limitExceeded, unknownKey, usageOf, type DisplayError, type Outcome, type UsageRow } from './model'
+import { DISPLAY_CALL, DISPLAY_USAGE, MAY_USE_PAGE } from './schema'
 
 export const DISPLAY_CHANNEL = 'display_updates'
 
@@ -52,12 +53,6 @@ export class ChangeNotifier {
 const checkUpdate = TypeCompiler.Compile(ComponentUpdate)
 const checkData = new Map<string, TypeCheck<TSchema>>(Object.entries(ComponentData).map(([type, schema]) => [type, TypeCompiler.Compile(schema as TSchema)]))
 
-export interface DisplayError {
-  message: string
-  detail: string
-  field?: string
-}
-
 /** The first problem of a body, or null. Numbers must be finite (JSON can spell 1e400). */
 export function checkComponentBody(body: unknown): DisplayError | null {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { message: 'invalidRequest', detail: 'The body must be a JSON object.' }
@@ -79,33 +74,11 @@ export function checkComponentBody(body: unknown): DisplayError | null {
 /** Unix seconds; a value above 10^11 is milliseconds. */
 export const toSeconds = (timestamp: number) => (timestamp > 1e11 ? timestamp / 1000 : timestamp)
 
-const ACCOUNT = `account as (
-    select a.user_id, a.daily_limit, u.organization_id, u.role
-    from display_accounts a join users u on u.id = a.user_id
-    where a.key_hash = $1 and u.status = 'active'
-  ),
-  counted as (
-    insert into display_usage (user_id, day, calls)
-    select user_id, (now() at time zone 'utc')::date, 1 from account where daily_limit > 0
-    on conflict (user_id, day) do update set calls = display_usage.calls + 1
-      where display_usage.calls < (select daily_limit from account)
-    returning calls
-  )`
-
-const USAGE = `a.user_id as "userId", a.daily_limit as "dailyLimit", (select calls from counted) as calls,
-    (select calls from display_usage where user_id = a.user_id and day = (now() at time zone 'utc')::date) as "callsBefore"`
-
-/** Pages the account's user may use: creator, administrators, or the access list (user or team). Alias `p`, account `a`. */
-export const MAY_USE_PAGE = `p.organization_id = a.organization_id and (
-    a.role in ('administrator', 'superadministrator') or p.created_by = a.user_id
-    or exists (select 1 from page_access pa where pa.page_id = p.id
-      and (pa.principal_id = a.user_id or pa.principal_id in (select tm.team_id from team_members tm where tm.user_id = a.user_id))))`
-
 /** $1 key hash. Counts a call whose payload was refused. */
-const COUNT_ONLY = `with ${ACCOUNT} select ${USAGE} from account a`
+const COUNT_ONLY = `with ${DISPLAY_CALL} select ${DISPLAY_USAGE} from account a`
 
 /** $1 key hash, $2 component id, $3 data (JSON text), $4 timestamp (seconds), $5 data type. Exported for the benchmarks. */
-export const COMPONENT_UPDATE_SQL = `with ${ACCOUNT},
+export const COMPONENT_UPDATE_SQL = `with ${DISPLAY_CALL},
   target as (
     select c.id, c.type from components c join pages p on p.id = c.page_id, account a
     where c.id = $2 and ${MAY_USE_PAGE}
@@ -116,44 +89,11 @@ export const COMPONENT_UPDATE_SQL = `with ${ACCOUNT},
     where c.id = t.id and t.type = $5 and (c.data_timestamp is null or c.data_timestamp <= $4)
     returning c.id, c.page_id
   )
-  select ${USAGE}, (select type from target) as type, (select id from updated) as "updatedId", (select page_id from updated) as "pageId"
+  select ${DISPLAY_USAGE}, (select type from target) as type, (select id from updated) as "updatedId", (select page_id from updated) as "pageId"
   from account a`
 
-interface UsageRow {
-  userId: string
-  dailyLimit: number
-  calls: number | null
-  callsBefore: number | null
-  type?: string | null
-  updatedId?: string | null
-  pageId?: string | null
-}
-
-export interface Usage {
-  limit: number
-  used: number
-  /** Counted (not refused with 429). */
-  counted: boolean
-}
-
-export type Outcome = { usage?: Usage } & ({ ok: true; pageId: string; componentId: string } | { ok: false; status: number; error: DisplayError })
-
-const unknownKey = (): Outcome => ({ ok: false, status: 401, error: { message: 'invalidApiKey', detail: 'The apiKey is not a valid display key.' } })
-
-function usageOf(row: UsageRow): Usage {
-  if (row.calls === null) return { limit: row.dailyLimit, used: Math.max(row.dailyLimit, row.callsBefore ?? 0), counted: false }
-  return { limit: row.dailyLimit, used: row.calls, counted: true }
-}
-
-const limitExceeded = (usage: Usage): Outcome => ({
-  ok: false,
-  status: 429,
-  usage,
-  error: { message: 'limitExceeded', detail: `The daily limit of ${usage.limit} calls is used up; it resets at the next UTC midnight.` },
-})
-
 /** Runs one component update: one statement for a valid call, one for a refused payload. */
-export async function updateComponent(db: Database, body: unknown): Promise<Outcome> {
+export async function updateComponent(db: Database, body: unknown): Promise<Outcome<{ pageId: string; componentId: string }>> {
   const apiKey = (body as { apiKey?: unknown } | null)?.apiKey
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, status: 400, error: { message: 'invalidRequest', detail: 'The body must be a JSON object.' } }
   if (typeof apiKey !== 'string') return { ok: false, status: 400, error: { message: 'invalidRequest', detail: 'apiKey is required.', field: 'apiKey' } }
@@ -179,22 +119,3 @@ export async function updateComponent(db: Database, body: unknown): Promise<Outc
   return { ok: true, usage, pageId: row.pageId!, componentId: row.updatedId }
 }
 
-/** Seconds since the epoch of the next UTC midnight. */
-export function nextUtcMidnight(now = Date.now()): number {
-  const date = new Date(now)
-  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1) / 1000
-}
-
-/** The X-RateLimit-* headers (and Retry-After on a 429) of an authenticated answer. */
-export function usageHeaders(usage: Usage | undefined, status: number): Record<string, string> {
-  if (!usage) return {}
-  const reset = nextUtcMidnight()
-  const headers: Record<string, string> = {
-    'x-ratelimit-limit': String(usage.limit),
-    'x-ratelimit-remaining': String(Math.max(0, usage.limit - usage.used)),
-    'x-ratelimit-used': String(usage.used),
-    'x-ratelimit-reset': String(reset),
-  }
-  if (status === 429) headers['retry-after'] = String(Math.max(1, Math.ceil(reset - Date.now() / 1000)))
-  return headers
-}
