@@ -8,6 +8,9 @@ import { BodyProblem } from '../../src/http/body'
 import { mapError } from '../../src/http/error-mapper'
 import { Timestamp, UuidString } from '../../src/http/models'
 import type { Logger } from '../../src/log'
+import { queryText, type Database } from '../../src/db'
+import { hashSecret, isWellFormedSecret } from '../../src/secrets'
+import { DISPLAY_CALL, DISPLAY_USAGE } from './schema'
 
 /** Display keys: `dpk_` + 36 base62 characters + a 6-character checksum. */
 export const DISPLAY_KEY_PREFIX = 'dpk'
@@ -189,6 +192,26 @@ export interface Refusal {
 
 /** The result of a display call: a refusal, or success with its usage and `S`. */
 export type Outcome<S extends object = {}> = Refusal | ({ ok: true; usage: Usage } & S)
+
+/** The first check of every display call: a JSON object with a well-formed `apiKey`; its hash, or the refusal. */
+export function displayKeyOf(body: unknown): { keyHash: string } | Refusal {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, status: 400, error: { message: 'invalidRequest', detail: 'The body must be a JSON object.' } }
+  const apiKey = (body as { apiKey?: unknown }).apiKey
+  if (typeof apiKey !== 'string') return { ok: false, status: 400, error: { message: 'invalidRequest', detail: 'apiKey is required.', field: 'apiKey' } }
+  if (!isWellFormedSecret(DISPLAY_KEY_PREFIX, apiKey)) return unknownKey()
+  return { keyHash: hashSecret(apiKey) }
+}
+
+/** $1 key hash: counts a call without doing anything else. */
+const COUNT_ONLY = `with ${DISPLAY_CALL} select ${DISPLAY_USAGE} from account a`
+
+/** A valid key's call whose body was refused: counted and 400 with `problem` (or 429 / 401), in one statement. */
+export async function refuseCounted(db: Database, keyHash: string, problem: DisplayError): Promise<Refusal> {
+  const [row] = await queryText<UsageRow>(db, COUNT_ONLY, [keyHash])
+  if (!row) return unknownKey()
+  const usage = usageOf(row)
+  return usage.counted ? { ok: false, status: 400, usage, error: problem } : limitExceeded(usage)
+}
 
 export const unknownKey = (): Refusal => ({ ok: false, status: 401, error: { message: 'invalidApiKey', detail: 'The apiKey is not a valid display key.' } })
 

@@ -9,8 +9,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { queryText, type Database } from '../../src/db'
 import { pointerToField } from '../../src/http/validation-items'
 import { isUuid } from '../../src/ids'
-import { hashSecret, isWellFormedSecret } from '../../src/secrets'
-import { ComponentData, ComponentUpdate, DISPLAY_KEY_PREFIX, limitExceeded, unknownKey, usageOf, type DisplayError, type Outcome, type UsageRow } from './model'
+import { ComponentData, ComponentUpdate, displayKeyOf, limitExceeded, refuseCounted, unknownKey, usageOf, type DisplayError, type Outcome, type UsageRow } from './model'
 import { DISPLAY_CALL, DISPLAY_USAGE, MAY_USE_PAGE } from './schema'
 
 export const DISPLAY_CHANNEL = 'display_updates'
@@ -74,9 +73,6 @@ export function checkComponentBody(body: unknown): DisplayError | null {
 /** Unix seconds; a value above 10^11 is milliseconds. */
 export const toSeconds = (timestamp: number) => (timestamp > 1e11 ? timestamp / 1000 : timestamp)
 
-/** $1 key hash. Counts a call whose payload was refused. */
-const COUNT_ONLY = `with ${DISPLAY_CALL} select ${DISPLAY_USAGE} from account a`
-
 /** $1 key hash, $2 component id, $3 data (JSON text), $4 timestamp (seconds), $5 data type. Exported for the benchmarks. */
 export const COMPONENT_UPDATE_SQL = `with ${DISPLAY_CALL},
   target as (
@@ -94,18 +90,11 @@ export const COMPONENT_UPDATE_SQL = `with ${DISPLAY_CALL},
 
 /** Runs one component update: one statement for a valid call, one for a refused payload. */
 export async function updateComponent(db: Database, body: unknown): Promise<Outcome<{ pageId: string; componentId: string }>> {
-  const apiKey = (body as { apiKey?: unknown } | null)?.apiKey
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, status: 400, error: { message: 'invalidRequest', detail: 'The body must be a JSON object.' } }
-  if (typeof apiKey !== 'string') return { ok: false, status: 400, error: { message: 'invalidRequest', detail: 'apiKey is required.', field: 'apiKey' } }
-  if (!isWellFormedSecret(DISPLAY_KEY_PREFIX, apiKey)) return unknownKey()
-  const keyHash = hashSecret(apiKey)
+  const key = displayKeyOf(body)
+  if ('ok' in key) return key
+  const { keyHash } = key
   const problem = checkComponentBody(body)
-  if (problem) {
-    const [row] = await queryText<UsageRow>(db, COUNT_ONLY, [keyHash])
-    if (!row) return unknownKey()
-    const usage = usageOf(row)
-    return usage.counted ? { ok: false, status: 400, usage, error: problem } : limitExceeded(usage)
-  }
+  if (problem) return refuseCounted(db, keyHash, problem)
   const { componentId, timestamp, data } = body as { componentId: string; timestamp: number; data: { type: string } }
   const [row] = await queryText<UsageRow>(db, COMPONENT_UPDATE_SQL, [keyHash, isUuid(componentId) ? componentId : null, JSON.stringify(data), toSeconds(timestamp), data.type])
   if (!row) return unknownKey()
