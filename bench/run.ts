@@ -6,6 +6,7 @@ import { benchAuthMe } from './auth-me'
 import { benchDisplay } from './display'
 import { benchMcp } from './mcp'
 import { benchMembers } from './members'
+import { benchPush } from './push'
 import { benchWorkItems } from './work-items'
 
 const benchmarks: Record<string, () => Promise<void>> = {
@@ -14,6 +15,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   'work-items': benchWorkItems,
   mcp: benchMcp,
   display: benchDisplay,
+  push: benchPush,
 }
 
 const wanted = process.argv.slice(2)

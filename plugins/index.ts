@@ -9,10 +9,11 @@ import docs from './docs'
 import entries from './entries'
 import mcp from './mcp'
 import projects from './projects'
+import push from './push'
 import relationships from './relationships'
 import search from './search'
 import teams from './teams'
 import users from './users'
 import workItems from './work-items'
 
-export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, entries, relationships, contentOrder, search, auditLog, mcp, account, display, docs]
+export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, entries, relationships, contentOrder, search, auditLog, mcp, account, display, push, docs]

@@ -27,6 +27,10 @@ export interface ServiceOptions {
   /** An already open database (tests); otherwise opened from `config.database`. */
   database?: DatabaseHandle
   log?: Logger
+  /** Provides services before any plugin is set up (embedders and tests: e.g. FCM options). */
+  provide?: (services: ServiceRegistry) => void
+  /** Background workers (e.g. the push outbox) run unless false (the operator CLI). */
+  background?: boolean
 }
 
 export interface Service {
@@ -113,6 +117,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   if (applied) log.info('migrations applied', { count: applied, database: database.location })
 
   const services = new ServiceRegistry()
+  options.provide?.(services)
   const events = createEventBus(database, (message) => log.warn(message))
   stops.push(() => events.close())
   const instanceId = randomUUID()
@@ -127,6 +132,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     http: { v1: createV1Kit(services, database.db, instanceId) },
     log,
     instanceId,
+    background: options.background ?? true,
     clientAddress: (request) => clientAddress(request, config.server.trustProxy),
     isSecureRequest: (request) => isSecureRequest(request, config.server.trustProxy),
     onStop: (stop) => stops.push(stop),

@@ -53,7 +53,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     checkFlags(command, definition, flags)
     const config = loadConfig(registry)
     if (!config.enabled.has(plugin.name)) throw new UsageError(`"${command}" needs the ${plugin.name} plugin, which is disabled`)
-    const service = await createService({ registry, config, log: createLogger(process.env.LOG_LEVEL ? undefined : 'warn') })
+    const service = await createService({ registry, config, log: createLogger(process.env.LOG_LEVEL ? undefined : 'warn'), background: false })
     stop = () => service.stop()
     const result = await definition.run(service.contextOf(plugin.name), flags)
     process.stdout.write(`${JSON.stringify(result)}\n`)

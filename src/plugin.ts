@@ -30,6 +30,8 @@ export interface CoreServices {
   log: Logger
   /** Unique per running process. */
   instanceId: string
+  /** False in a one-shot process (the operator CLI): plugins start no background workers there. */
+  background: boolean
   /** The client's address (see src/http/client.ts), honouring `server.trustProxy`. */
   clientAddress(request: Request): string
   /** Whether the browser reached us over HTTPS (for Secure cookies), honouring `server.trustProxy`. */

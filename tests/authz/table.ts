@@ -44,6 +44,7 @@ export interface World {
   /** A dashboard page created by the owner, the viewer on its access list, with one component. */
   pageId: string
   componentId: string
+  messageId: string
   viewerId: string
 }
 
@@ -126,6 +127,8 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'POST', route: '/api/v1/pages/{pageId}/components', path: (w) => `/api/v1/pages/${w.pageId}/components`, body: () => ({ type: 'barChart' }), scopes: ['dashboards:write'], rule: { kind: 'page', manage: true }, targeted: true, mutates: true },
   { method: 'GET', route: '/api/v1/pages/{pageId}/components/{componentId}', path: (w) => `/api/v1/pages/${w.pageId}/components/${w.componentId}`, scopes: ['dashboards:read'], rule: { kind: 'page', manage: false }, targeted: true, mutates: false },
   { method: 'PATCH', route: '/api/v1/pages/{pageId}/components/{componentId}', path: (w) => `/api/v1/pages/${w.pageId}/components/${w.componentId}`, body: () => ({ title: `Widget ${unique()}` }), scopes: ['dashboards:write'], rule: { kind: 'page', manage: true }, targeted: true, mutates: true },
+  { method: 'GET', route: '/api/v1/pages/{pageId}/messages', path: (w) => `/api/v1/pages/${w.pageId}/messages`, scopes: ['dashboards:read'], rule: { kind: 'page', manage: false }, targeted: true, mutates: false },
+  { method: 'GET', route: '/api/v1/pages/{pageId}/messages/{messageId}', path: (w) => `/api/v1/pages/${w.pageId}/messages/${w.messageId}`, scopes: ['dashboards:read'], rule: { kind: 'page', manage: false }, targeted: true, mutates: false },
   { method: 'DELETE', route: '/api/v1/pages/{pageId}/components/{componentId}', path: (w) => `/api/v1/pages/${w.pageId}/components/${w.componentId}`, scopes: ['dashboards:write'], rule: { kind: 'page', manage: true }, targeted: true, mutates: true },
 
   { method: 'GET', route: '/api/v1/audit-logs', path: () => '/api/v1/audit-logs', scopes: ['audit_logs:read'], rule: { kind: 'administrator' }, targeted: false, mutates: false, tool: 'list_audit_logs', args: () => ({}) },
@@ -214,8 +217,11 @@ export async function buildWorld(api: TestService, cast: Cast, keys: { owner: st
   const page = await post('/api/v1/pages', { name: `world-${unique()}` }, keys.owner)
   await post(`/api/v1/pages/${page.id}/access`, { userId: cast.viewer.id }, keys.owner)
   const component = await post(`/api/v1/pages/${page.id}/components`, { type: 'pieChart' }, keys.owner)
+  const message = await api.request('POST', '/api/message', { body: { apiKey: cast.owner.displayApiKey, pageName: page.name, message: 'world message' } })
+  if (message.status !== 200) throw new Error(`world: POST /api/message answered ${message.status} ${message.text}`)
   return {
     pageId: page.id,
+    messageId: message.headers.get('x-message-id')!,
     componentId: component.id,
     viewerId: cast.viewer.id,
     workItemId: workItem.id,

@@ -4,7 +4,7 @@
  */
 import { registry as defaultRegistry } from '../../plugins'
 import { createApiKey, createOrganization, createUser, deactivateUser, revokeApiKey } from '../../plugins/auth/service'
-import { createService, type Service } from '../../src/app'
+import { createService, type Service, type ServiceOptions } from '../../src/app'
 import { loadConfig } from '../../src/config'
 import type { AnyPlugin } from '../../src/plugin'
 import type { Role } from '../../src/services/auth'
@@ -49,6 +49,11 @@ export interface TestServiceOptions {
   registry?: readonly AnyPlugin[]
   /** Reuse a database (a second instance on the same database). */
   database?: TestDatabase
+  /** Services provided before plugins are set up (e.g. FCM options pointing at a fake). */
+  provide?: ServiceOptions['provide']
+  log?: ServiceOptions['log']
+  /** Environment seen by the config (default: none of the process's). */
+  env?: Record<string, string | undefined>
 }
 
 export interface TestService {
@@ -76,8 +81,11 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     auth: { passwordHashLogN: TEST_PASSWORD_LOG_N, ...options.config?.auth },
     ...(options.plugins ? { plugins: { enabled: options.plugins } } : {}),
   }
-  const config = loadConfig(registry, { raw, env: {} })
-  const service = await createService({ registry, config, database })
+  const config = loadConfig(registry, { raw, env: options.env ?? {} })
+  const service = await createService({ registry, config, database, provide: options.provide, log: options.log }).catch(async (error) => {
+    if (ownsDatabase) await database.close()
+    throw error
+  })
   const db = service.core.db
 
   const request = async (method: string, path: string, requestOptions: RequestOptions = {}) => {

@@ -1,0 +1,50 @@
+/** Devices: FCM registration tokens of signed-in mobile (or web) apps. */
+import { queryText, type Database } from '../../src/db'
+import { isoFromText } from '../../src/sql'
+import type { DisplayError } from '../display/model'
+
+export const PLATFORMS = ['android', 'ios', 'web'] as const
+/** FCM tokens are ~160 URL-safe characters; anything printable without spaces, up to 4 KiB, is kept. */
+const TOKEN = /^[\x21-\x7e]{1,4096}$/
+
+export interface Device {
+  token: string
+  platform: (typeof PLATFORMS)[number]
+  createdAt: string
+  lastSeenAt: string
+}
+
+/** The first problem of a registration body, or null. */
+export function checkDeviceBody(body: unknown): DisplayError | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { message: 'invalidRequest', detail: 'The body must be a JSON object.' }
+  const problem = (field: string, detail: string): DisplayError => ({ message: 'invalidRequest', detail, field })
+  for (const key of Object.keys(body)) if (key !== 'token' && key !== 'platform') return problem(key, 'Unknown field.')
+  const { token, platform } = body as Record<string, unknown>
+  if (typeof token !== 'string' || !TOKEN.test(token)) return problem('token', 'Expected the FCM registration token: 1..4096 printable characters, no spaces.')
+  if (typeof platform !== 'string' || !(PLATFORMS as readonly string[]).includes(platform)) return problem('platform', `Expected one of ${PLATFORMS.join(', ')}.`)
+  return null
+}
+
+/**
+ * Registers `token` for the user, or refreshes it: a token belongs to the user who registered it
+ * last (a phone changes hands, or another account signs in on it). `created` is false for the same user's refresh.
+ */
+export async function registerDevice(db: Database, user: { id: string; organizationId: string }, token: string, platform: string): Promise<Device & { created: boolean }> {
+  const [row] = await queryText<{ token: string; platform: Device['platform']; createdAt: string; lastSeenAt: string; created: boolean }>(
+    db,
+    `with previous as (select user_id from devices where token = $1)
+    insert into devices (token, user_id, organization_id, platform) values ($1, $2, $3, $4)
+      on conflict (token) do update set user_id = excluded.user_id, organization_id = excluded.organization_id, platform = excluded.platform,
+        created_at = case when devices.user_id = excluded.user_id then devices.created_at else now() end, last_seen_at = now()
+      returning token, platform, created_at::text as "createdAt", last_seen_at::text as "lastSeenAt",
+        (select user_id from previous) is distinct from $2::uuid as created`,
+    [token, user.id, user.organizationId, platform],
+  )
+  return { ...row!, createdAt: isoFromText(row!.createdAt), lastSeenAt: isoFromText(row!.lastSeenAt) }
+}
+
+/** Removes the user's own device; false when the token is not theirs (or not registered at all). */
+export async function removeDevice(db: Database, userId: string, token: string): Promise<boolean> {
+  const rows = await queryText(db, 'delete from devices where token = $1 and user_id = $2 returning 1', [token, userId])
+  return rows.length > 0
+}

@@ -1,0 +1,89 @@
+/**
+ * The `push` plugin: devices (FCM tokens of signed-in apps), `POST /api/message`, and delivery
+ * through firebase-admin from a durable outbox that workers in every instance drain.
+ */
+import { Type } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
+import { definePlugin } from '../../src/plugin'
+import { SessionsRef } from '../../src/services/auth'
+import { FcmOptionsRef } from '../../src/services/push'
+import { serviceRef } from '../../src/services/registry'
+import { FcmSender, fcmOptionsFromDisk } from './fcm'
+import { Outbox, pruneStaleDevices } from './outbox'
+import { messageReportRoutes, pushApiRoutes, type PushRouteOptions } from './routes'
+import { deliveries, devices, messages } from './schema'
+
+const PushConfig = Type.Object({
+  credentialsFile: Type.Optional(Type.String({ description: 'A Firebase service-account JSON file; default: GOOGLE_APPLICATION_CREDENTIALS. Without either the sender is off.' })),
+  workers: Type.Boolean({ default: true, description: 'Run outbox workers in this instance (messages are still accepted when false).' }),
+  concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: 'Outbox workers per instance.' }),
+  batchSize: Type.Integer({ minimum: 1, maximum: 500, default: 500, description: 'Deliveries per claim: one sendEach call.' }),
+  pollIntervalMs: Type.Integer({ minimum: 10, default: 1000, description: 'How often idle workers look for due deliveries (a message sent here wakes them at once).' }),
+  leaseSeconds: Type.Integer({ minimum: 1, default: 60, description: 'How long a claimed delivery is held before another worker may take it.' }),
+  maxAttempts: Type.Integer({ minimum: 1, default: 8, description: 'Attempts before a transient failure is final (failed).' }),
+  retryBaseMs: Type.Integer({ minimum: 1, default: 1000, description: 'First retry delay; doubles per attempt, with jitter.' }),
+  retryMaxMs: Type.Integer({ minimum: 1, default: 900_000, description: 'Longest retry delay.' }),
+  deviceRetentionDays: Type.Integer({ minimum: 1, default: 270, description: 'Devices not registered again for this long are removed.' }),
+  pruneIntervalMinutes: Type.Integer({ minimum: 1, default: 60, description: 'How often this instance removes stale devices.' }),
+})
+
+const OUTBOX_CHANNEL = 'push_outbox'
+
+/** This plugin's own slot: what the routes need from setup. */
+const RouteOptionsRef = serviceRef<PushRouteOptions>('push.route-options', 'push')
+
+export default definePlugin({
+  name: 'push',
+  description: 'Devices, POST /api/message, and FCM delivery from a durable outbox (firebase-admin).',
+  dependencies: ['auth', 'teams', 'display'],
+  config: PushConfig,
+  tables: { devices, messages, deliveries },
+
+  async setup({ db, services, config, events, log, onStop, background }) {
+    const fcm = services.find(FcmOptionsRef) ?? fcmOptionsFromDisk(config.credentialsFile)
+    if (!fcm) {
+      if (background)
+        log.warn('push: no FCM credentials (GOOGLE_APPLICATION_CREDENTIALS or push.credentialsFile); the sender is off and messages are recorded as undelivered')
+      services.provide(RouteOptionsRef, { senderOn: false, dispatched: () => {} })
+    } else {
+      const sender = new FcmSender(fcm)
+      const outbox = new Outbox(db, sender, config, log)
+      // A message wakes this instance's workers at once and, through NOTIFY, every other instance's.
+      const dispatched = () => {
+        outbox.wake()
+        events.publish(db, OUTBOX_CHANNEL, null).catch((error: Error) => log.warn('push: could not notify other instances', { error: error.message }))
+      }
+      services.provide(RouteOptionsRef, { senderOn: true, dispatched })
+      if (config.workers && background) {
+        await events.subscribe(OUTBOX_CHANNEL, () => outbox.wake(), () => outbox.wake())
+        outbox.start()
+      }
+      onStop(async () => {
+        await outbox.stop()
+        await sender.close()
+      })
+    }
+    const prune = async () => {
+      const removed = await pruneStaleDevices(db, config.deviceRetentionDays).catch((error: Error) => {
+        log.warn('push: could not remove stale devices', { error: error.message })
+        return 0
+      })
+      if (removed) log.info('push: removed stale devices', { count: removed, days: config.deviceRetentionDays })
+    }
+    if (!background) return
+    // Once soon after start (instances restart more often than the interval), then periodically.
+    const first = setTimeout(() => void prune(), 30_000)
+    const timer = setInterval(() => void prune(), config.pruneIntervalMinutes * 60_000)
+    first.unref?.()
+    timer.unref?.()
+    onStop(() => {
+      clearTimeout(first)
+      clearInterval(timer)
+    })
+  },
+
+  routes: ({ db, http, services, log }) =>
+    new Elysia({ name: 'push' })
+      .use(pushApiRoutes(db, services.get(SessionsRef), log, services.get(RouteOptionsRef)))
+      .use(messageReportRoutes(db, http.v1)),
+})
