@@ -11,6 +11,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import { sql, type ExtractTablesWithRelations, type SQL } from 'drizzle-orm'
 import postgres from 'postgres'
+import { guardedTransaction, ignoreTypeFetchFailures, reconnectDelaySeconds, retriedOnce, STARTUP_PADDING, type TransactionState } from './postgres-restarts'
 
 export type Database = PgDatabase<PgQueryResultHKT, Record<string, never>>
 export type Transaction = PgTransaction<PgQueryResultHKT, Record<string, never>, ExtractTablesWithRelations<Record<string, never>>>
@@ -119,16 +120,19 @@ function isAlive(pid: number): boolean {
 }
 
 async function openPostgres(url: string, options: DatabaseOptions): Promise<DatabaseHandle> {
+  ignoreTypeFetchFailures()
   const client = postgres(url, {
     max: options.maxConnections ?? 10,
     idle_timeout: 30,
     connect_timeout: 5,
+    backoff: reconnectDelaySeconds,
     onnotice: () => {},
     connection: {
       application_name: 'worktrack',
       // Timestamps selected as text are UTC (see isoFromText in sql.ts).
       TimeZone: 'UTC',
       ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+      'worktrack.startup_padding': STARTUP_PADDING,
     },
   })
   const db = drizzlePostgres({ client: preparing(client), casing: 'snake_case' }) as unknown as Database
@@ -155,20 +159,22 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
  * `prepare: false`, so the server parses and plans it again on every call (measured: 4.6k vs
  * 20k+ queries/s for the same select). Our SQL text depends only on the query's shape (values
  * are parameters), so letting postgres.js cache each statement per connection is safe and the
- * set of statements stays bounded. Transactions and savepoints get the same treatment.
+ * set of statements stays bounded. Transactions and savepoints get the same treatment, plus the
+ * restart guards below; `transaction` is the state of the transaction `client` belongs to.
  */
-function preparing<T extends object>(client: T): T {
+function preparing<T extends object>(client: T, transaction?: TransactionState): T {
   return new Proxy(client, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver)
       if (property === 'unsafe')
-        return (query: string, parameters?: unknown[], options?: Record<string, unknown>) =>
-          (value as Function).call(target, query, parameters, { ...options, prepare: true })
-      if (property === 'begin' || property === 'savepoint')
-        return (...args: unknown[]) => {
-          const callback = args.at(-1) as (scoped: object) => unknown
-          return (value as Function).call(target, ...args.slice(0, -1), (scoped: object) => callback(preparing(scoped)))
+        return (query: string, parameters?: unknown[], options?: Record<string, unknown>) => {
+          const run = () => (value as Function).call(target, query, parameters, { ...options, prepare: true })
+          if (!transaction) return retriedOnce(run)
+          if (transaction.lost) throw transaction.lost
+          return run()
         }
+      if (property === 'begin' || property === 'savepoint')
+        return (...args: unknown[]) => guardedTransaction(value as Function, target, args, preparing, property === 'savepoint' ? transaction : undefined)
       return value
     },
   })

@@ -1,0 +1,70 @@
+/**
+ * A statement that runs past `database.statementTimeoutMs` ends the request promptly with the
+ * 503 envelope (not a hung request, not a 500), and changes nothing; once the obstacle is gone
+ * the same request succeeds. The slow statement is made deterministic with a row lock held from
+ * another connection, which the PATCH's `select … for update` waits on.
+ */
+import { afterAll, expect, test } from 'bun:test'
+import { rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import postgres from 'postgres'
+import { createTestDatabase, type TestDatabase } from '../helpers/database'
+import { call, expectUnavailable, seedProject, serverSkipReason, skipNote, startServiceProcess, type ServiceProcess } from './service-process'
+
+const TIMEOUT_MS = 200
+const configFile = join(tmpdir(), `worktrack-fault-timeout-${process.pid}.json`)
+let database: TestDatabase | undefined
+let service: ServiceProcess | undefined
+let locker: postgres.Sql | undefined
+
+afterAll(async () => {
+  await service?.stop()
+  await locker?.end({ timeout: 1 })
+  await database?.close()
+  rmSync(configFile, { force: true })
+})
+
+test.skipIf(!!serverSkipReason)(
+  `a statement past database.statementTimeoutMs answers 503 promptly, changes nothing, and succeeds once unblocked${skipNote(serverSkipReason, 'statement timeout fault')}`,
+  async () => {
+    database = await createTestDatabase()
+    const seeded = await seedProject(database.url)
+    const path = `/api/v1/projects/${seeded.projectId}/work-items`
+    // The timeout comes from the config file, as an operator sets it (README, Configuration).
+    writeFileSync(configFile, JSON.stringify({ database: { statementTimeoutMs: TIMEOUT_MS } }))
+    service = await startServiceProcess(database.url, { SERVICE_CONFIG: configFile })
+    const created = await call(service.base, 'POST', path, seeded.key, { title: 'locked item' })
+    expect(created.status).toBe(201)
+    const itemId: string = created.body.data.id
+
+    locker = postgres(database.url, { max: 2, onnotice: () => {} })
+    const session = await locker.reserve()
+    await session`begin`
+    await session`select id from work_items where id = ${itemId} for update`
+
+    const blocked = await call(service.base, 'PATCH', `${path}/${itemId}`, seeded.key, { title: 'renamed' }, 5000)
+    const elapsed = blocked.endedAt - blocked.startedAt
+    expectUnavailable(blocked)
+    // It waited on the lock for about the timeout, then stopped: far from a hang.
+    expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS * 0.9)
+    expect(elapsed).toBeLessThan(2000)
+    console.info(`statement timeout: 503 after ${elapsed} ms (timeout ${TIMEOUT_MS} ms)`)
+
+    // The timed-out transaction was rolled back: no change, no audit record.
+    const [unchanged] = await locker`select title from work_items where id = ${itemId}`
+    expect(unchanged!.title).toBe('locked item')
+    expect((await locker`select 1 from audit_logs where action = 'work_item.updated' and resource_id = ${itemId}`).length).toBe(0)
+
+    await session`rollback`
+    session.release()
+
+    const retried = await call(service.base, 'PATCH', `${path}/${itemId}`, seeded.key, { title: 'renamed' })
+    expect(retried.status).toBe(200)
+    expect(retried.body.data.title).toBe('renamed')
+    expect((await locker`select title from work_items where id = ${itemId}`)[0]!.title).toBe('renamed')
+    expect((await locker`select 1 from audit_logs where action = 'work_item.updated' and resource_id = ${itemId}`).length).toBe(1)
+    expect(service.alive()).toBe(true)
+  },
+  30_000,
+)
