@@ -2,9 +2,10 @@
  * The account area as JSON under `/account/api/`, for mobile apps: a Bearer session token from
  * `POST /account/api/sessions`, answers in the API v1 envelope.
  */
-import { Elysia, t } from 'elysia'
+import { Elysia, t, type TSchema } from 'elysia'
 import type { Database } from '../../src/db'
-import { envelope } from '../../src/http/envelope'
+import { envelope, Envelope, ErrorEnvelope, PageEnvelope } from '../../src/http/envelope'
+import { Timestamp, UuidString } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import { requestIdOf } from '../../src/http/request-id'
 import type { PluginContext } from '../../src/plugin'
@@ -13,6 +14,48 @@ import { DisplayAccountsRef } from '../../src/services/display'
 import { notFound, unauthorized } from '../../src/http/errors'
 import { signIn } from './service'
 import type { ThrottlePolicy } from './throttle'
+
+const security = [{ sessionToken: [] }]
+
+const ApiKey = t.Object(
+  {
+    id: UuidString(),
+    name: t.String(),
+    prefix: t.String({ description: 'The first 8 characters of the secret.' }),
+    scopes: t.Array(t.String()),
+    ownerId: UuidString(),
+    createdAt: Timestamp(),
+    lastUsedAt: t.Union([Timestamp(), t.Null()]),
+    expiresAt: t.Union([Timestamp(), t.Null()]),
+    revokedAt: t.Union([Timestamp(), t.Null()]),
+  },
+  { title: 'ApiKey' },
+)
+
+const DisplayAccount = t.Object(
+  {
+    prefix: t.Union([t.String(), t.Null()], { description: 'The first 8 characters of the `dpk_…` key; null without a display account.' }),
+    dailyLimit: t.Integer({ minimum: 0 }),
+    usedToday: t.Integer({ minimum: 0 }),
+    resetsAt: Timestamp({ description: 'The next UTC midnight, when the count starts again.' }),
+  },
+  { title: 'DisplayAccount' },
+)
+
+const error = (description: string) => t.Object(ErrorEnvelope.properties, { description })
+/** Error answers of the account API (API v1 envelope), by status. */
+const ERRORS = {
+  400: error('BAD_REQUEST: invalid JSON, body field or query parameter (`field` names it).'),
+  401: error('UNAUTHORIZED: no live mobile session token (signing in: a wrong email or password, the same answer for both).'),
+  404: error('NOT_FOUND: no such key of yours, or no display account here.'),
+  429: error('RATE_LIMITED: too many failed sign-ins for the account or the address; see Retry-After.'),
+  500: error('INTERNAL: never carries internal detail.'),
+  503: error('UNAVAILABLE: the database cannot answer right now; retry.'),
+}
+type ErrorStatus = keyof typeof ERRORS
+/** The `response` map of an account API route: `success` under `status`, plus the listed errors and 500/503. */
+const answers = <S extends TSchema>(success: S, status: 200 | 201, errors: ErrorStatus[]) =>
+  Object.fromEntries([[status, success], ...[...errors, 500, 503].map((code) => [code, ERRORS[code as ErrorStatus]])]) as Record<number, TSchema>
 
 const bearer = (request: Request) => /^Bearer[ ]+(\S+)[ ]*$/i.exec(request.headers.get('authorization') ?? '')?.[1]
 const tags = ['Account']
@@ -34,6 +77,7 @@ export function accountApi(context: PluginContext, db: Database, policy: Throttl
           ctx.sessionToken = token
         },
         resolve: (ctx: any) => ({ principal: ctx.principal as Principal & { sessionId: string }, sessionToken: ctx.sessionToken as string }),
+        detail: { security },
       }),
     })
     .onAfterHandle({ as: 'local' }, ({ responseValue, set }) => {
@@ -56,7 +100,8 @@ export function accountApi(context: PluginContext, db: Database, policy: Throttl
       },
       {
         body: t.Object({ email: t.String({ maxLength: 254 }), password: t.String({ maxLength: 1024 }) }, { additionalProperties: false }),
-        detail: { tags, summary: 'Sign in for a mobile app: a Bearer session token (shown once). 401 alike for unknown email and wrong password; 429 when throttled.' },
+        response: answers(Envelope(t.Object({ token: t.String({ description: 'wts_…, shown once: send it as `Authorization: Bearer`.' }), expiresAt: Timestamp() })), 201, [400, 401, 429]),
+        detail: { tags, security: [], summary: 'Sign in for a mobile app: a Bearer session token (shown once). 401 alike for unknown email and wrong password; 429 when throttled.' },
       },
     )
     .delete(
@@ -65,11 +110,12 @@ export function accountApi(context: PluginContext, db: Database, policy: Throttl
         await sessions.end(sessionToken, requestIdOf(set))
         return { revoked: true }
       },
-      { session: true, detail: { tags, summary: 'Sign out: the session token stops working.' } },
+      { session: true, response: answers(Envelope(t.Object({ revoked: t.Literal(true) })), 200, [401]), detail: { tags, summary: 'Sign out: the session token stops working.' } },
     )
     .get('/keys', ({ principal, query }) => keys.list(principal.user.id, pageRequest(query)), {
       session: true,
       query: t.Object(pageQuery()),
+      response: answers(PageEnvelope(ApiKey), 200, [400, 401]),
       detail: { tags, summary: 'Your API keys, newest first.' },
     })
     .post(
@@ -84,7 +130,11 @@ export function accountApi(context: PluginContext, db: Database, policy: Throttl
         set.headers['cache-control'] = 'no-store'
         return created
       },
-      { session: true, detail: { tags, summary: 'Create an API key `{name, scopes, expiresAt?}`; the secret is returned this once.' } },
+      {
+        session: true,
+        response: answers(Envelope(t.Object({ key: ApiKey, secret: t.String({ description: 'wtk_…, shown this once.' }) })), 201, [400, 401]),
+        detail: { tags, summary: 'Create an API key `{name, scopes, expiresAt?}`; the secret is returned this once.' },
+      },
     )
     .delete(
       '/keys/:keyId',
@@ -94,7 +144,7 @@ export function accountApi(context: PluginContext, db: Database, policy: Throttl
           principal.user.id,
           params.keyId,
         ),
-      { session: true, detail: { tags, summary: 'Revoke one of your keys; it stops working on every instance at once.' } },
+      { session: true, response: answers(Envelope(ApiKey), 200, [401, 404]), detail: { tags, summary: 'Revoke one of your keys; it stops working on every instance at once.' } },
     )
     .get(
       '/display',
@@ -103,7 +153,7 @@ export function accountApi(context: PluginContext, db: Database, policy: Throttl
         if (!display) throw notFound('There is no display account here.')
         return display.summary(principal.user.id)
       },
-      { session: true, detail: { tags, summary: "Your display account: key prefix and today's usage." } },
+      { session: true, response: answers(Envelope(DisplayAccount), 200, [401, 404]), detail: { tags, summary: "Your display account: key prefix and today's usage." } },
     )
     .post(
       '/display/rotate',
@@ -116,6 +166,10 @@ export function accountApi(context: PluginContext, db: Database, policy: Throttl
           principal.user.id,
         )
       },
-      { session: true, detail: { tags, summary: 'Replace your display key: the new one is returned once, the old one stops at once.' } },
+      {
+        session: true,
+        response: answers(Envelope(t.Object({ apiKey: t.String({ description: 'dpk_…, shown this once.' }), prefix: t.String() })), 200, [401, 404]),
+        detail: { tags, summary: 'Replace your display key: the new one is returned once, the old one stops at once.' },
+      },
     )
 }

@@ -2,6 +2,7 @@
  * The display API (`POST /api/component`, `GET /api/pages/{pageName}`) and the live pages. Its
  * answers are JSON `{message, detail, field?}` as the seed and SPEC describe, not the v1 envelope.
  */
+import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import type { Database } from '../../src/db'
 import { ApiError } from '../../src/http/errors'
@@ -9,8 +10,78 @@ import { htmlResponse, html } from '../../src/http/html'
 import type { Logger } from '../../src/log'
 import type { Sessions } from '../../src/services/auth'
 import { findVisiblePage, LIVE_CSS, LIVE_JS, livePage, pageComponents, type LiveStreams } from './live'
-import { displayFailure, displayJson, refusalResponse, requireJson, usageHeaders } from './model'
+import { Component, ComponentData, ComponentUpdate, displayFailure, displayJson, refusalResponse, requireJson, usageHeaders } from './model'
+import { displayErrorDoc, DISPLAY_TAGS, failureDocs, header, json, NOT_ENVELOPE, usageHeaderDocs } from './openapi'
 import { updateComponent, type ChangeNotifier } from './update'
+
+// ---- OpenAPI: documentation only. The handlers check bodies with their own compiled schemas and
+// build every answer themselves, so none of this runs per request (no Elysia body/response schema).
+
+const tags = DISPLAY_TAGS
+
+const ComponentUpdateBody = Type.Object(
+  {
+    ...ComponentUpdate.properties,
+    componentId: Type.String({ description: 'The `id` of the component (API v1 `/pages/{pageId}/components`).' }),
+    apiKey: Type.String({ description: 'Your display key, `dpk_…` (account area: Display account).' }),
+    data: Type.Union(Object.values(ComponentData), { description: "The whole content; `type` must be the component's type." }),
+  },
+  { title: 'ComponentUpdate', additionalProperties: false },
+)
+
+const componentUpdateDetail = {
+  tags,
+  summary: "Replace a component's content (display key in the body); counts one call of the key's daily limit.",
+  description: `${NOT_ENVELOPE} Every call with a valid key counts, whatever its outcome, except one refused with 429; every answer to a valid key carries the X-RateLimit-* headers. An update older than the stored \`timestamp\` is not applied (409); an equal or newer one is.`,
+  security: [],
+  requestBody: { required: true, content: json(ComponentUpdateBody) },
+  responses: {
+    200: {
+      description: 'Applied; viewers of the live page see it at once.',
+      headers: usageHeaderDocs(true),
+      content: json(Type.Object({ message: Type.Literal('updateSuccess'), limitRemaining: Type.Integer({ minimum: 0, description: 'Calls left today, after this one.' }) }, { additionalProperties: false })),
+    },
+    400: displayErrorDoc(
+      "invalidRequest (not JSON, or a missing, unknown or invalid field: `field` names it) or componentTypeMismatch (`data.type` is not the component's type). Counted, with the X-RateLimit-* headers, when the key is valid.",
+      ['invalidRequest', 'componentTypeMismatch'],
+      usageHeaderDocs(false),
+    ),
+    401: displayErrorDoc('invalidApiKey: the apiKey is not a valid display key (not counted).', ['invalidApiKey']),
+    404: displayErrorDoc("componentNotFound: no such component on a page the key's user can use (counted).", ['componentNotFound'], usageHeaderDocs(true)),
+    409: displayErrorDoc('staleUpdate: the component holds data with a later timestamp; not applied (counted).', ['staleUpdate'], usageHeaderDocs(true)),
+    429: displayErrorDoc('limitExceeded: the daily limit is used up (not counted); `limitRemaining` is 0.', ['limitExceeded'], {
+      ...usageHeaderDocs(true),
+      'Retry-After': header('Seconds until the next UTC midnight.', true),
+    }),
+    ...failureDocs,
+  },
+}
+
+const pageComponentsDetail = {
+  tags,
+  summary: "A page's components as JSON, for mobile apps (what the live page /pages/{pageName} shows).",
+  description: `${NOT_ENVELOPE} Signed in with a mobile session token (\`Authorization: Bearer\`, from POST /account/api/sessions); the page name matches in any case.`,
+  security: [{ sessionToken: [] }],
+  responses: {
+    200: {
+      description: 'The page and its components in grid order.',
+      content: json(
+        Type.Object(
+          {
+            page: Type.Object({ id: Component.properties.id, name: Type.String(), title: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
+            components: Type.Array(Component),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    },
+    401: displayErrorDoc('invalidSession: no live mobile session token (POST /account/api/sessions).', ['invalidSession'], {
+      'WWW-Authenticate': header('Bearer, as RFC 6750.', true, { type: 'string' }),
+    }),
+    404: displayErrorDoc('pageNotFound: no such page, or not one you can see.', ['pageNotFound']),
+    ...failureDocs,
+  },
+}
 
 const cookieToken = (request: Request) => /(?:^|;\s*)wt_session=([^;]+)/.exec(request.headers.get('cookie') ?? '')?.[1]
 const bearerToken = (request: Request) => /^Bearer[ ]+(\S+)[ ]*$/i.exec(request.headers.get('authorization') ?? '')?.[1]
@@ -36,7 +107,7 @@ export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStr
           return displayFailure(error, log)
         }
       },
-      { detail: { hide: true } },
+      { detail: componentUpdateDetail },
     )
     .get(
       '/api/pages/:pageName',
@@ -51,7 +122,7 @@ export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStr
           return displayFailure(error, log)
         }
       },
-      { detail: { hide: true } },
+      { detail: pageComponentsDetail },
     )
     .get(
       '/pages/:pageName',

@@ -33,7 +33,14 @@ export default definePlugin({
     { name: 'dashboards:read', description: 'Read dashboard pages, their access lists and components.' },
     { name: 'dashboards:write', description: 'Create pages; manage the pages you created (administrators: all).' },
   ],
-  tags: [{ name: 'Dashboards', description: 'Pages, access lists and components. Their creator and administrators manage a page; its access list reads it.' }],
+  tags: [
+    { name: 'Dashboards', description: 'Pages, access lists and components. Their creator and administrators manage a page; its access list reads it.' },
+    {
+      name: 'Display API',
+      description:
+        'The dashboard clients\' API: POST /api/component and POST /api/message authenticate with the display key (`dpk_…`) in the body, the mobile routes with a session token from POST /account/api/sessions; never an API key. Not the API v1 envelope: success bodies as documented, errors `{"message", "detail", "field"?}`.',
+    },
+  ],
 
   async setup(context) {
     const { db, services, config, events, log } = context

@@ -69,6 +69,12 @@ export default definePlugin({
                   bearerFormat: 'wtk_ + 36 base62 characters + 6-character checksum',
                   description: 'An API key created in the account area or by the operator CLI.',
                 },
+                sessionToken: {
+                  type: 'http',
+                  scheme: 'bearer',
+                  bearerFormat: 'wts_ + random characters',
+                  description: 'A mobile session token from POST /account/api/sessions (email and password).',
+                },
               },
             },
           },

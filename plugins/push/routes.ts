@@ -2,6 +2,7 @@
  * The push plugin's routes: `POST /api/message` and `/api/devices` beside the display API (same
  * answers: JSON `{message, detail, field?}`), and the delivery reports in API v1.
  */
+import { Type } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
 import type { Database } from '../../src/db'
 import { ApiError } from '../../src/http/errors'
@@ -12,8 +13,103 @@ import type { V1Kit } from '../../src/http/v1'
 import type { Logger } from '../../src/log'
 import type { Sessions } from '../../src/services/auth'
 import { displayFailure, displayJson, refusalResponse, requireJson, usageHeaders } from '../display/model'
-import { checkDeviceBody, registerDevice, removeDevice } from './devices'
-import { getMessageReport, listMessageReports, sendMessage } from './messages'
+import { displayErrorDoc, DISPLAY_TAGS, failureDocs, header, json, NOT_ENVELOPE, usageHeaderDocs } from '../display/openapi'
+import { checkDeviceBody, PLATFORMS, registerDevice, removeDevice } from './devices'
+import { getMessageReport, listMessageReports, MAX_MESSAGE, sendMessage } from './messages'
+
+// ---- OpenAPI: documentation only. The handlers check bodies themselves and build every answer,
+// so none of this runs per request (no Elysia body/response schema). The error and header shapes
+// are the display API's (plugins/display/openapi.ts).
+
+const displayTags = DISPLAY_TAGS
+
+const messageDetail = {
+  tags: displayTags,
+  summary: "Send a push notification to a page's audience (display key in the body); counts on the same daily limit as POST /api/component.",
+  description: `${NOT_ENVELOPE} Answers once the message and one delivery per recipient device are committed; the outbox delivers afterwards (report: GET /api/v1/pages/{pageId}/messages/{messageId}). Recipients: every registered device of the page's creator and of the active users on its access list (directly or through a team), each device once. Every call with a valid key counts, except one refused with 429.`,
+  security: [],
+  requestBody: {
+    required: true,
+    content: json(
+      Type.Object(
+        {
+          apiKey: Type.String({ description: 'Your display key, `dpk_…`.' }),
+          pageName: Type.String({ minLength: 1, maxLength: 100, description: 'The page, in any case; its name is the notification title.' }),
+          message: Type.String({ minLength: 1, maxLength: MAX_MESSAGE, description: `The notification body: 1..${MAX_MESSAGE} characters (code points), not only whitespace.` }),
+        },
+        { title: 'MessageInput', additionalProperties: false },
+      ),
+    ),
+  },
+  responses: {
+    200: {
+      description: 'Recorded and dispatched.',
+      headers: { 'X-Message-Id': header('The message id: its delivery report.', true, { type: 'string', format: 'uuid' }), ...usageHeaderDocs(true) },
+      content: { 'text/plain': { schema: { type: 'string', const: 'Message sent successfully' } as object } },
+    },
+    400: displayErrorDoc('invalidRequest: not JSON, or a missing, unknown or invalid field (`field` names it). Counted, with the X-RateLimit-* headers, when the key is valid.', ['invalidRequest'], usageHeaderDocs(false)),
+    401: displayErrorDoc('invalidApiKey: the apiKey is not a valid display key (not counted).', ['invalidApiKey']),
+    404: displayErrorDoc("pageNotFound: no such page, or not one the key's user can use (counted).", ['pageNotFound'], usageHeaderDocs(true)),
+    429: displayErrorDoc('limitExceeded: the daily limit is used up (not counted); `limitRemaining` is 0.', ['limitExceeded'], {
+      ...usageHeaderDocs(true),
+      'Retry-After': header('Seconds until the next UTC midnight.', true),
+    }),
+    ...failureDocs,
+  },
+}
+
+const Platform = Type.Union(PLATFORMS.map((platform) => Type.Literal(platform)))
+const Device = Type.Object(
+  {
+    token: Type.String({ description: 'The FCM registration token.' }),
+    platform: Platform,
+    createdAt: Type.String({ format: 'date-time', description: 'When this user registered it.' }),
+    lastSeenAt: Type.String({ format: 'date-time', description: 'The last registration or refresh.' }),
+  },
+  { title: 'Device', additionalProperties: false },
+)
+const deviceAnswer = (description: string) => ({ description, content: json(Type.Object({ device: Device }, { additionalProperties: false })) })
+const sessionRoute = {
+  tags: displayTags,
+  description: `${NOT_ENVELOPE} Signed in with a mobile session token (\`Authorization: Bearer\`, from POST /account/api/sessions).`,
+  security: [{ sessionToken: [] }],
+}
+const invalidSession = displayErrorDoc('invalidSession: no live mobile session token (POST /account/api/sessions).', ['invalidSession'], {
+  'WWW-Authenticate': header('Bearer, as RFC 6750.', true, { type: 'string' }),
+})
+
+const registerDeviceDetail = {
+  ...sessionRoute,
+  summary: "Register (or refresh) this app's FCM token for push notifications; a token belongs to the user who registered it last.",
+  requestBody: {
+    required: true,
+    content: json(
+      Type.Object(
+        { token: Type.String({ pattern: '^[\\x21-\\x7e]{1,4096}$', description: 'The FCM registration token: 1..4096 printable characters, no spaces.' }), platform: Platform },
+        { title: 'DeviceInput', additionalProperties: false },
+      ),
+    ),
+  },
+  responses: {
+    200: deviceAnswer('Already yours: refreshed (`lastSeenAt`).'),
+    201: deviceAnswer('Registered for you (new, or moved from another user).'),
+    400: displayErrorDoc('invalidRequest: not JSON, or a missing, unknown or invalid field (`field` names it).', ['invalidRequest']),
+    401: invalidSession,
+    ...failureDocs,
+  },
+}
+
+const removeDeviceDetail = {
+  ...sessionRoute,
+  summary: 'Unregister one of your devices.',
+  parameters: [{ name: 'token', in: 'path', required: true, description: 'The FCM registration token, URL-encoded.', schema: { type: 'string' } as object }],
+  responses: {
+    204: { description: 'Removed.' },
+    401: invalidSession,
+    404: displayErrorDoc('deviceNotFound: no such device registered by you.', ['deviceNotFound']),
+    ...failureDocs,
+  },
+}
 
 const bearerToken = (request: Request) => /^Bearer[ ]+(\S+)[ ]*$/i.exec(request.headers.get('authorization') ?? '')?.[1]
 
@@ -53,7 +149,7 @@ export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, opt
           return displayFailure(error, log)
         }
       },
-      { detail: { hide: true } },
+      { detail: messageDetail },
     )
     .post(
       '/api/devices',
@@ -72,7 +168,7 @@ export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, opt
           return displayFailure(error, log)
         }
       },
-      { detail: { hide: true } },
+      { detail: registerDeviceDetail },
     )
     .delete(
       '/api/devices/:token',
@@ -87,7 +183,7 @@ export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, opt
           return displayFailure(error, log)
         }
       },
-      { detail: { hide: true } },
+      { detail: removeDeviceDetail },
     )
 }
 

@@ -6,9 +6,11 @@ import { registry as defaultRegistry } from '../../plugins'
 import { createApiKey, createOrganization, createUser, deactivateUser, revokeApiKey } from '../../plugins/auth/service'
 import { createService, type Service, type ServiceOptions } from '../../src/app'
 import { loadConfig } from '../../src/config'
+import { createLogger } from '../../src/log'
 import type { AnyPlugin } from '../../src/plugin'
 import type { Role } from '../../src/services/auth'
 import { UserLifecycleRef } from '../../src/services/auth'
+import { contractFor, fetchDocument, type Contract } from './contract'
 import { createTestDatabase, type TestDatabase } from './database'
 
 /** Cheap password hashing keeps fixtures fast; the hash format and verification are the real ones. */
@@ -87,6 +89,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     throw error
   })
   const db = service.core.db
+  const contract = loadContract(service, registry, raw, options, database)
 
   const request = async (method: string, path: string, requestOptions: RequestOptions = {}) => {
     const headers: Record<string, string> = { ...requestOptions.headers }
@@ -105,7 +108,10 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     } catch {
       // not JSON: keep the text
     }
-    return { status: response.status, headers: response.headers, body: parsed as any, text }
+    const answer = { status: response.status, headers: response.headers, body: parsed as any, text }
+    const checked = await contract.get()
+    checked?.check(method, path, answer)
+    return answer
   }
 
   return {
@@ -157,10 +163,46 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       await deactivateUser(db, service.core.events, cliActor, userId)
     },
     async stop() {
+      await contract.settled()
       await service.stop()
       if (ownsDatabase) await database.close()
     },
   }
+}
+
+interface ContractHandle {
+  /** The contract, or null when the registry has no docs plugin to describe the service. */
+  get(): Promise<Contract | null>
+  /** Resolves once any loading has finished (before the database goes away). */
+  settled(): Promise<void>
+}
+
+/**
+ * The response contract of a service: its own OpenAPI document, read at the first request; or,
+ * when it runs without the docs plugin, the document of a twin with the same plugins plus docs
+ * (same database, no background work, stopped at once), built now while the database is intact.
+ */
+function loadContract(service: Service, registry: readonly AnyPlugin[], raw: Record<string, any>, options: TestServiceOptions, database: TestDatabase): ContractHandle {
+  const plugins = service.plugins.map((plugin) => plugin.name)
+  let loading: Promise<Contract | null> | undefined
+  const handle = {
+    get: () => (loading ??= contractFor(registry, plugins, () => fetchDocument(service.fetch))),
+    settled: async () => void (await loading?.catch(() => null)),
+  }
+  if (plugins.includes('docs')) return handle
+  if (!registry.some((plugin) => plugin.name === 'docs')) loading = Promise.resolve(null)
+  else
+    loading = contractFor(registry, plugins, async () => {
+      const config = loadConfig(registry, { raw: { ...raw, plugins: { enabled: [...plugins, 'docs'] } }, env: options.env ?? {} })
+      const twin = await createService({ registry, config, database, provide: options.provide, log: createLogger('silent'), background: false })
+      try {
+        return await fetchDocument(twin.fetch)
+      } finally {
+        await twin.stop()
+      }
+    })
+  loading.catch(() => {}) // reported by the first request
+  return handle
 }
 
 /** Waits until `check` passes or `timeoutMs` elapses (for effects that cross a NOTIFY). */

@@ -1,0 +1,41 @@
+/**
+ * OpenAPI descriptions of the display API's answers, shared by every plugin serving a display API
+ * route (display, push): documentation only, nothing here runs per request.
+ */
+import { Type } from '@sinclair/typebox'
+
+export const DISPLAY_TAGS = ['Display API']
+export const NOT_ENVELOPE = 'Display API: answers are not the API v1 envelope; errors are `{"message", "detail", "field"?}`.'
+/** OpenAPI content of a TypeBox model (JSON Schema, which OpenAPI 3.1 uses; only the TS types differ). */
+export const json = (schema: object) => ({ 'application/json': { schema } })
+export const header = (description: string, required: boolean, schema: object = { type: 'integer' }) => ({ description, required, schema })
+/** X-RateLimit-* of an answer to a valid display key (`required` when the key is known to be valid). */
+export const usageHeaderDocs = (required: boolean) => ({
+  'X-RateLimit-Limit': header("The display account's calls per UTC day.", required),
+  'X-RateLimit-Remaining': header('Calls left today, after this one.', required),
+  'X-RateLimit-Used': header('Calls used today, this one included.', required),
+  'X-RateLimit-Reset': header('Unix seconds of the next UTC midnight, when the count starts again.', required),
+})
+
+/** A display API error answer: `{message, detail, field?}` with one of `codes` (429 adds `limitRemaining: 0`). */
+export const displayErrorDoc = (description: string, codes: readonly string[], headers: Record<string, ReturnType<typeof header>> = {}) => ({
+  description,
+  headers,
+  content: json(
+    Type.Object(
+      {
+        message: Type.Union(codes.map((code) => Type.Literal(code)), { description: 'The error code.' }),
+        detail: Type.String({ description: 'What was wrong, for people.' }),
+        field: Type.Optional(Type.String({ description: 'The offending body field as a dotted path, e.g. `data.points[3].y`.' })),
+        ...(codes.includes('limitExceeded') ? { limitRemaining: Type.Literal(0) } : {}),
+      },
+      { title: 'DisplayError', additionalProperties: false },
+    ),
+  ),
+})
+
+/** Answers of any display API route when the service itself fails. */
+export const failureDocs = {
+  500: displayErrorDoc('internalError: never with internal detail.', ['internalError']),
+  503: displayErrorDoc('serviceUnavailable: the database cannot answer right now; retry.', ['serviceUnavailable']),
+}
