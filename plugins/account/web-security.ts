@@ -1,17 +1,8 @@
 /** Cookies and CSRF tokens of the account pages. */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 
-export const SESSION_COOKIE = 'wt_session'
+export { readCookie, SESSION_COOKIE } from '../../src/http/cookies'
 export const SIGN_IN_COOKIE = 'wt_signin'
-
-/** The value of cookie `name` in `request`, if any. */
-export function readCookie(request: Request, name: string): string | undefined {
-  for (const part of (request.headers.get('cookie') ?? '').split(';')) {
-    const [key, ...rest] = part.trim().split('=')
-    if (key === name) return decodeURIComponent(rest.join('='))
-  }
-  return undefined
-}
 
 /** HttpOnly, SameSite=Strict, Secure over HTTPS; `maxAge` 0 deletes it. */
 export function cookie(name: string, value: string, options: { secure: boolean; maxAge: number }): string {

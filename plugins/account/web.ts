@@ -20,7 +20,9 @@ import { cookie, csrfFor, newFormToken, readCookie, SESSION_COOKIE, SIGN_IN_COOK
 const redirect = (location: string, headers: Record<string, string> = {}) => new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store', ...headers } })
 const field = (body: unknown, name: string): string | undefined => {
   const value = (body as Record<string, unknown> | undefined)?.[name]
-  return typeof value === 'string' ? value : Array.isArray(value) ? value[0] : undefined
+  // A form repeats a field as an array; a JSON body may hold anything there (`{"csrf": [1]}`).
+  const first = Array.isArray(value) ? value[0] : value
+  return typeof first === 'string' ? first : undefined
 }
 const fields = (body: unknown, name: string): string[] => {
   const value = (body as Record<string, unknown> | undefined)?.[name]
@@ -150,7 +152,13 @@ export function accountPages(context: PluginContext, db: Database, policy: Throt
     .post(
       '/account/keys/:keyId/revoke',
       signedIn(async (current, { request, params, set }) => {
-        await keys.revoke(actorOf(current, request, set), current.principal.user.id, params.keyId)
+        try {
+          await keys.revoke(actorOf(current, request, set), current.principal.user.id, params.keyId)
+        } catch (error) {
+          // A page answers a page: an unknown (or someone else's) key is the HTML 404, not the API's JSON.
+          if (error instanceof ApiError && error.status === 404) return htmlResponse(messagePage('Not found', error.message), 404)
+          throw error
+        }
         return redirect('/account/keys')
       }, true),
       { detail: { hide: true } },

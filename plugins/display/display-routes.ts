@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import type { Database } from '../../src/db'
 import { ApiError } from '../../src/http/errors'
+import { readCookie, SESSION_COOKIE } from '../../src/http/cookies'
 import { htmlResponse, html } from '../../src/http/html'
 import type { Logger } from '../../src/log'
 import type { Sessions } from '../../src/services/auth'
@@ -83,12 +84,11 @@ const pageComponentsDetail = {
   },
 }
 
-const cookieToken = (request: Request) => /(?:^|;\s*)wt_session=([^;]+)/.exec(request.headers.get('cookie') ?? '')?.[1]
 const bearerToken = (request: Request) => /^Bearer[ ]+(\S+)[ ]*$/i.exec(request.headers.get('authorization') ?? '')?.[1]
 
 export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStreams, notifier: ChangeNotifier, log: Logger) {
   /** The web session of a live page request, or null (the page then sends to sign-in). */
-  const viewer = async (request: Request) => sessions.authenticate(cookieToken(request) ? decodeURIComponent(cookieToken(request)!) : undefined, 'web').catch(() => null)
+  const viewer = async (request: Request) => sessions.authenticate(readCookie(request, SESSION_COOKIE), 'web').catch(() => null)
   const notFoundPage = () => htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Not found</title></head><body><p>No such page.</p></body></html>`, 404)
 
   return new Elysia({ name: 'display-api' })

@@ -7,6 +7,7 @@ import { queryText, type Database } from '../../src/db'
 import { html, htmlResponse, PAGE_HEADERS, type Html } from '../../src/http/html'
 import type { Logger } from '../../src/log'
 import type { Principal } from '../../src/services/auth'
+import { PAGE_NAME_PATTERN } from './model'
 import { COMPONENT_COLUMNS, fromComponentText, type ComponentTextRow } from './pages-service'
 import { renderComponent } from './render'
 import { MAY_USE_PAGE } from './schema'
@@ -19,8 +20,12 @@ export interface VisiblePage {
   title: string | null
 }
 
+const PAGE_NAME = new RegExp(PAGE_NAME_PATTERN)
+
 /** The page named `name` in the user's organization, if they may see it. */
 export async function findVisiblePage(db: Database, principal: Principal, name: string): Promise<VisiblePage | undefined> {
+  // No page has a name outside the pattern; such a name (`%00` is U+0000, which text cannot hold) is never sent to SQL.
+  if (!PAGE_NAME.test(name)) return undefined
   const [page] = await queryText<VisiblePage>(
     db,
     `with a as (select $2::uuid as user_id, $3::uuid as organization_id, $4::text as role)

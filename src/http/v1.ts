@@ -9,7 +9,7 @@ import { actorOf, AuthenticatorRef, type Actor } from '../services/auth'
 import type { ServiceRegistry } from '../services/registry'
 import { throwIfBodyProblem } from './body'
 import { envelope } from './envelope'
-import { insufficientScope } from './errors'
+import { badRequest, insufficientScope } from './errors'
 import { IDEMPOTENCY_HEADER, releaseIdempotencyKey, reserveIdempotencyKey, storeIdempotentResponse, type Reservation } from './idempotency'
 import { requestIdOf } from './request-id'
 
@@ -19,6 +19,16 @@ class Replay {
     readonly status: number,
     readonly data: unknown,
   ) {}
+}
+
+/**
+ * PostgreSQL text cannot hold U+0000 (`?q=a%00b`): refused as input before any statement, naming
+ * the parameter, as the body parser refuses it in JSON.
+ */
+function throwIfNulInQuery(query: Record<string, unknown> | undefined): void {
+  for (const [name, value] of Object.entries(query ?? {}))
+    if ((typeof value === 'string' && value.includes('\u0000')) || (Array.isArray(value) && value.some((item) => typeof item === 'string' && item.includes('\u0000'))))
+      throw badRequest(`The query parameter ${name} contains the character U+0000 (NUL), which text cannot hold.`, name)
 }
 
 /** Builds the kit for one app; `seed` keeps two apps in one process apart. */
@@ -35,6 +45,7 @@ export function createV1Kit(services: ServiceRegistry, db: Database, seed: strin
           const missing = required.filter((scope) => !principal.scopes.has(scope))
           if (missing.length) throw insufficientScope(missing)
           throwIfBodyProblem(context.body)
+          throwIfNulInQuery(context.query)
           context.actor = actorOf(principal, 'rest', requestIdOf(context.set))
         },
         resolve: (context: any) => ({ actor: context.actor as Actor }),

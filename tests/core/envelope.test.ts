@@ -82,6 +82,26 @@ describe('the error table', () => {
     expectError(await api.request('POST', '/api/v1/probe/items', { key, rawBody: 'name=a', headers: { 'content-type': 'text/csv' } }), 400, 'BAD_REQUEST')
   })
 
+  // Found by the fuzz suite: each reached PostgreSQL (or a recursive walk) and answered 500, or 400 through the mapper's fallback.
+  test('text PostgreSQL cannot store, and JSON nested past 256 levels, are 400 naming the problem, before any SQL', async () => {
+    const cases: Array<[string, string]> = [
+      ['{"name":"a\\u0000b"}', 'U+0000'],
+      ['{"name":"\\ud800"}', 'surrogate'],
+      ['{"name":"x\\uDFFFy"}', 'surrogate'],
+      ['{"name":"a", "points": [{"\\ud800": 1}]}', 'surrogate'],
+      [`{"name":${'['.repeat(300)}${']'.repeat(300)}}`, '256 levels'],
+    ]
+    for (const [rawBody, mention] of cases) {
+      const error = expectError(await api.request('POST', '/api/v1/probe/items', { key, rawBody, headers: { 'content-type': 'application/json' } }), 400, 'BAD_REQUEST')
+      expect(error.message).toContain(mention)
+    }
+    // An escaped backslash before `u0000`, and a well-formed pair, are ordinary text.
+    expect((await api.request('POST', '/api/v1/probe/items', { key, rawBody: '{"name":"\\\\u0000"}', headers: { 'content-type': 'application/json' } })).status).toBe(201)
+    const pair = await api.request('POST', '/api/v1/probe/items', { key, rawBody: '{"name":"\\ud83d\\ude00"}', headers: { 'content-type': 'application/json' } })
+    expect(pair.status).toBe(201)
+    expect(pair.body.data.name).toBe('😀')
+  })
+
   test('a validation failure names the field by its dotted JSON path', async () => {
     const tooLong = expectError(await api.request('POST', '/api/v1/probe/items', { key, body: { name: 'x'.repeat(11) } }), 400, 'BAD_REQUEST')
     expect(tooLong.field).toBe('name')

@@ -89,4 +89,15 @@ describe('live dashboard events', () => {
     expect((await fetch(`${bHttp.url}/pages/${fx.pageName}`, { headers: { cookie: `wt_session=${outsider.token}` } })).status).toBe(404)
     expect((await fetch(`${bHttp.url}/pages/${fx.pageName}/events`, { headers: { cookie: `wt_session=${outsider.token}` } })).status).toBe(404)
   })
+
+  // Found by the fuzz suite: both answered 500.
+  test('a session cookie that is not percent-encoding is no session, and a page name with U+0000 is no page', async () => {
+    const page = await fetch(`${bHttp.url}/pages/${fx.pageName}`, { redirect: 'manual', headers: { cookie: 'wt_session=%ZZ' } })
+    expect(page.status).toBe(303)
+    expect((await fetch(`${bHttp.url}/pages/${fx.pageName}/events`, { headers: { cookie: 'wt_session=%ZZ; wt_session=x' } })).status).toBe(401)
+    const nul = await fetch(`${bHttp.url}/api/pages/%00`, { headers: { authorization: `Bearer ${fx.readerSession}` } })
+    expect(nul.status).toBe(404)
+    expect((await nul.json()).message).toBe('pageNotFound')
+    expect((await fetch(`${bHttp.url}/pages/a%00b`, { headers: { cookie } })).status).toBe(404)
+  })
 })

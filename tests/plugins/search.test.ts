@@ -79,6 +79,8 @@ describe('project search', () => {
     ['q=', 'q'],
     [`q=${'x'.repeat(201)}`, 'q'],
     ['limit=5', 'q'],
+    // Found by the fuzz suite: a 500 on PostgreSQL (text cannot hold U+0000).
+    ['q=a%00b', 'q'],
   ])('%s is 400 naming %s', async (query, field) => {
     const response = await fx.call('viewer', 'GET', `/api/v1/projects/${fx.projectId}/search?${query}`)
     expect(response.status).toBe(400)

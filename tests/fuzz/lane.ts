@@ -1,0 +1,47 @@
+/**
+ * One fuzzing lane, run in a Worker: its own service, database, world and change log, so lanes
+ * share nothing and run on separate cores. Receives `{runs, seed, selfTest}`, answers
+ * `{report, selfTest}` or `{error}`.
+ */
+import { pgliteTemplate, usingServer } from '../helpers/database'
+import { startTestService } from '../helpers/service'
+import { Fuzzer, type FuzzReport } from './harness'
+
+export interface LaneTask {
+  runs: number
+  seed: number
+  /** Also check the change log against known writes first (one lane does). */
+  selfTest: boolean
+}
+
+export type LaneResult =
+  | { report: FuzzReport; selfTest: Awaited<ReturnType<Fuzzer['selfTest']>> | null; setupSeconds: number }
+  | { error: string }
+
+declare const self: Worker
+
+// What tests/setup.ts does for the main thread (a Worker does not run the preload).
+process.env.LOG_LEVEL ??= 'silent'
+delete process.env.GOOGLE_APPLICATION_CREDENTIALS
+
+self.onmessage = async (event: MessageEvent<LaneTask>) => {
+  const task = event.data
+  let result: LaneResult
+  try {
+    const started = Date.now()
+    if (!usingServer()) await pgliteTemplate()
+    const api = await startTestService()
+    try {
+      const fuzzer = new Fuzzer(api)
+      await fuzzer.setup()
+      const setupSeconds = (Date.now() - started) / 1000
+      const selfTest = task.selfTest ? await fuzzer.selfTest() : null
+      result = { report: await fuzzer.run(task.runs, task.seed), selfTest, setupSeconds }
+    } finally {
+      await api.stop()
+    }
+  } catch (error) {
+    result = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) }
+  }
+  postMessage(result)
+}
