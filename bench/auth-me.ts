@@ -5,7 +5,7 @@
 import { openDatabase } from '../src/db'
 import { migrate } from '../src/migrate'
 import { seedOrganization } from './seed'
-import { autocannon, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, round, startProcess, writeSection, type LoadResult } from './lib'
+import { autocannon, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, recordResult, round, startProcess, writeSection, type LoadResult } from './lib'
 
 export async function benchAuthMe(): Promise<void> {
   const databaseUrl = await freshDatabase('worktrack_bench_auth')
@@ -39,11 +39,12 @@ export async function benchAuthMe(): Promise<void> {
   const base = best(results.hello)
   const failed = results.me.reduce((sum, run) => sum + run.errors + run.non2xx, 0)
   const ratio = me.requestsPerSecond / base.requestsPerSecond
+  const date = new Date().toISOString()
   writeSection(
     'auth-me',
     `## Bearer check: authenticated \`GET /api/v1/users/me\` vs Elysia hello-world
 
-- Date: ${new Date().toISOString()} · Machine: ${machine()}
+- Date: ${date} · Machine: ${machine()}
 - Command: \`npm run bench -- auth-me\` (autocannon from Node, ${CONNECTIONS} connections, ${DURATION_SECONDS} s per run, 2 alternating runs each, best shown; service on the PostgreSQL server)
 
 | target | req/s | p50 ms | p99 ms | peak RSS MiB |
@@ -54,5 +55,11 @@ export async function benchAuthMe(): Promise<void> {
 **Ratio: ${round(ratio * 100, 1)}% of hello-world** (target ≥ 40%). Errors or non-2xx answers during the runs: ${failed}.
 Per-run req/s — users/me: ${results.me.map((run) => round(run.requestsPerSecond)).join(', ')}; hello: ${results.hello.map((run) => round(run.requestsPerSecond)).join(', ')}.`,
   )
+  recordResult('auth-me', {
+    date,
+    machine: machine(),
+    command: 'npm run bench -- auth-me',
+    figures: { endpoint: { requestsPerSecond: me.requestsPerSecond, p50: me.p50, p99: me.p99 }, hello: { requestsPerSecond: base.requestsPerSecond, p50: base.p50, p99: base.p99 }, peakRssMiB: serviceRss, helloPeakRssMiB: helloRss, errors: failed },
+  })
   console.log(`auth-me: ${round(me.requestsPerSecond)} req/s vs hello ${round(base.requestsPerSecond)} req/s = ${round(ratio * 100, 1)}%`)
 }

@@ -8,10 +8,10 @@ import { sql } from 'drizzle-orm'
 import { createDisplayAccount } from '../plugins/display/accounts'
 import { COMPONENT_UPDATE_SQL } from '../plugins/display/update'
 import { createOrganization, createUser } from '../plugins/auth/service'
-import { openDatabase, queryRows } from '../src/db'
+import { openDatabase, queryRows, type Database } from '../src/db'
 import { hashSecret } from '../src/secrets'
 import { migrate } from '../src/migrate'
-import { asPgbench, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, pgbench, round, startProcess, writeSection, type LoadResult } from './lib'
+import { asPgbench, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, pgbench, recordResult, round, startProcess, writeSection, type LoadResult } from './lib'
 
 const ACCOUNTS = 50
 const operator = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
@@ -27,28 +27,37 @@ const DATA = {
   ],
 }
 
-interface Account {
+export interface Account {
   apiKey: string
   componentId: string
 }
+
+/** `count` display accounts in the organization, each with a page holding one bar chart. */
+export async function seedDisplayAccounts(db: Database, organizationId: string, count: number): Promise<Account[]> {
+  const accounts: Account[] = []
+  for (let i = 0; i < count; i++) {
+    const { user } = await createUser(
+      db,
+      operator,
+      { organizationId, email: `display${i}@bench.example`, username: `display${i}`, displayName: `Display ${i}`, role: 'member', password: 'bench password' },
+      { passwordLogN: 10, hooks: [] },
+    )
+    const apiKey = await createDisplayAccount(db, { id: user.id, organizationId }, 1_000_000_000)
+    const [page] = await queryRows<{ id: string }>(db, sql`insert into pages (id, organization_id, name, created_by) values (gen_random_uuid(), ${organizationId}, ${`board-${i}`}, ${user.id}) returning id`)
+    const [component] = await queryRows<{ id: string }>(db, sql`insert into components (id, organization_id, page_id, type) values (gen_random_uuid(), ${organizationId}, ${page!.id}, 'barChart') returning id`)
+    accounts.push({ apiKey, componentId: component!.id })
+  }
+  return accounts
+}
+
+/** The body of one `POST /api/component` call updating the account's chart. */
+export const componentBody = (account: Account) => JSON.stringify({ componentId: account.componentId, apiKey: account.apiKey, timestamp: 1_800_000_000, data: DATA })
 
 async function seed(url: string): Promise<Account[]> {
   const database = await openDatabase(url)
   await migrate(database.db)
   const organization = await createOrganization(database.db, operator, { name: 'Bench' })
-  const accounts: Account[] = []
-  for (let i = 0; i < ACCOUNTS; i++) {
-    const { user } = await createUser(
-      database.db,
-      operator,
-      { organizationId: organization.id, email: `display${i}@bench.example`, username: `display${i}`, displayName: `Display ${i}`, role: 'member', password: 'bench password' },
-      { passwordLogN: 10, hooks: [] },
-    )
-    const apiKey = await createDisplayAccount(database.db, { id: user.id, organizationId: organization.id }, 1_000_000_000)
-    const [page] = await queryRows<{ id: string }>(database.db, sql`insert into pages (id, organization_id, name, created_by) values (gen_random_uuid(), ${organization.id}, ${`board-${i}`}, ${user.id}) returning id`)
-    const [component] = await queryRows<{ id: string }>(database.db, sql`insert into components (id, organization_id, page_id, type) values (gen_random_uuid(), ${organization.id}, ${page!.id}, 'barChart') returning id`)
-    accounts.push({ apiKey, componentId: component!.id })
-  }
+  const accounts = await seedDisplayAccounts(database.db, organization.id, ACCOUNTS)
   // pgbench picks an account by number: its key hash and component.
   await database.db.execute(sql`create table bench_display (n int primary key, key_hash text not null, component_id uuid not null)`)
   for (const [i, account] of accounts.entries())
@@ -70,7 +79,7 @@ async function load(url: string, bodies: string[]): Promise<LoadResult> {
 export async function benchDisplay(): Promise<void> {
   const url = await freshDatabase('worktrack_bench_display')
   const accounts = await seed(url)
-  const body = (account: Account) => JSON.stringify({ componentId: account.componentId, apiKey: account.apiKey, timestamp: 1_800_000_000, data: DATA })
+  const body = componentBody
   const statement = asPgbench(COMPONENT_UPDATE_SQL, ['key', 'component', 'data', 'ts', 'type'])
   const spreadScript = `\\set n random(1, ${ACCOUNTS})\nselect key_hash as key, component_id as component from bench_display where n = :n \\gset\n${statement}`
   const fixed = { data: JSON.stringify(DATA), ts: '1800000000', type: 'barChart' }
@@ -94,11 +103,12 @@ export async function benchDisplay(): Promise<void> {
   const singleCeiling = await ceiling(statement, { ...fixed, key: hashSecret(accounts[0]!.apiKey), component: accounts[0]!.componentId })
   const row = (label: string, result: LoadResult, ceiling: number) =>
     `| ${label} | ${round(result.requestsPerSecond)} | ${result.p50} / ${result.p99} | ${round(ceiling)} | **${round(result.requestsPerSecond / ceiling, 2)}** | ${result.errors + result.non2xx} |`
+  const date = new Date().toISOString()
   writeSection(
     'display',
     `## Display API: \`POST /api/component\` vs pgbench
 
-- Date: ${new Date().toISOString()} · Machine: ${machine()}
+- Date: ${date} · Machine: ${machine()}
 - Command: \`npm run bench -- display\` (autocannon from Node, ${CONNECTIONS} connections, ${DURATION_SECONDS} s; pgbench \`-M prepared\`, 64 clients, running the service's own statement — key check, counter upsert with the limit check, component update — one transaction per call; for the spread shape pgbench first looks the account up by number, one indexed select)
 - One statement per valid call: the key, the count and the update in a single round trip; live viewers are told by one NOTIFY per 25 ms batch after commit (not part of either side here).
 
@@ -109,5 +119,12 @@ ${row('one account', single, singleCeiling)}
 
 Peak RSS of the service: ${round(rss, 1)} MiB.`,
   )
+  const figures = (result: LoadResult, ceiling: number) => ({ requestsPerSecond: result.requestsPerSecond, p50: result.p50, p99: result.p99, pgbench: ceiling })
+  recordResult('display', {
+    date,
+    machine: machine(),
+    command: 'npm run bench -- display',
+    figures: { spread: figures(spread, spreadCeiling), single: figures(single, singleCeiling), peakRssMiB: rss, errors: spread.errors + spread.non2xx + single.errors + single.non2xx },
+  })
   console.log(`display: spread ${round(spread.requestsPerSecond)} vs ${round(spreadCeiling)}; single ${round(single.requestsPerSecond)} vs ${round(singleCeiling)}`)
 }

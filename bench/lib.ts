@@ -26,6 +26,8 @@ export interface RunningProcess {
   port: number
   /** Peak resident set size so far, in MiB (VmHWM). */
   peakRssMiB(): number
+  /** Resident set size now, in MiB (VmRSS). */
+  rssMiB(): number
   stop(): Promise<void>
 }
 
@@ -46,15 +48,19 @@ export async function startProcess(command: string[], env: Record<string, string
   return {
     pid: child.pid,
     port,
-    peakRssMiB: () => {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8')
-      return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024
-    },
+    peakRssMiB: () => statusMiB(child.pid, 'VmHWM'),
+    rssMiB: () => statusMiB(child.pid, 'VmRSS'),
     async stop() {
       child.kill('SIGTERM')
       await child.exited
     },
   }
+}
+
+/** A memory figure of /proc/<pid>/status (VmRSS, VmHWM…) in MiB. */
+export function statusMiB(pid: number, field: string): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024
 }
 
 export interface LoadResult {
@@ -130,13 +136,92 @@ and the exact command; figures inside one section come from one run, so their ra
 noisy machine. Benchmarks never run as timed tests in CI.
 `
 
-/** Replaces (or appends) the section `name` of bench/RESULTS.md. */
-export function writeSection(name: string, markdown: string): void {
+/**
+ * Replaces the section `name` of bench/RESULTS.md in place, or adds it: at the end, or with
+ * `first` right after the header (before every other section — the summary goes there).
+ */
+export function writeSection(name: string, markdown: string, options: { first?: boolean } = {}): void {
   let text = existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : HEADER
   const start = `<!-- bench:${name} -->`
   const end = `<!-- /bench:${name} -->`
   const block = `${start}\n${markdown.trim()}\n${end}`
   const pattern = new RegExp(`${start}[\\s\\S]*?${end}`)
-  text = pattern.test(text) ? text.replace(pattern, block) : `${text.trimEnd()}\n\n${block}\n`
+  const firstSection = text.indexOf('<!-- bench:')
+  if (pattern.test(text)) text = text.replace(pattern, () => block)
+  else if (options.first && firstSection >= 0) text = `${text.slice(0, firstSection)}${block}\n\n${text.slice(firstSection)}`
+  else text = `${text.trimEnd()}\n\n${block}\n`
   writeFileSync(RESULTS, text)
+}
+
+/**
+ * The headline figures of every benchmark, by name, as each one last recorded them: the summary
+ * at the top of RESULTS.md is generated from this file (bench/summary.ts), so re-running one
+ * benchmark updates its line and keeps the others' figures.
+ */
+export const RESULTS_JSON = 'bench/results.json'
+
+/** Throughput and latency of one target (latencies in ms). */
+export interface Throughput {
+  requestsPerSecond: number
+  p50: number
+  p99: number
+}
+
+/** What each benchmark records, in the units its section shows (req/s, TPS, ms, MiB, messages/s). */
+export interface Figures {
+  'auth-me': { endpoint: Throughput; hello: Throughput; peakRssMiB: number; helloPeakRssMiB: number; errors: number }
+  members: { endpoint: Throughput; peakRssMiB: number; pgbench64: number; pgbench10: number; errors: number }
+  'work-items': {
+    list: Throughput
+    peakRssMiB: number
+    pgbench10: number
+    pgbench64: number
+    /** Search at 1 client, the smaller size first. */
+    search: Array<{ label: string; rows: number; p50: number; p99: number }>
+  }
+  mcp: { rest: Throughput; mcp: Throughput; peakRssMiB: number; errors: number }
+  display: { spread: Throughput & { pgbench: number }; single: Throughput & { pgbench: number }; peakRssMiB: number; errors: number }
+  push: { devices: number; perRun: number[]; median: number; best: number; exactlyOnce: boolean; peakRssMiB: number | null }
+  mixed: {
+    minutes: number
+    samples: number
+    requestsPerSecond: number
+    worstP99: number
+    firstRssMiB: number
+    lastRssMiB: number
+    peakRssMiB: number
+    /** Least-squares slope of RSS over the second half of the samples, MiB per minute. */
+    slopeMiBPerMinute: number
+    /** Its standard error (null with fewer than 3 samples in the second half). */
+    slopeStandardError: number | null
+    /** Mean RSS of the last quarter of the samples over that of the first quarter. */
+    quarterRatio: number
+    /** null: the run was too short to judge. */
+    growthTrend: boolean | null
+    errors: number
+    serverErrors: number
+  }
+}
+
+export type BenchName = keyof Figures
+
+export interface RecordedResult<Name extends BenchName = BenchName> {
+  /** ISO date of the run. */
+  date: string
+  machine: string
+  command: string
+  figures: Figures[Name]
+}
+
+export type RecordedResults = { [Name in BenchName]?: RecordedResult<Name> }
+
+export function readResults(): RecordedResults {
+  return existsSync(RESULTS_JSON) ? (JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as RecordedResults) : {}
+}
+
+/** Stores (replaces) the figures of benchmark `name` in bench/results.json. */
+export function recordResult<Name extends BenchName>(name: Name, result: RecordedResult<Name>): void {
+  const all = readResults()
+  ;(all as Record<string, unknown>)[name] = result
+  writeFileSync(RESULTS_JSON, `${JSON.stringify(all, null, 2)}\n`)
 }

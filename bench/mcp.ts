@@ -4,7 +4,7 @@
  */
 import { openDatabase } from '../src/db'
 import { migrate } from '../src/migrate'
-import { autocannon, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, round, startProcess, writeSection } from './lib'
+import { autocannon, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, recordResult, round, startProcess, writeSection } from './lib'
 import { seedOrganization } from './seed'
 import { seedWork } from './seed-work'
 
@@ -35,11 +35,13 @@ export async function benchMcp(): Promise<void> {
     await service.stop()
   }
   const ratio = mcp.requestsPerSecond / rest.requestsPerSecond
+  const errors = rest.errors + rest.non2xx + mcp.errors + mcp.non2xx
+  const date = new Date().toISOString()
   writeSection(
     'mcp',
     `## MCP: \`tools/call list_work_items\` vs REST \`GET …/work-items\`
 
-- Date: ${new Date().toISOString()} · Machine: ${machine()}
+- Date: ${date} · Machine: ${machine()}
 - Command: \`npm run bench -- mcp\` (autocannon ${CONNECTIONS} connections, ${DURATION_SECONDS} s each, one after the other; 20 work items per answer; stateless MCP: one JSON-RPC POST per call)
 
 | target | req/s | p50 ms | p99 ms |
@@ -47,7 +49,13 @@ export async function benchMcp(): Promise<void> {
 | REST \`GET /api/v1/projects/{id}/work-items?size=20\` | ${round(rest.requestsPerSecond)} | ${rest.p50} | ${rest.p99} |
 | MCP \`tools/call list_work_items\` | ${round(mcp.requestsPerSecond)} | ${mcp.p50} | ${mcp.p99} |
 
-**Ratio: ${round(ratio, 2)} of REST** (target ≥ 0.5). Peak RSS ${round(rss, 1)} MiB. Errors or non-2xx: ${rest.errors + rest.non2xx + mcp.errors + mcp.non2xx}.`,
+**Ratio: ${round(ratio, 2)} of REST** (target ≥ 0.5). Peak RSS ${round(rss, 1)} MiB. Errors or non-2xx: ${errors}.`,
   )
+  recordResult('mcp', {
+    date,
+    machine: machine(),
+    command: 'npm run bench -- mcp',
+    figures: { rest: { requestsPerSecond: rest.requestsPerSecond, p50: rest.p50, p99: rest.p99 }, mcp: { requestsPerSecond: mcp.requestsPerSecond, p50: mcp.p50, p99: mcp.p99 }, peakRssMiB: rss, errors },
+  })
   console.log(`mcp: ${round(mcp.requestsPerSecond)} calls/s vs REST ${round(rest.requestsPerSecond)} req/s = ${round(ratio, 2)}`)
 }

@@ -8,7 +8,7 @@ import { openDatabase } from '../src/db'
 import { migrate } from '../src/migrate'
 import { MEMBER_ACCESS } from '../plugins/projects/access'
 import { MEMBERS_PAGE } from '../plugins/projects/grants'
-import { asPgbench, autocannon, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, pgbench, round, startProcess, writeSection } from './lib'
+import { asPgbench, autocannon, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, pgbench, recordResult, round, startProcess, writeSection } from './lib'
 import { seedOrganization } from './seed'
 
 /** The two statements the service runs for one request, taken from the service itself. */
@@ -43,11 +43,12 @@ export async function benchMembers(): Promise<void> {
     const ceiling10 = await pgbench(databaseUrl, SCRIPT, { variables, clients: 10 })
     const ceiling = Math.max(ceiling64, ceiling10)
     const ratio = endpoint.requestsPerSecond / ceiling
+    const date = new Date().toISOString()
     writeSection(
       'members',
       `## Project members list: \`GET /api/v1/projects/{id}/members?size=100\` vs pgbench
 
-- Date: ${new Date().toISOString()} · Machine: ${machine()}
+- Date: ${date} · Machine: ${machine()}
 - Command: \`npm run bench -- members\` (autocannon from Node, ${CONNECTIONS} connections, ${DURATION_SECONDS} s; pgbench \`-M prepared -c 64 -j 2\` and \`-c 10\` with the service's two statements per transaction, same database, same run)
 - Per request: key check from the cache (0 round trips), access check (1), the page of 100 members with its total (1).
 
@@ -70,6 +71,12 @@ every query unprepared: 4.6k → 20k+ simple queries/s), timestamps formatted by
 cost PostgreSQL 40 % of its throughput). Tried and rejected: building the JSON in PostgreSQL (json_agg) — the
 same SQL then runs at only ~1.6k TPS under pgbench, slower in absolute terms than this endpoint.`,
     )
+    recordResult('members', {
+      date,
+      machine: machine(),
+      command: 'npm run bench -- members',
+      figures: { endpoint: { requestsPerSecond: endpoint.requestsPerSecond, p50: endpoint.p50, p99: endpoint.p99 }, peakRssMiB: rss, pgbench64: ceiling64, pgbench10: ceiling10, errors: endpoint.errors + endpoint.non2xx },
+    })
     console.log(`members: ${round(endpoint.requestsPerSecond)} req/s vs pgbench ${round(ceiling)} TPS = ${round(ratio, 2)}`)
   } finally {
     await service.stop()

@@ -10,7 +10,7 @@ import { createOrganization, createUser } from '../plugins/auth/service'
 import { openDatabase, queryRows, queryText } from '../src/db'
 import { migrate } from '../src/migrate'
 import { startFakeFcm } from '../tests/helpers/fake-fcm'
-import { freshDatabase, machine, round, startProcess, writeSection } from './lib'
+import { freshDatabase, machine, recordResult, round, startProcess, writeSection } from './lib'
 
 const DEVICES = Number(process.env.BENCH_PUSH_DEVICES ?? 10_000)
 const USERS = 2_000
@@ -68,6 +68,7 @@ export async function benchPush(): Promise<void> {
   )
   const runs: Array<{ messageId: string; seconds: number; perSecond: number; postMs: number; firstMs: number }> = []
   let exactlyOnce = true
+  let rss = 0
   try {
     for (let run = 0; run < RUNS; run++) {
       const before = fcm.delivered().length
@@ -97,6 +98,7 @@ export async function benchPush(): Promise<void> {
       const accepted = fcm.delivered().filter((send) => send.message.data?.messageId === run.messageId)
       exactlyOnce &&= accepted.length === DEVICES && new Set(accepted.map((send) => send.token)).size === DEVICES
     }
+    rss = service.peakRssMiB()
   } finally {
     await service.stop()
     await fcm.close()
@@ -104,11 +106,12 @@ export async function benchPush(): Promise<void> {
   const best = runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a))
   const sorted = [...runs].sort((a, b) => a.perSecond - b.perSecond)
   const median = sorted[Math.floor(sorted.length / 2)]!
+  const date = new Date().toISOString()
   writeSection(
     'push',
     `## Push fan-out: one \`POST /api/message\` to ${round(DEVICES)} devices through firebase-admin to a local fake FCM
 
-- Date: ${new Date().toISOString()} · Machine: ${machine()}
+- Date: ${date} · Machine: ${machine()}
 - Command: \`npm run bench -- push\` (${RUNS} messages, one after another; service process on the PostgreSQL server with
   the default push config: 4 workers × batches of 500, one \`sendEach\` each over HTTP/2; the fake FCM — HTTP/2 + TLS on
   loopback — in the benchmark process; ${round(USERS)} users on the page's access list, ${round(DEVICES / USERS)} devices each)
@@ -119,7 +122,14 @@ export async function benchPush(): Promise<void> {
 ${runs.map((r, i) => `| ${i + 1} | ${round(r.postMs)} | ${round(r.firstMs)} | ${round(r.seconds, 2)} | ${round(r.perSecond)} |`).join('\n')}
 
 **Median ${round(median.perSecond)} messages/s, best ${round(best.perSecond)}** (target ≥ 2,000). Each message accepted by FCM exactly once per device: ${exactlyOnce ? 'yes' : 'NO'}.
+Peak RSS of the service: ${round(rss, 1)} MiB.
 `,
   )
+  recordResult('push', {
+    date,
+    machine: machine(),
+    command: 'npm run bench -- push',
+    figures: { devices: DEVICES, perRun: runs.map((r) => r.perSecond), median: median.perSecond, best: best.perSecond, exactlyOnce, peakRssMiB: rss },
+  })
   console.log(runs)
 }

@@ -1,27 +1,44 @@
 /**
- * `npm run bench [-- name …]`: runs the named benchmarks (all by default) against the
- * PostgreSQL server and updates bench/RESULTS.md.
+ * `npm run bench [-- name …]`: runs the named benchmarks (all by default, in the summary's
+ * order) against the PostgreSQL server, updates their sections of bench/RESULTS.md and their
+ * figures in bench/results.json, then regenerates the summary at the top of RESULTS.md from
+ * results.json. A failing benchmark does not stop the others; the exit code is 1 if any failed.
  */
 import { benchAuthMe } from './auth-me'
 import { benchDisplay } from './display'
 import { benchMcp } from './mcp'
 import { benchMembers } from './members'
+import { benchMixed } from './mixed'
 import { benchPush } from './push'
+import { BENCHMARKS, writeSummary } from './summary'
 import { benchWorkItems } from './work-items'
+import type { BenchName } from './lib'
 
-const benchmarks: Record<string, () => Promise<void>> = {
+const benchmarks: Record<BenchName, () => Promise<void>> = {
   'auth-me': benchAuthMe,
   members: benchMembers,
   'work-items': benchWorkItems,
   mcp: benchMcp,
   display: benchDisplay,
   push: benchPush,
+  mixed: benchMixed,
 }
 
 const wanted = process.argv.slice(2)
-for (const name of wanted) if (!(name in benchmarks)) throw new Error(`unknown benchmark "${name}" (known: ${Object.keys(benchmarks).join(', ')})`)
-for (const [name, run] of Object.entries(benchmarks)) {
+for (const name of wanted) if (!(name in benchmarks)) throw new Error(`unknown benchmark "${name}" (known: ${BENCHMARKS.join(', ')})`)
+const failed: string[] = []
+for (const name of BENCHMARKS) {
   if (wanted.length && !wanted.includes(name)) continue
   console.log(`running ${name} …`)
-  await run()
+  try {
+    await benchmarks[name]()
+  } catch (error) {
+    console.error(`${name} failed:`, error)
+    failed.push(name)
+  }
+}
+writeSummary()
+if (failed.length) {
+  console.error(`failed: ${failed.join(', ')}`)
+  process.exit(1)
 }

@@ -1,0 +1,214 @@
+/**
+ * The summary at the top of bench/RESULTS.md: one line per target, generated from the figures
+ * every benchmark records in bench/results.json (never from hand-written text), so re-running
+ * one benchmark refreshes its lines and keeps the others' last recorded figures. The targets
+ * (from the issues) are stated here, once.
+ */
+import { MINIMUM_JUDGED_MINUTES, QUARTER_RATIO_THRESHOLD, SLOPE_THRESHOLD_MIB_PER_MINUTE } from './mixed'
+import { readResults, round, writeSection, type BenchName, type RecordedResults, type Throughput } from './lib'
+
+/** The order of the summary (and of `npm run bench`). */
+export const BENCHMARKS: BenchName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'push', 'mixed']
+
+interface Line {
+  benchmark: string
+  headline: string
+  ceiling: string
+  ratio: string
+  target: string
+  /** null: not judged, for the reason in `notJudged`. */
+  met: boolean | null
+  notJudged?: string
+}
+
+const rps = (value: number) => `${round(value)} req/s`
+const latency = (t: Throughput) => `p50 ${round(t.p50, 1)} / p99 ${round(t.p99, 1)} ms`
+const rss = (value: number | null) => (value === null ? 'peak RSS not recorded' : `peak RSS ${round(value, 1)} MiB`)
+
+/** The lines of one benchmark from its recorded figures. */
+function linesOf(results: RecordedResults, name: BenchName): Line[] {
+  switch (name) {
+    case 'auth-me': {
+      const r = results['auth-me']
+      if (!r) return []
+      const f = r.figures
+      const ratio = f.endpoint.requestsPerSecond / f.hello.requestsPerSecond
+      return [
+        {
+          benchmark: 'auth-me: `GET /api/v1/users/me` (Bearer check)',
+          headline: `${rps(f.endpoint.requestsPerSecond)} (${latency(f.endpoint)}, ${rss(f.peakRssMiB)})`,
+          ceiling: `${rps(f.hello.requestsPerSecond)} Elysia hello-world`,
+          ratio: `${round(ratio * 100, 1)} %`,
+          target: '≥ 40 % of hello-world',
+          met: ratio >= 0.4,
+        },
+      ]
+    }
+    case 'members': {
+      const r = results.members
+      if (!r) return []
+      const f = r.figures
+      const ceiling = Math.max(f.pgbench10, f.pgbench64)
+      const ratio = f.endpoint.requestsPerSecond / ceiling
+      return [
+        {
+          benchmark: 'members: `GET …/members?size=100`',
+          headline: `${rps(f.endpoint.requestsPerSecond)} (${latency(f.endpoint)}, ${rss(f.peakRssMiB)})`,
+          ceiling: `${round(ceiling)} TPS pgbench, same SQL`,
+          ratio: round(ratio, 2),
+          target: '≥ 0.7 of pgbench',
+          met: ratio >= 0.7,
+        },
+      ]
+    }
+    case 'work-items': {
+      const r = results['work-items']
+      if (!r) return []
+      const f = r.figures
+      const ceiling = Math.max(f.pgbench10, f.pgbench64)
+      const ratio = f.list.requestsPerSecond / ceiling
+      const small = f.search[0]
+      const large = f.search.at(-1)
+      const lines: Line[] = [
+        {
+          benchmark: 'work-items: `GET …/work-items?size=100`',
+          headline: `${rps(f.list.requestsPerSecond)} (${latency(f.list)}, ${rss(f.peakRssMiB)})`,
+          ceiling: `${round(ceiling)} TPS pgbench, same SQL`,
+          ratio: round(ratio, 2),
+          target: '≥ 0.7 of pgbench',
+          met: ratio >= 0.7,
+        },
+      ]
+      if (small && large && large !== small) {
+        const growth = large.p99 / small.p99
+        // The targets are set at a million rows; a smoke run with fewer is shown, not judged.
+        const full = large.rows >= 1_000_000
+        const notJudged = full ? {} : { met: null, notJudged: 'not judged (fewer than 1M rows)' }
+        lines.push(
+          {
+            benchmark: `work-items: project search at ${large.label} (${round(large.rows)} rows)`,
+            headline: `p99 ${round(large.p99, 1)} ms (p50 ${round(large.p50, 1)} ms, 1 client)`,
+            ceiling: '—',
+            ratio: '—',
+            target: 'p99 ≤ 50 ms at 1M rows',
+            met: large.p99 <= 50,
+            ...notJudged,
+          },
+          {
+            benchmark: `work-items: search growth ${small.label} → ${large.label}`,
+            headline: `p99 ${round(small.p99, 1)} → ${round(large.p99, 1)} ms`,
+            ceiling: '—',
+            ratio: `${round(growth, 2)}×`,
+            target: '≤ 3× from 10k to 1M rows',
+            met: growth <= 3,
+            ...notJudged,
+          },
+        )
+      }
+      return lines
+    }
+    case 'mcp': {
+      const r = results.mcp
+      if (!r) return []
+      const f = r.figures
+      const ratio = f.mcp.requestsPerSecond / f.rest.requestsPerSecond
+      return [
+        {
+          benchmark: 'mcp: `tools/call list_work_items`',
+          headline: `${round(f.mcp.requestsPerSecond)} calls/s (${latency(f.mcp)}, ${rss(f.peakRssMiB)})`,
+          ceiling: `${rps(f.rest.requestsPerSecond)} REST twin`,
+          ratio: round(ratio, 2),
+          target: '≥ 0.5 of REST',
+          met: ratio >= 0.5,
+        },
+      ]
+    }
+    case 'display': {
+      const r = results.display
+      if (!r) return []
+      const f = r.figures
+      return (
+        [
+          ['spread over accounts', f.spread],
+          ['one account', f.single],
+        ] as const
+      ).map(([label, shape]) => ({
+        benchmark: `display: \`POST /api/component\`, ${label}`,
+        headline: `${rps(shape.requestsPerSecond)} (${latency(shape)}, ${rss(f.peakRssMiB)})`,
+        ceiling: `${round(shape.pgbench)} TPS pgbench, same statement`,
+        ratio: round(shape.requestsPerSecond / shape.pgbench, 2),
+        target: '≥ 1.0 of pgbench',
+        met: shape.requestsPerSecond / shape.pgbench >= 1,
+      }))
+    }
+    case 'push': {
+      const r = results.push
+      if (!r) return []
+      const f = r.figures
+      return [
+        {
+          benchmark: `push: fan-out of one message to ${round(f.devices)} devices`,
+          headline: `${round(f.median)} messages/s median of ${f.perRun.length} (best ${round(f.best)}; exactly once: ${f.exactlyOnce ? 'yes' : 'NO'}; ${rss(f.peakRssMiB)})`,
+          ceiling: '—',
+          ratio: '—',
+          target: '≥ 2,000 messages/s, each device once',
+          met: f.median >= 2000 && f.exactlyOnce,
+        },
+      ]
+    }
+    case 'mixed': {
+      const r = results.mixed
+      if (!r) return []
+      const f = r.figures
+      return [
+        {
+          benchmark: `mixed: everything at once for ${round(f.minutes, 2)} min`,
+          headline: `RSS slope ${f.slopeMiBPerMinute >= 0 ? '+' : ''}${round(f.slopeMiBPerMinute, 2)}${f.slopeStandardError === null ? '' : ` ± ${round(f.slopeStandardError, 2)}`} MiB/min over the second half, last/first quarter ${round(f.quarterRatio, 3)} (${round(f.firstRssMiB, 1)} → ${round(f.lastRssMiB, 1)} MiB; ${rps(f.requestsPerSecond)} mean; 5xx + transport errors ${f.serverErrors})`,
+          ceiling: '—',
+          ratio: '—',
+          target: `no RSS growth trend (slope < ${SLOPE_THRESHOLD_MIB_PER_MINUTE} MiB/min, ratio ≤ ${QUARTER_RATIO_THRESHOLD}, run ≥ ${MINIMUM_JUDGED_MINUTES} min), no 5xx`,
+          met: f.growthTrend === null ? null : !f.growthTrend && f.serverErrors === 0,
+          notJudged: `not judged (run < ${MINIMUM_JUDGED_MINUTES} min)${f.serverErrors ? `; **${f.serverErrors} 5xx/transport errors**` : ''}`,
+        },
+      ]
+    }
+  }
+}
+
+/** Rewrites the summary section (first in RESULTS.md) from bench/results.json. */
+export function writeSummary(): void {
+  const results = readResults()
+  const rows: string[] = []
+  const machines = new Map<string, string[]>()
+  for (const name of BENCHMARKS) {
+    const recorded = results[name]
+    if (!recorded) {
+      rows.push(`| ${name} | not run yet | | | | | |`)
+      continue
+    }
+    machines.set(recorded.machine, [...(machines.get(recorded.machine) ?? []), name])
+    for (const line of linesOf(results, name)) {
+      const status = line.met === null ? (line.notJudged ?? 'not judged') : line.met ? 'met' : '**missed**'
+      rows.push(`| ${line.benchmark} | ${line.headline} | ${line.ceiling} | ${line.ratio} | ${line.target} | ${status} | ${recorded.date.slice(0, 16).replace('T', ' ')} |`)
+    }
+  }
+  const machineLines = [...machines.entries()].map(([machine, names]) => `- ${machines.size === 1 ? 'Machine' : `Machine of ${names.join(', ')}`}: ${machine}`)
+  writeSection(
+    'summary',
+    `## Summary
+
+Generated by \`npm run bench\` (bench/summary.ts) from the figures each benchmark recorded in
+[\`bench/results.json\`](results.json) on its last run: re-running one benchmark refreshes its lines and
+keeps the others'. Ratios compare figures from the same run; details, commands and per-run figures are in
+each benchmark's section below.
+
+| benchmark | headline | ceiling | ratio | target | status | run (UTC) |
+|---|---|---|---:|---|---|---|
+${rows.join('\n')}
+
+${machineLines.join('\n')}`,
+    { first: true },
+  )
+}
+
+if (import.meta.main) writeSummary()
