@@ -45,6 +45,8 @@ export async function registerDevice(db: Database, user: { id: string; organizat
 
 /** Removes the user's own device; false when the token is not theirs (or not registered at all). */
 export async function removeDevice(db: Database, userId: string, token: string): Promise<boolean> {
+  // No registered token falls outside the pattern (`a%00b` is U+0000, which text cannot hold): no SQL for it.
+  if (!TOKEN.test(token)) return false
   const rows = await queryText(db, 'delete from devices where token = $1 and user_id = $2 returning 1', [token, userId])
   return rows.length > 0
 }

@@ -87,6 +87,12 @@ describe('devices', () => {
     expect(removeByFormer.body.message).toBe('deviceNotFound')
     expect((await api.request('DELETE', `/api/devices/${encodeURIComponent(token)}`, { headers: { authorization: `Bearer ${outsiderSession}` } })).status).toBe(204)
     expect(await queryText(api.service.core.db, 'select 1 from devices where token = $1', [token])).toEqual([])
+    // Found by the fuzz suite (500 on PostgreSQL): a token no device can have is simply not found.
+    for (const impossible of ['a%00b', 'a%20b', `${'x'.repeat(4097)}`]) {
+      const removed = await api.request('DELETE', `/api/devices/${impossible}`, { headers: { authorization: `Bearer ${outsiderSession}` } })
+      expect(removed.status).toBe(404)
+      expect(removed.body.message).toBe('deviceNotFound')
+    }
   })
 
   test('bad bodies get 400 invalidRequest naming the field; no session gets 401', async () => {
