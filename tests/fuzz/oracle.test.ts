@@ -1,0 +1,60 @@
+/** The fuzz oracle can fail: answers that break the contract are reported, good ones are not. */
+import { describe, expect, test } from 'bun:test'
+import { checkAnswer, resolveOperation, type Answer } from './oracle'
+import { hiddenOperations, type Operation } from './routes'
+
+const v1: Operation = {
+  method: 'GET',
+  template: '/api/v1/teams/{teamId}',
+  pathParams: ['teamId'],
+  query: [],
+  documented: new Set([200, 400, 401, 403, 404, 500, 503]),
+  family: 'v1',
+  auth: 'key',
+  destructive: false,
+}
+const ops = [v1, ...hiddenOperations()]
+
+function answer(status: number, body: unknown, headers: Record<string, string> = {}): Answer {
+  const text = typeof body === 'string' ? body : JSON.stringify(body)
+  return { status, headers: new Headers({ 'content-type': 'application/json', 'x-request-id': 'abcdefgh-1', ...headers }), text, json: typeof body === 'string' ? undefined : body, isJson: typeof body !== 'string' }
+}
+const error = (code: string, message = 'm') => ({ data: null, errors: [{ code, message }], meta: { requestId: 'abcdefgh-1' } })
+const problems = (op: Operation | null, reply: Answer, method = 'GET', pathname = '/api/v1/teams/x') => checkAnswer({ op, method, pathname }, reply, undefined)
+
+describe('the fuzz oracle', () => {
+  test('a documented error in the envelope passes', () => {
+    expect(problems(v1, answer(404, error('NOT_FOUND')))).toEqual([])
+    expect(problems(v1, answer(401, error('UNAUTHORIZED'), { 'www-authenticate': 'Bearer error="invalid_token"' }))).toEqual([])
+  })
+
+  test('a 5xx, a code that does not fit, an undocumented status and a database fallback are each reported', () => {
+    expect(problems(v1, answer(500, error('INTERNAL')))).toContain('server error 500')
+    expect(problems(v1, answer(404, error('BAD_REQUEST')))).toContain('code "BAD_REQUEST" does not fit status 404')
+    expect(problems(v1, answer(409, error('CONFLICT'))).join()).toContain('status 409 is not documented')
+    expect(problems(v1, answer(400, error('BAD_REQUEST', 'A value has an invalid format.'))).join()).toContain("mapper's fallback")
+    expect(problems(v1, answer(401, error('UNAUTHORIZED')))).toContain('401 without WWW-Authenticate: Bearer')
+  })
+
+  test('the envelope shape and the request id are checked', () => {
+    expect(problems(v1, answer(400, { errors: [], meta: { requestId: 'abcdefgh-1' } })).length).toBeGreaterThan(0)
+    expect(problems(v1, answer(404, error('NOT_FOUND'), { 'x-request-id': 'other-id-1' }))).toContain('meta.requestId differs from the X-Request-Id header')
+    expect(problems(v1, answer(404, 'not json'))).toContain('expected the JSON envelope, got application/json')
+  })
+
+  test('display errors need their own shape, and pages must not echo markup', () => {
+    const component = resolveOperation(ops, 'POST', '/api/component')!
+    expect(problems(component, answer(400, { message: 'invalidRequest', detail: 'd', field: 'x' }), 'POST', '/api/component')).toEqual([])
+    expect(problems(component, answer(400, error('BAD_REQUEST')), 'POST', '/api/component').length).toBeGreaterThan(0)
+    const page = resolveOperation(ops, 'GET', '/account')!
+    const echoed = { ...answer(200, 'x'), headers: new Headers({ 'content-type': 'text/html', 'x-request-id': 'abcdefgh-1', 'content-security-policy': "default-src 'self'" }), text: '<p><script>alert(1)</script></p>' }
+    expect(problems(page, echoed, 'GET', '/account')).toContain('the page echoes <script>alert(1)</script> unescaped')
+  })
+
+  test('routes resolve by whole segments, literal templates first', () => {
+    expect(resolveOperation(ops, 'GET', '/pages/assets/live.css')!.template).toBe('/pages/assets/live.css')
+    expect(resolveOperation(ops, 'GET', '/pages/dash')!.template).toBe('/pages/{pageName}')
+    expect(resolveOperation(ops, 'GET', '/api/v1/teams/x/')!.template).toBe('/api/v1/teams/{teamId}')
+    expect(resolveOperation(ops, 'PUT', '/api/v1/teams/x')).toBeNull()
+  })
+})
