@@ -61,6 +61,19 @@ const nulCharacter = () => new BodyProblem(badRequest('The request body contains
 /** `\u0000` in JSON text, unless its backslash is itself escaped (`\\u0000` is text). */
 const ESCAPED_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/
 
+/** PostgreSQL (UTF-8) cannot store half of a surrogate pair: refused as input, rather than failing in a statement. */
+const loneSurrogate = () => new BodyProblem(badRequest('The request body contains an unpaired UTF-16 surrogate escape (such as \\ud800), which is not a character.'))
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/** True when a string (or object key) anywhere in a parsed JSON value holds a lone surrogate. */
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value)
+  if (Array.isArray(value)) return value.some(holdsLoneSurrogate)
+  if (value && typeof value === 'object') return Object.entries(value).some(([key, item]) => LONE_SURROGATE.test(key) || holdsLoneSurrogate(item))
+  return false
+}
+
 /**
  * JSON nested deeper than this is refused before it is parsed: whatever walks a value recursively
  * (validators, error reports, `JSON.stringify`) would overflow the stack on it and answer 500.
@@ -100,19 +113,6 @@ export function parseJsonText(text: string): unknown {
   // Valid UTF-8 cannot carry a surrogate either; only a `\uD800`-style escape can, so only then is the value walked.
   if (SURROGATE_ESCAPE.test(text) && holdsLoneSurrogate(value)) return loneSurrogate()
   return value
-}
-
-/** PostgreSQL (UTF-8) cannot store half of a surrogate pair: refused as input, rather than failing in a statement. */
-const loneSurrogate = () => new BodyProblem(badRequest('The request body contains an unpaired UTF-16 surrogate escape (such as \\ud800), which is not a character.'))
-const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
-
-/** True when a string (or object key) anywhere in a parsed JSON value holds a lone surrogate. */
-function holdsLoneSurrogate(value: unknown): boolean {
-  if (typeof value === 'string') return LONE_SURROGATE.test(value)
-  if (Array.isArray(value)) return value.some(holdsLoneSurrogate)
-  if (value && typeof value === 'object') return Object.entries(value).some(([key, item]) => LONE_SURROGATE.test(key) || holdsLoneSurrogate(item))
-  return false
 }
 
 function mediaType(contentType: string | null): string {
