@@ -4,6 +4,7 @@
  */
 import { Elysia, t, type TSchema } from 'elysia'
 import type { Database } from '../../src/db'
+import { bearerToken } from '../../src/http/credentials'
 import { envelope, Envelope, ErrorEnvelope, PageEnvelope } from '../../src/http/envelope'
 import { Timestamp, UuidString } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
@@ -57,7 +58,6 @@ type ErrorStatus = keyof typeof ERRORS
 const answers = <S extends TSchema>(success: S, status: 200 | 201, errors: ErrorStatus[]) =>
   Object.fromEntries([[status, success], ...[...errors, 500, 503].map((code) => [code, ERRORS[code as ErrorStatus]])]) as Record<number, TSchema>
 
-const bearer = (request: Request) => /^Bearer[ ]+(\S+)[ ]*$/i.exec(request.headers.get('authorization') ?? '')?.[1]
 const tags = ['Account']
 
 export function accountApi(context: PluginContext, db: Database, policy: ThrottlePolicy) {
@@ -71,7 +71,7 @@ export function accountApi(context: PluginContext, db: Database, policy: Throttl
       session: (required: boolean) => ({
         async transform(ctx: any) {
           if (!required) return
-          const token = bearer(ctx.request)
+          const token = bearerToken(ctx.request.headers.get('authorization'))
           if (!token) throw unauthorized('A session token is required (POST /account/api/sessions).')
           ctx.principal = await sessions.authenticate(token, 'mobile')
           ctx.sessionToken = token

@@ -1,7 +1,7 @@
 /** Cookies and CSRF tokens of the account pages. */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 
-export { readCookie, SESSION_COOKIE } from '../../src/http/cookies'
+export { readCookie, SESSION_COOKIE } from '../../src/http/credentials'
 export const SIGN_IN_COOKIE = 'wt_signin'
 
 /** HttpOnly, SameSite=Strict, Secure over HTTPS; `maxAge` 0 deletes it. */

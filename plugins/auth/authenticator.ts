@@ -6,6 +6,7 @@
  */
 import { and, eq, isNull } from 'drizzle-orm'
 import type { Database } from '../../src/db'
+import { bearerToken } from '../../src/http/credentials'
 import { rateLimited, unauthorized } from '../../src/http/errors'
 import type { Logger } from '../../src/log'
 import { hashSecret, isWellFormedSecret } from '../../src/secrets'
@@ -46,9 +47,8 @@ export class KeyAuthenticator implements Authenticator {
 
   async authenticateBearer(authorization: string | null | undefined): Promise<Principal> {
     if (!authorization) throw unauthorized()
-    const match = /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(authorization)
-    if (!match) throw unauthorized('The Authorization header must be "Bearer <API key>".', true)
-    const secret = match[1]!
+    const secret = bearerToken(authorization)
+    if (!secret) throw unauthorized('The Authorization header must be "Bearer <API key>".', true)
     if (!isWellFormedSecret(API_KEY_PREFIX, secret)) throw unauthorized(INVALID, true)
     const hash = hashSecret(secret)
     const now = Date.now()

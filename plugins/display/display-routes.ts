@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import type { Database } from '../../src/db'
 import { ApiError } from '../../src/http/errors'
-import { readCookie, SESSION_COOKIE } from '../../src/http/cookies'
+import { bearerToken, readCookie, SESSION_COOKIE } from '../../src/http/credentials'
 import { htmlResponse, html } from '../../src/http/html'
 import type { Logger } from '../../src/log'
 import type { Sessions } from '../../src/services/auth'
@@ -84,7 +84,6 @@ const pageComponentsDetail = {
   },
 }
 
-const bearerToken = (request: Request) => /^Bearer[ ]+(\S+)[ ]*$/i.exec(request.headers.get('authorization') ?? '')?.[1]
 
 export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStreams, notifier: ChangeNotifier, log: Logger) {
   /** The web session of a live page request, or null (the page then sends to sign-in). */
@@ -113,7 +112,7 @@ export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStr
       '/api/pages/:pageName',
       async ({ request, params }) => {
         try {
-          const principal = await sessions.authenticate(bearerToken(request), 'mobile')
+          const principal = await sessions.authenticate(bearerToken(request.headers.get('authorization')), 'mobile')
           const page = await findVisiblePage(db, principal, params.pageName)
           if (!page) return displayJson(404, { message: 'pageNotFound', detail: 'No such page, or not one you can see.' })
           return displayJson(200, { page, components: await pageComponents(db, page.id) })

@@ -5,6 +5,7 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
 import type { Database } from '../../src/db'
+import { bearerToken } from '../../src/http/credentials'
 import { ApiError } from '../../src/http/errors'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { Timestamp, UuidString } from '../../src/http/models'
@@ -111,7 +112,6 @@ const removeDeviceDetail = {
   },
 }
 
-const bearerToken = (request: Request) => /^Bearer[ ]+(\S+)[ ]*$/i.exec(request.headers.get('authorization') ?? '')?.[1]
 
 export interface PushRouteOptions {
   /** True when an FCM sender is configured (deliveries start `pending`, else `undelivered`). */
@@ -124,7 +124,7 @@ export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, opt
   /** The signed-in mobile user, or the 401 answer. */
   const session = async (request: Request) => {
     try {
-      return (await sessions.authenticate(bearerToken(request), 'mobile')).user
+      return (await sessions.authenticate(bearerToken(request.headers.get('authorization')), 'mobile')).user
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) return displayJson(401, { message: 'invalidSession', detail: error.message }, error.headers)
       throw error

@@ -1,4 +1,4 @@
-/** Reading request cookies, for every plugin that serves pages (the account area, live pages). */
+/** Reading credentials from a request: the Bearer token, and cookies (for every plugin that serves pages). */
 
 /** The web session cookie the account area sets and the live pages read. */
 export const SESSION_COOKIE = 'wt_session'
@@ -15,4 +15,9 @@ export function readCookie(request: Request, name: string): string | undefined {
     }
   }
   return undefined
+}
+
+/** The token of `Authorization: Bearer <token>` (scheme case-insensitive), or undefined when the header is absent or another shape. */
+export function bearerToken(authorization: string | null | undefined): string | undefined {
+  return authorization ? /^Bearer[ ]+(\S+)[ ]*$/i.exec(authorization)?.[1] : undefined
 }
