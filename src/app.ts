@@ -17,7 +17,7 @@ import { assignRequestId, requestIdOf } from './http/request-id'
 import { createV1Kit } from './http/v1'
 import { resolvePlugins } from './loader'
 import { createLogger, type Logger } from './log'
-import { migrate, migrationCheck } from './migrate'
+import { migrate, migrationCheck, readMigrations } from './migrate'
 import type { AnyPlugin, CoreServices, PluginContext, ScopeDefinition, ToolDefinition } from './plugin'
 import { ServiceRegistry } from './services/registry'
 
@@ -113,7 +113,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const stops: Array<() => void | Promise<void>> = []
   if (!options.database) stops.push(() => database.close())
 
-  const applied = await migrate(database.db)
+  const migrations = readMigrations()
+  const applied = await migrate(database.db, migrations)
   if (applied) log.info('migrations applied', { count: applied, database: database.location })
 
   const services = new ServiceRegistry()
@@ -148,7 +149,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   purge.unref?.()
   stops.push(() => clearInterval(purge))
 
-  const app = createRoot(log, database, migrationCheck(database.db))
+  const app = createRoot(log, database, migrationCheck(database.db, migrations))
   for (const plugin of plugins) if (plugin.routes) app.use(plugin.routes(contexts.get(plugin.name)!))
   app.compile()
 

@@ -20,7 +20,9 @@ export function uuidv7(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+/** A UUID written out, either case: the source of `isUuid` and of the request models' pattern. */
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
+const UUID = new RegExp(UUID_PATTERN)
 
 /** True for a syntactically valid UUID; anything else in a path is simply "not found". */
 export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value)

@@ -14,7 +14,7 @@ export function resolvePlugins(registry: readonly AnyPlugin[], enabled: Readonly
     if (byName.has(plugin.name)) throw new StartupError(`plugin "${plugin.name}" is registered twice`)
     byName.set(plugin.name, plugin)
   }
-  for (const name of enabled) if (!byName.has(name)) throw unknownPlugin(name, byName)
+  for (const name of enabled) if (!byName.has(name)) throw unknownPlugin(name, registry)
   for (const name of enabled) {
     for (const dependency of byName.get(name)!.dependencies ?? []) {
       if (!byName.has(dependency)) throw new StartupError(`plugin "${name}" depends on "${dependency}", which is not a known plugin`)
@@ -40,7 +40,6 @@ export function resolvePlugins(registry: readonly AnyPlugin[], enabled: Readonly
 }
 
 /** The refusal for a name no plugin has. */
-export function unknownPlugin(name: string, known: Map<string, unknown> | readonly AnyPlugin[]): StartupError {
-  const names = Array.isArray(known) ? known.map((plugin) => plugin.name) : [...(known as Map<string, unknown>).keys()]
-  return new StartupError(`unknown plugin "${name}" (known plugins: ${names.join(', ')})`)
+export function unknownPlugin(name: string, registry: readonly AnyPlugin[]): StartupError {
+  return new StartupError(`unknown plugin "${name}" (known plugins: ${registry.map((plugin) => plugin.name).join(', ')})`)
 }

@@ -15,9 +15,8 @@ export function readMigrations(folder = MIGRATIONS_FOLDER): MigrationMeta[] {
   return readMigrationFiles({ migrationsFolder: folder })
 }
 
-/** Applies pending migrations; returns how many were applied. */
-export async function migrate(db: Database, folder = MIGRATIONS_FOLDER): Promise<number> {
-  const migrations = readMigrations(folder)
+/** Applies pending `migrations` (default: the folder's); returns how many were applied. */
+export async function migrate(db: Database, migrations: readonly MigrationMeta[] = readMigrations()): Promise<number> {
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_KEY})`)
     await tx.execute(sql`create schema if not exists drizzle`)
@@ -43,11 +42,11 @@ export async function migrate(db: Database, folder = MIGRATIONS_FOLDER): Promise
 }
 
 /**
- * A check that every migration in the folder is applied: one query per call (the folder is
- * read once). It throws when the database cannot be reached.
+ * A check that every one of `migrations` (default: the folder's, read once) is applied: one
+ * query per call. It throws when the database cannot be reached.
  */
-export function migrationCheck(db: Database, folder = MIGRATIONS_FOLDER): () => Promise<boolean> {
-  const latest = readMigrations(folder).at(-1)
+export function migrationCheck(db: Database, migrations: readonly MigrationMeta[] = readMigrations()): () => Promise<boolean> {
+  const latest = migrations.at(-1)
   return async () => {
     if (!latest) return true
     const [row] = await queryRows<{ applied: boolean }>(

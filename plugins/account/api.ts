@@ -3,16 +3,16 @@
  * `POST /account/api/sessions`, answers in the API v1 envelope.
  */
 import { Elysia, t, type TSchema } from 'elysia'
-import type { Database } from '../../src/db'
 import { bearerToken } from '../../src/http/credentials'
 import { envelope, Envelope, ErrorEnvelope, PageEnvelope } from '../../src/http/envelope'
 import { Timestamp, UuidString } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import { requestIdOf } from '../../src/http/request-id'
 import type { PluginContext } from '../../src/plugin'
-import { ApiKeyManagerRef, SessionsRef, type Principal } from '../../src/services/auth'
+import { actorOf, ApiKeyManagerRef, SessionsRef, type Principal } from '../../src/services/auth'
 import { DisplayAccountsRef } from '../../src/services/display'
 import { notFound, unauthorized } from '../../src/http/errors'
+import { EMAIL_MAX, PASSWORD_MAX } from '../auth/model'
 import { signIn } from './service'
 import type { ThrottlePolicy } from './throttle'
 
@@ -60,8 +60,8 @@ const answers = <S extends TSchema>(success: S, status: 200 | 201, errors: Error
 
 const tags = ['Account']
 
-export function accountApi(context: PluginContext, db: Database, policy: ThrottlePolicy) {
-  const { services } = context
+export function accountApi(context: PluginContext, policy: ThrottlePolicy) {
+  const { db, services } = context
   const sessions = services.get(SessionsRef)
   const keys = services.get(ApiKeyManagerRef)
 
@@ -99,7 +99,7 @@ export function accountApi(context: PluginContext, db: Database, policy: Throttl
         return { token: started.token, expiresAt: started.expiresAt.toISOString() }
       },
       {
-        body: t.Object({ email: t.String({ maxLength: 254 }), password: t.String({ maxLength: 1024 }) }, { additionalProperties: false }),
+        body: t.Object({ email: t.String({ maxLength: EMAIL_MAX }), password: t.String({ maxLength: PASSWORD_MAX }) }, { additionalProperties: false }),
         response: answers(Envelope(t.Object({ token: t.String({ description: 'wts_…, shown once: send it as `Authorization: Bearer`.' }), expiresAt: Timestamp() })), 201, [400, 401, 429]),
         detail: { tags, security: [], summary: 'Sign in for a mobile app: a Bearer session token (shown once). 401 alike for unknown email and wrong password; 429 when throttled.' },
       },
@@ -122,7 +122,7 @@ export function accountApi(context: PluginContext, db: Database, policy: Throttl
       '/keys',
       async ({ principal, body, set }) => {
         const created = await keys.create(
-          { organizationId: principal.user.organizationId, userId: principal.user.id, apiKeyId: null, via: 'account', requestId: requestIdOf(set) },
+          actorOf(principal, 'account', requestIdOf(set)),
           principal.user.id,
           body,
         )
@@ -140,7 +140,7 @@ export function accountApi(context: PluginContext, db: Database, policy: Throttl
       '/keys/:keyId',
       ({ principal, params, set }) =>
         keys.revoke(
-          { organizationId: principal.user.organizationId, userId: principal.user.id, apiKeyId: null, via: 'account', requestId: requestIdOf(set) },
+          actorOf(principal, 'account', requestIdOf(set)),
           principal.user.id,
           params.keyId,
         ),
@@ -162,7 +162,7 @@ export function accountApi(context: PluginContext, db: Database, policy: Throttl
         if (!display) throw notFound('There is no display account here.')
         set.headers['cache-control'] = 'no-store'
         return display.rotate(
-          { organizationId: principal.user.organizationId, userId: principal.user.id, apiKeyId: null, via: 'account', requestId: requestIdOf(set) },
+          actorOf(principal, 'account', requestIdOf(set)),
           principal.user.id,
         )
       },

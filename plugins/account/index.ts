@@ -21,6 +21,6 @@ export default definePlugin({
 
   routes: (context) => {
     const policy = { maxFailures: context.config.signInMaxFailures, windowSeconds: context.config.signInWindowMinutes * 60 }
-    return new Elysia({ name: 'account' }).use(accountPages(context, context.db, policy)).use(accountApi(context, context.db, policy))
+    return new Elysia({ name: 'account' }).use(accountPages(context, policy)).use(accountApi(context, policy))
   },
 })

@@ -3,6 +3,7 @@ import { html, type Html } from '../../src/http/html'
 import type { ScopeDefinition } from '../../src/plugin'
 import type { ApiKeyView, PrincipalUser } from '../../src/services/auth'
 import type { DisplayAccountSummary } from '../../src/services/display'
+import { KEY_NAME_MAX } from '../auth/model'
 
 interface Frame {
   title: string
@@ -113,7 +114,7 @@ export function keysPage(view: KeysView): Html {
       <h2>Create a key</h2>
       <form method="post" action="/account/keys">
         <input type="hidden" name="csrf" value="${frame.csrf}" />
-        <label>Name <input type="text" name="name" required maxlength="100" placeholder="laptop, CI, dashboard…" /></label>
+        <label>Name <input type="text" name="name" required maxlength="${KEY_NAME_MAX}" placeholder="laptop, CI, dashboard…" /></label>
         <fieldset>
           <legend>Scopes — give the key only what it needs</legend>
           <table class="scopes">

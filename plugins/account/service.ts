@@ -1,15 +1,14 @@
 /** Signing in, shared by the account pages and the JSON API: throttled, identical failures. */
 import type { Database } from '../../src/db'
-import { ApiError, unauthorized } from '../../src/http/errors'
+import { rateLimited, unauthorized } from '../../src/http/errors'
 import type { SessionKind, Sessions, StartedSession } from '../../src/services/auth'
 import { clearAccount, recordFailure, throttledFor, throttleKeys, type ThrottlePolicy } from './throttle'
 
-export const WRONG_CREDENTIALS = 'Email or password is incorrect.'
+const WRONG_CREDENTIALS = 'Email or password is incorrect.'
 
 /** 401 with the Bearer challenge every 401 carries (RFC 9110 §15.5.2): what a session token is used as. */
-export const signInRefused = () => unauthorized(WRONG_CREDENTIALS)
-export const tooManySignIns = (seconds: number) =>
-  new ApiError(429, 'RATE_LIMITED', 'Too many failed sign-ins; try again later.', undefined, { 'retry-after': String(seconds) })
+const signInRefused = () => unauthorized(WRONG_CREDENTIALS)
+const tooManySignIns = (seconds: number) => rateLimited(seconds, 'Too many failed sign-ins; try again later.')
 
 export interface SignIn {
   email: string

@@ -3,13 +3,11 @@
  * behind a web session cookie; every form carries the session's CSRF token.
  */
 import { Elysia } from 'elysia'
-import type { AuditActor } from '../../src/audit'
-import type { Database } from '../../src/db'
 import { ApiError } from '../../src/http/errors'
 import { htmlResponse } from '../../src/http/html'
 import { requestIdOf } from '../../src/http/request-id'
 import type { PluginContext } from '../../src/plugin'
-import { ApiKeyManagerRef, SessionsRef, type Principal } from '../../src/services/auth'
+import { actorOf, ApiKeyManagerRef, SessionsRef, type Principal } from '../../src/services/auth'
 import { DisplayAccountsRef } from '../../src/services/display'
 import { ACCOUNT_CSS, ACCOUNT_JS } from './assets'
 import { displayPage, groupScopes, keysPage, messagePage, signInPage } from './pages'
@@ -35,8 +33,8 @@ interface WebSession {
   csrf: string
 }
 
-export function accountPages(context: PluginContext, db: Database, policy: ThrottlePolicy) {
-  const { services, scopes } = context
+export function accountPages(context: PluginContext, policy: ThrottlePolicy) {
+  const { db, services, scopes } = context
   const sessions = services.get(SessionsRef)
   const keys = services.get(ApiKeyManagerRef)
   const scopeGroups = groupScopes(scopes)
@@ -53,13 +51,6 @@ export function accountPages(context: PluginContext, db: Database, policy: Throt
   }
 
   const frame = (current: WebSession) => ({ title: '', user: current.principal.user, csrf: current.csrf, showDisplay: Boolean(services.find(DisplayAccountsRef)) })
-  const actorOf = (current: WebSession, request: Request, set: { headers: Record<string, unknown> }): AuditActor => ({
-    organizationId: current.principal.user.organizationId,
-    userId: current.principal.user.id,
-    apiKeyId: null,
-    via: 'account',
-    requestId: requestIdOf(set),
-  })
   const csrfRefused = () => htmlResponse(messagePage('Refused', 'This form expired or did not come from this site. Reload the page and try again.'), 403)
 
   /** Runs a page that needs a signed-in user; a form post must also carry the CSRF token. */
@@ -133,10 +124,10 @@ export function accountPages(context: PluginContext, db: Database, policy: Throt
     .get('/account/keys', signedIn(async (current) => renderKeys(current)), { detail: { hide: true } })
     .post(
       '/account/keys',
-      signedIn(async (current, { request, body, set }) => {
+      signedIn(async (current, { body, set }) => {
         const expires = field(body, 'expires')
         try {
-          const created = await keys.create(actorOf(current, request, set), current.principal.user.id, {
+          const created = await keys.create(actorOf(current.principal, 'account', requestIdOf(set)), current.principal.user.id, {
             name: field(body, 'name') ?? '',
             scopes: fields(body, 'scopes'),
             ...(expires ? { expiresAt: `${expires}T23:59:59Z` } : {}),
@@ -151,9 +142,9 @@ export function accountPages(context: PluginContext, db: Database, policy: Throt
     )
     .post(
       '/account/keys/:keyId/revoke',
-      signedIn(async (current, { request, params, set }) => {
+      signedIn(async (current, { params, set }) => {
         try {
-          await keys.revoke(actorOf(current, request, set), current.principal.user.id, params.keyId)
+          await keys.revoke(actorOf(current.principal, 'account', requestIdOf(set)), current.principal.user.id, params.keyId)
         } catch (error) {
           // A page answers a page: an unknown (or someone else's) key is the HTML 404, not the API's JSON.
           if (error instanceof ApiError && error.status === 404) return htmlResponse(messagePage('Not found', error.message), 404)
@@ -174,10 +165,10 @@ export function accountPages(context: PluginContext, db: Database, policy: Throt
     )
     .post(
       '/account/display/rotate',
-      signedIn(async (current, { request, set }) => {
+      signedIn(async (current, { set }) => {
         const display = services.find(DisplayAccountsRef)
         if (!display) return htmlResponse(messagePage('Not found', 'There is no display account here.'), 404)
-        const rotated = await display.rotate(actorOf(current, request, set), current.principal.user.id)
+        const rotated = await display.rotate(actorOf(current.principal, 'account', requestIdOf(set)), current.principal.user.id)
         return htmlResponse(displayPage(frame(current), await display.summary(current.principal.user.id), rotated))
       }, true),
       { detail: { hide: true } },

@@ -13,6 +13,7 @@ import { hashSecret, isWellFormedSecret } from '../../src/secrets'
 import type { Authenticator, Principal } from '../../src/services/auth'
 import { apiKeys, users } from './schema'
 import { API_KEY_PREFIX, type Invalidation } from './service'
+import { principalUser } from './sessions'
 
 export interface AuthenticatorSettings {
   cacheTtlSeconds: number
@@ -102,15 +103,7 @@ export class KeyAuthenticator implements Authenticator {
       windowStart: previous?.windowStart ?? now,
       windowCount: previous?.windowCount ?? 0,
       principal: {
-        user: {
-          id: user.id,
-          organizationId: user.organizationId,
-          email: user.email,
-          username: user.username,
-          displayName: user.displayName,
-          avatarUrl: user.avatarUrl,
-          role: user.role,
-        },
+        user: principalUser(user),
         key: {
           id: key.id,
           name: key.name,

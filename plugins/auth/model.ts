@@ -4,6 +4,7 @@ import { UuidString } from '../../src/http/models'
 
 export const EMAIL_MAX = 254
 export const KEY_NAME_MAX = 100
+export const PASSWORD_MAX = 1024
 
 export const OrganizationInput = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
 
@@ -14,7 +15,7 @@ export const UserInput = t.Object(
     username: t.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' }),
     displayName: t.String({ minLength: 1, maxLength: 200 }),
     role: t.Union([t.Literal('member'), t.Literal('administrator'), t.Literal('superadministrator')]),
-    password: t.String({ minLength: 8, maxLength: 1024 }),
+    password: t.String({ minLength: 8, maxLength: PASSWORD_MAX }),
     avatarUrl: t.Optional(t.Union([t.String({ format: 'uri', maxLength: 2048 }), t.Null()])),
   },
   { additionalProperties: false },

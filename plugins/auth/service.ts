@@ -1,10 +1,10 @@
 /** Organizations, users and API keys: the logic the CLI and the account area share. */
-import { and, desc, eq, isNull, sql } from 'drizzle-orm'
+import { and, count, desc, eq, isNull, sql } from 'drizzle-orm'
 import { mutate, type AuditActor } from '../../src/audit'
 import type { Database, Executor } from '../../src/db'
 import type { EventBus } from '../../src/events'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
-import { pageRequest, toPage, window, type PageRequest } from '../../src/http/pagination'
+import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
 import type { ApiKeyView, UserCreatedHook } from '../../src/services/auth'
@@ -206,17 +206,16 @@ export async function requireActiveUser(executor: Executor, organizationId: stri
 }
 
 /** One page of a user's keys, newest first. */
-export async function listApiKeys(db: Database, ownerId: string, request: PageRequest = pageRequest({})) {
-  const [{ total }] = (await db
-    .select({ total: sql<number>`count(*)::int` })
-    .from(apiKeys)
-    .where(eq(apiKeys.ownerId, ownerId))) as [{ total: number }]
+export async function listApiKeys(db: Database, ownerId: string, request: PageRequest) {
   const rows = await db
-    .select()
+    .select({ key: apiKeys, total: totalOver() })
     .from(apiKeys)
     .where(eq(apiKeys.ownerId, ownerId))
     .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
     .limit(window(request).limit)
     .offset(window(request).offset)
-  return toPage(rows.map(serializeKey), request, total)
+  return pageWithTotal(rows, request, (row) => serializeKey(row.key), async () => {
+    const [total] = await db.select({ value: count() }).from(apiKeys).where(eq(apiKeys.ownerId, ownerId))
+    return total!.value
+  })
 }

@@ -21,7 +21,8 @@ export interface SessionPolicy {
   absoluteSeconds: Record<SessionKind, number>
 }
 
-function principalUser(row: typeof users.$inferSelect): PrincipalUser {
+/** The user row as the principal's user: what a session and an API key both authenticate as. */
+export function principalUser(row: typeof users.$inferSelect): PrincipalUser {
   return {
     id: row.id,
     organizationId: row.organizationId,

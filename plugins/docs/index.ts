@@ -18,9 +18,14 @@ const ASSETS: Record<string, string> = {
   'favicon-32x32.png': 'image/png',
 }
 
+let loaded: Map<string, { body: Buffer; type: string }> | undefined
+
+/** The Swagger UI files (~1.9 MB), read once per process, on the first service that serves them. */
 function loadAssets(): Map<string, { body: Buffer; type: string }> {
+  if (loaded) return loaded
   const root = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
-  return new Map(Object.entries(ASSETS).map(([name, type]) => [name, { body: readFileSync(join(root, name)), type }]))
+  loaded = new Map(Object.entries(ASSETS).map(([name, type]) => [name, { body: readFileSync(join(root, name)), type }]))
+  return loaded
 }
 
 const PAGE = `<!doctype html>

@@ -4,7 +4,7 @@ import type { Database } from '../../src/db'
 import { notFound } from '../../src/http/errors'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/auth'
-import { users } from '../auth/schema'
+import { identityColumns, users } from '../auth/schema'
 
 /** The key owner and the key, straight from the authenticated actor (no query). */
 export function me(actor: Actor) {
@@ -26,7 +26,7 @@ export function me(actor: Actor) {
 export async function getUser(db: Database, actor: Actor, userId: string) {
   if (!isUuid(userId)) throw notFound('No such user.')
   const [user] = await db
-    .select({ id: users.id, username: users.username, displayName: users.displayName, avatarUrl: users.avatarUrl })
+    .select(identityColumns)
     .from(users)
     .where(and(eq(users.id, userId), eq(users.organizationId, actor.organizationId), eq(users.status, 'active')))
   if (!user) throw notFound('No such user.')

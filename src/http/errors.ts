@@ -78,9 +78,9 @@ export const conflict = (message: string, existingId?: string, field?: string) =
 export const idempotencyMismatch = () =>
   new ApiError(422, 'IDEMPOTENCY_MISMATCH', 'This Idempotency-Key was already used with a different request.')
 
-/** 429 with Retry-After in seconds. */
-export const rateLimited = (retryAfterSeconds: number) =>
-  new ApiError(429, 'RATE_LIMITED', 'Too many requests for this API key; retry later.', undefined, {
+/** 429 with Retry-After in seconds (rounded up, at least 1); the message defaults to the per-key limit's. */
+export const rateLimited = (retryAfterSeconds: number, message = 'Too many requests for this API key; retry later.') =>
+  new ApiError(429, 'RATE_LIMITED', message, undefined, {
     'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))),
   })
 

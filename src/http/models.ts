@@ -4,13 +4,14 @@
  */
 import { FormatRegistry, Type } from '@sinclair/typebox'
 import { t } from 'elysia'
+import { UUID_PATTERN } from '../ids'
 
 /** A strict JSON integer for bodies. */
 export const Integer = Type.Integer
 
 /** A UUID written out (Elysia's `uuid` format also admits a `urn:uuid:` prefix). */
 export const UuidString = (options: { description?: string } = {}) =>
-  t.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', ...options })
+  t.String({ pattern: UUID_PATTERN, ...options })
 
 /** An ISO 8601 timestamp in a response. */
 export const Timestamp = (options: { description?: string } = {}) => t.String({ format: 'date-time', ...options })
