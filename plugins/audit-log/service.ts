@@ -10,7 +10,7 @@ import type { AuditQuery } from './model'
 
 type AuditRow = typeof auditLogs.$inferSelect
 
-export function serializeAuditRecord(row: AuditRow) {
+function serializeAuditRecord(row: AuditRow) {
   return {
     id: row.id,
     occurredAt: row.occurredAt.toISOString(),

@@ -17,14 +17,20 @@ export interface ContentOrderDocument {
   entries: Record<string, string[]>
 }
 
-/** The full order of a project, read inside `executor`. */
-async function readOrder(executor: Executor, projectId: string): Promise<ContentOrderDocument> {
-  const items = await queryText<{ id: string }>(executor, `select id from work_items where project_id = $1 order by position, created_at, id`, [projectId])
-  const rows = await queryText<{ id: string; workItemId: string }>(
-    executor,
-    `select id, work_item_id as "workItemId" from entries where project_id = $1 order by work_item_id, position, created_at, id`,
-    [projectId],
-  )
+/**
+ * The full order of a project, read inside `executor`. `concurrently` runs the two independent
+ * reads side by side: for the pool only, as a transaction runs one statement at a time.
+ */
+async function readOrder(executor: Executor, projectId: string, concurrently = false): Promise<ContentOrderDocument> {
+  const readItems = () =>
+    queryText<{ id: string }>(executor, `select id from work_items where project_id = $1 order by position, created_at, id`, [projectId])
+  const readEntries = () =>
+    queryText<{ id: string; workItemId: string }>(
+      executor,
+      `select id, work_item_id as "workItemId" from entries where project_id = $1 order by work_item_id, position, created_at, id`,
+      [projectId],
+    )
+  const [items, rows] = concurrently ? await Promise.all([readItems(), readEntries()]) : [await readItems(), await readEntries()]
   const entries: Record<string, string[]> = {}
   for (const { id } of items) entries[id] = []
   for (const row of rows) (entries[row.workItemId] ??= []).push(row.id)
@@ -33,7 +39,7 @@ async function readOrder(executor: Executor, projectId: string): Promise<Content
 
 export async function getContentOrder(db: Database, access: ProjectAccessService, actor: Actor, projectId: string) {
   await access.requireProjectAccess(actor, projectId, 'viewer')
-  return readOrder(db, projectId)
+  return readOrder(db, projectId, true)
 }
 
 /**

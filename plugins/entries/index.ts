@@ -1,7 +1,7 @@
 /** The `entries` plugin: comments, notes and logs on work items. */
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
-import { etagOf } from '../../src/http/etag'
+import { etagOf, ifMatchHeader } from '../../src/http/etag'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
@@ -13,7 +13,7 @@ import * as Entries from './service'
 
 const tags = ['Entries']
 const EntryParams = t.Object({ workItemId: t.String(), entryId: t.String() })
-const IfMatch = t.Object({ 'if-match': t.Optional(t.String({ description: 'ETag from a previous read; 409 if the entry changed since.' })) })
+const IfMatch = ifMatchHeader('entry')
 
 export default definePlugin({
   name: 'entries',

@@ -14,7 +14,7 @@ import type { ToolDefinition } from '../../src/plugin'
 import type { Actor } from '../../src/services/auth'
 import { validate } from '../../src/validate'
 
-export const SERVER_INFO = { name: 'worktrack', version: '1.0.0' }
+const SERVER_INFO = { name: 'worktrack', version: '1.0.0' }
 
 /** The JSON a tool answers: a Page becomes `{items, meta}`. */
 function structured(value: unknown): Record<string, unknown> {

@@ -13,16 +13,20 @@ import { isUuid } from '../../src/ids'
 import type { AccessLevel, ProjectAccessService } from '../../src/services/access'
 import type { Actor, UserDirectory } from '../../src/services/auth'
 import { identityColumns, users } from '../auth/schema'
-import { teams } from '../teams/schema'
+import { organizationTeam, teams } from '../teams/schema'
 import type { ProjectMemberInput, ProjectTeamInput } from './model'
-import { projectMembers, projects, projectTeams } from './schema'
+import { projectMembers, projectTeams } from './schema'
+import { lockProject } from './service'
 
 const iso = (date: Date) => date.toISOString()
 
-/** Checks owner access and locks the project row, so grant changes on one project queue up. */
+/**
+ * Checks owner access and locks the project row, so grant changes on one project queue up; 404
+ * when the project was deleted between the check and the lock.
+ */
 async function lockAsOwner(tx: Transaction, access: ProjectAccessService, actor: Actor, projectId: string) {
   await access.requireProjectAccess(actor, projectId, 'owner', tx)
-  await tx.select({ id: projects.id }).from(projects).where(eq(projects.id, projectId)).for('update')
+  await lockProject(tx, projectId)
 }
 
 /** Throws 409 when the grant being removed or demoted is the project's last owner grant. */
@@ -180,10 +184,7 @@ async function linkRow(tx: Transaction, projectId: string, teamId: string): Prom
 export async function linkTeam(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, input: ProjectTeamInput) {
   return mutate(db, actor, async (tx, audit) => {
     await lockAsOwner(tx, access, actor, projectId)
-    const [team] = await tx
-      .select({ id: teams.id })
-      .from(teams)
-      .where(and(eq(teams.id, input.teamId), eq(teams.organizationId, actor.organizationId)))
+    const team = await organizationTeam(tx, actor.organizationId, input.teamId)
     if (!team) throw badRequest('No team with this id in your organization.', 'teamId')
     const [inserted] = await tx
       .insert(projectTeams)

@@ -1,7 +1,7 @@
 /** The `projects` plugin: projects, members, team links, and the project access service. */
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
-import { etagOf } from '../../src/http/etag'
+import { etagOf, ifMatchHeader } from '../../src/http/etag'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
@@ -17,7 +17,7 @@ import * as Projects from './service'
 const tags = ['Projects']
 const accessTags = ['Project access']
 const ProjectParams = t.Object({ projectId: t.String() })
-const IfMatch = t.Object({ 'if-match': t.Optional(t.String({ description: 'ETag from a previous read; 409 if the project changed since.' })) })
+const IfMatch = ifMatchHeader('project')
 
 export default definePlugin({
   name: 'projects',

@@ -1,15 +1,14 @@
 /** Projects: visible lists, creation (the creator becomes owner), updates and deletion by owners. */
-import { and, asc, count, eq } from 'drizzle-orm'
+import { asc, count, eq } from 'drizzle-orm'
 import { changedFields, mutate } from '../../src/audit'
-import type { Database } from '../../src/db'
+import type { Database, Transaction } from '../../src/db'
 import { checkIfMatch } from '../../src/http/etag'
 import { notFound } from '../../src/http/errors'
 import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
-import { isUuid } from '../../src/ids'
 import type { ProjectAccessService } from '../../src/services/access'
 import { isoFromText, selectPage } from '../../src/sql'
 import type { Actor } from '../../src/services/auth'
-import { teams } from '../teams/schema'
+import { organizationTeam } from '../teams/schema'
 import { visibleProjectsCondition } from './access'
 import type { ProjectInput, ProjectPatch } from './model'
 import { projectMembers, projects, projectTeams } from './schema'
@@ -90,11 +89,17 @@ export async function createProject(db: Database, actor: Actor, input: ProjectIn
   })
 }
 
+/** Locks the project row `for update` and returns it; 404 when it is gone (deleted meanwhile). */
+export async function lockProject(tx: Transaction, projectId: string): Promise<Project> {
+  const [project] = await tx.select().from(projects).where(eq(projects.id, projectId)).for('update')
+  if (!project) throw notFound('No such project.')
+  return project
+}
+
 export async function updateProject(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, patch: ProjectPatch, ifMatch?: string) {
   return mutate(db, actor, async (tx, audit) => {
     await access.requireProjectAccess(actor, projectId, 'owner', tx)
-    const [current] = await tx.select().from(projects).where(eq(projects.id, projectId)).for('update')
-    if (!current) throw notFound('No such project.')
+    const current = await lockProject(tx, projectId)
     checkIfMatch(ifMatch, current.updatedAt)
     const changes = changedFields(current, patch)
     if (!changes) return current
@@ -112,8 +117,7 @@ export async function updateProject(db: Database, access: ProjectAccessService, 
 export async function deleteProject(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, ifMatch?: string) {
   return mutate(db, actor, async (tx, audit) => {
     await access.requireProjectAccess(actor, projectId, 'owner', tx)
-    const [current] = await tx.select().from(projects).where(eq(projects.id, projectId)).for('update')
-    if (!current) throw notFound('No such project.')
+    const current = await lockProject(tx, projectId)
     checkIfMatch(ifMatch, current.updatedAt)
     await tx.delete(projects).where(eq(projects.id, projectId))
     await audit({
@@ -132,12 +136,7 @@ export async function deleteProject(db: Database, access: ProjectAccessService, 
  * every linked project with the team's level, whether or not the caller can open it.
  */
 export async function listTeamProjects(db: Database, actor: Actor, teamId: string, request: PageRequest) {
-  const [team] = isUuid(teamId)
-    ? await db
-        .select({ id: teams.id })
-        .from(teams)
-        .where(and(eq(teams.id, teamId), eq(teams.organizationId, actor.organizationId)))
-    : []
+  const team = await organizationTeam(db, actor.organizationId, teamId)
   if (!team) throw notFound('No such team.')
   const where = eq(projectTeams.teamId, team.id)
   const rows = await db

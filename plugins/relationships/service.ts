@@ -87,8 +87,8 @@ export async function createRelationship(db: Database, access: ProjectAccessServ
     const inProject = new Set(found.map((row) => row.id))
     for (const field of ['sourceWorkItemId', 'targetWorkItemId'] as const)
       if (!inProject.has(input[field])) throw badRequest('No work item with this id in the project.', field)
-    // Concurrent creates of one link: the unique indexes decide, and the loser finds the winner.
-    await requireNoDuplicate(tx, input.sourceWorkItemId, input.targetWorkItemId, input.type)
+    // A duplicate (also a concurrent create of one link) is decided by the unique indexes; when the
+    // insert yields no row, the existing link is looked up for the 409.
     const [row] = await tx
       .insert(relationships)
       .values({

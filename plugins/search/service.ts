@@ -34,7 +34,7 @@ export function substringPattern(q: string): string | null {
  * Ranking looks at no more than this many matches of each kind (the first ones the index
  * yields): it bounds a search's cost on a broad term in a large project.
  */
-export const RANKING_WINDOW = 500
+const RANKING_WINDOW = 500
 
 /**
  * Candidate ids of a kind: word (prefix) matches first; substring matches only when the words
@@ -72,7 +72,7 @@ const RELATIONSHIPS = `with ${candidates('work_items', 'title')}, matched as (${
       group by r.id
   ) r order by r.score desc, r.created_at, r.id limit $4`
 
-export interface SearchOptions {
+interface SearchOptions {
   q: string
   limit: number
 }

@@ -1,7 +1,7 @@
 /** The `teams` plugin: teams and team membership, organization-wide. */
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
-import { etagOf } from '../../src/http/etag'
+import { etagOf, ifMatchHeader } from '../../src/http/etag'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
@@ -13,7 +13,7 @@ import * as Teams from './service'
 
 const tags = ['Teams']
 const TeamParams = t.Object({ teamId: t.String() })
-const IfMatch = t.Object({ 'if-match': t.Optional(t.String({ description: 'ETag from a previous read; 409 if the team changed since.' })) })
+const IfMatch = ifMatchHeader('team')
 
 export default definePlugin({
   name: 'teams',
@@ -56,7 +56,7 @@ export default definePlugin({
       .get(
         '/:teamId',
         async ({ actor, params, set }) => {
-          const team = await Teams.getTeam(db, actor, params.teamId)
+          const team = await Teams.findTeam(db, actor, params.teamId)
           set.headers.etag = etagOf(team.updatedAt)
           return Teams.serializeTeam(team)
         },

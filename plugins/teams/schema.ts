@@ -1,6 +1,8 @@
 /** Teams and their members. */
-import { sql } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import type { Executor } from '../../src/db'
+import { isUuid } from '../../src/ids'
 import { primaryId, timestamps } from '../../src/schema'
 import { organizationReference, users } from '../auth/schema'
 
@@ -34,3 +36,17 @@ export const teamMembers = pgTable(
   },
   (table) => [primaryKey({ columns: [table.teamId, table.userId] }), index('team_members_user_idx').on(table.userId, table.teamId)],
 )
+
+/**
+ * The team `teamId` if it belongs to organization `organizationId` (optionally locked `for
+ * update`); undefined otherwise, also for an id that is no UUID. Callers choose their own error.
+ */
+export async function organizationTeam(executor: Executor, organizationId: string, teamId: string, lock = false) {
+  if (!isUuid(teamId)) return undefined
+  const query = executor
+    .select()
+    .from(teams)
+    .where(and(eq(teams.id, teamId), eq(teams.organizationId, organizationId)))
+  const [team] = lock ? await query.for('update') : await query
+  return team
+}

@@ -7,12 +7,12 @@ import { changedFields, mutate } from '../../src/audit'
 import type { Database, Executor } from '../../src/db'
 import { checkIfMatch } from '../../src/http/etag'
 import { conflict, forbidden, notFound } from '../../src/http/errors'
-import { toPage, window, type PageRequest } from '../../src/http/pagination'
+import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { isAdministrator, type Actor, type UserDirectory } from '../../src/services/auth'
 import { identityColumns, users } from '../auth/schema'
 import type { TeamInput, TeamMemberInput, TeamPatch } from './model'
-import { teamMembers, teams } from './schema'
+import { organizationTeam, teamMembers, teams } from './schema'
 
 type Team = typeof teams.$inferSelect
 
@@ -31,13 +31,8 @@ function requireAdministrator(actor: Actor) {
 }
 
 /** The team, if it is in the caller's organization; 404 otherwise. */
-async function findTeam(executor: Executor, actor: Actor, teamId: string, lock = false): Promise<Team> {
-  if (!isUuid(teamId)) throw notFound('No such team.')
-  const query = executor
-    .select()
-    .from(teams)
-    .where(and(eq(teams.id, teamId), eq(teams.organizationId, actor.organizationId)))
-  const [team] = lock ? await query.for('update') : await query
+export async function findTeam(executor: Executor, actor: Actor, teamId: string, lock = false): Promise<Team> {
+  const team = await organizationTeam(executor, actor.organizationId, teamId, lock)
   if (!team) throw notFound('No such team.')
   return team
 }
@@ -58,15 +53,17 @@ async function requireUniqueName(executor: Executor, actor: Actor, name: string,
 
 export async function listTeams(db: Database, actor: Actor, request: PageRequest) {
   const where = eq(teams.organizationId, actor.organizationId)
-  const [[total], rows] = await Promise.all([
-    db.select({ value: count() }).from(teams).where(where),
-    db.select().from(teams).where(where).orderBy(asc(teams.createdAt), asc(teams.id)).limit(window(request).limit).offset(window(request).offset),
-  ])
-  return toPage(rows.map(serializeTeam), request, total!.value)
-}
-
-export async function getTeam(db: Database, actor: Actor, teamId: string) {
-  return findTeam(db, actor, teamId)
+  const rows = await db
+    .select({ team: teams, total: totalOver() })
+    .from(teams)
+    .where(where)
+    .orderBy(asc(teams.createdAt), asc(teams.id))
+    .limit(window(request).limit)
+    .offset(window(request).offset)
+  return pageWithTotal(rows, request, (row) => serializeTeam(row.team), async () => {
+    const [total] = await db.select({ value: count() }).from(teams).where(where)
+    return total!.value
+  })
 }
 
 export async function createTeam(db: Database, actor: Actor, input: TeamInput) {
@@ -130,18 +127,18 @@ function serializeMember(row: { userId: string; createdAt: Date; user: { id: str
 export async function listTeamMembers(db: Database, actor: Actor, teamId: string, request: PageRequest) {
   const team = await findTeam(db, actor, teamId)
   const where = eq(teamMembers.teamId, team.id)
-  const [[total], rows] = await Promise.all([
-    db.select({ value: count() }).from(teamMembers).where(where),
-    db
-      .select({ userId: teamMembers.userId, createdAt: teamMembers.createdAt, user: identityColumns })
-      .from(teamMembers)
-      .innerJoin(users, eq(users.id, teamMembers.userId))
-      .where(where)
-      .orderBy(asc(teamMembers.createdAt), asc(teamMembers.userId))
-      .limit(window(request).limit)
-      .offset(window(request).offset),
-  ])
-  return toPage(rows.map(serializeMember), request, total!.value)
+  const rows = await db
+    .select({ userId: teamMembers.userId, createdAt: teamMembers.createdAt, user: identityColumns, total: totalOver() })
+    .from(teamMembers)
+    .innerJoin(users, eq(users.id, teamMembers.userId))
+    .where(where)
+    .orderBy(asc(teamMembers.createdAt), asc(teamMembers.userId))
+    .limit(window(request).limit)
+    .offset(window(request).offset)
+  return pageWithTotal(rows, request, serializeMember, async () => {
+    const [total] = await db.select({ value: count() }).from(teamMembers).where(where)
+    return total!.value
+  })
 }
 
 export async function addTeamMember(db: Database, directory: UserDirectory, actor: Actor, teamId: string, input: TeamMemberInput) {

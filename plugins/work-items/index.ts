@@ -1,7 +1,7 @@
 /** The `work-items` plugin: work items of a project, numbered per project. */
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
-import { etagOf } from '../../src/http/etag'
+import { etagOf, ifMatchHeader } from '../../src/http/etag'
 import { Deleted } from '../../src/http/models'
 import { pageRequest } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
@@ -14,7 +14,7 @@ import { workItemTools } from './tools'
 
 const tags = ['Work items']
 const ItemParams = t.Object({ projectId: t.String(), workItemId: t.String() })
-const IfMatch = t.Object({ 'if-match': t.Optional(t.String({ description: 'ETag from a previous read; 409 if the item changed since.' })) })
+const IfMatch = ifMatchHeader('item')
 
 export default definePlugin({
   name: 'work-items',

@@ -51,7 +51,7 @@ export async function listWorkItems(db: Database, access: ProjectAccessService, 
 }
 
 /** The work item, if it is in the project; 404 otherwise. */
-export async function findWorkItem(executor: Executor, projectId: string, workItemId: string, lock = false): Promise<WorkItemRow> {
+async function findWorkItem(executor: Executor, projectId: string, workItemId: string, lock = false): Promise<WorkItemRow> {
   if (!isUuid(workItemId)) throw notFound('No such work item.')
   const query = executor
     .select()

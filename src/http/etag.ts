@@ -1,8 +1,13 @@
 /** Optimistic concurrency: a weak ETag from `updatedAt`, and the If-Match check (409 when stale). */
+import { t } from 'elysia'
 import { conflict } from './errors'
 
 /** The ETag of a resource last changed at `updatedAt`. */
 export const etagOf = (updatedAt: Date) => `W/"${updatedAt.getTime().toString(36)}"`
+
+/** The optional `If-Match` request header of an update or delete of a `noun` ("team", "item"…). */
+export const ifMatchHeader = (noun: string) =>
+  t.Object({ 'if-match': t.Optional(t.String({ description: `ETag from a previous read; 409 if the ${noun} changed since.` })) })
 
 /** Throws 409 CONFLICT when `ifMatch` is given and names none of the current ETag (or `*`). */
 export function checkIfMatch(ifMatch: string | undefined, updatedAt: Date): void {
