@@ -11,10 +11,10 @@ import { createOrganization, createUser } from '../plugins/auth/service'
 import { openDatabase, queryRows, type Database } from '../src/db'
 import { hashSecret } from '../src/secrets'
 import { migrate } from '../src/migrate'
-import { asPgbench, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, pgbench, recordResult, round, startProcess, writeSection, type LoadResult } from './lib'
+import { asPgbench, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, nodeLoad, pgbench, recordResult, round, startProcess, writeSection, type LoadResult } from './lib'
+import { operator } from './seed'
 
 const ACCOUNTS = 50
-const operator = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
 const DATA = {
   type: 'barChart',
   backgroundColor: '#f8fafc',
@@ -70,16 +70,12 @@ async function seed(url: string): Promise<Account[]> {
 async function load(url: string, bodies: string[]): Promise<LoadResult> {
   const file = `/tmp/worktrack-load-${process.pid}.json`
   writeFileSync(file, JSON.stringify({ url, method: 'POST', headers: { 'content-type': 'application/json' }, bodies, connections: CONNECTIONS, duration: DURATION_SECONDS }))
-  const child = Bun.spawn(['node', 'bench/load.cjs', file], { stdout: 'pipe', stderr: 'inherit' })
-  const result = JSON.parse(await new Response(child.stdout).text())
-  await child.exited
-  return { requestsPerSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts, non2xx: result.non2xx }
+  return nodeLoad(['bench/load.cjs', file], 'inherit')
 }
 
 export async function benchDisplay(): Promise<void> {
   const url = await freshDatabase('worktrack_bench_display')
   const accounts = await seed(url)
-  const body = componentBody
   const statement = asPgbench(COMPONENT_UPDATE_SQL, ['key', 'component', 'data', 'ts', 'type'])
   const spreadScript = `\\set n random(1, ${ACCOUNTS})\nselect key_hash as key, component_id as component from bench_display where n = :n \\gset\n${statement}`
   const fixed = { data: JSON.stringify(DATA), ts: '1800000000', type: 'barChart' }
@@ -88,10 +84,10 @@ export async function benchDisplay(): Promise<void> {
   const target = 'http://127.0.0.1:3871/api/component'
   let spread: LoadResult, single: LoadResult, rss: number
   try {
-    const probe = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(accounts[0]!) })
+    const probe = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: componentBody(accounts[0]!) })
     if (probe.status !== 200) throw new Error(`POST /api/component answered ${probe.status}: ${await probe.text()}`)
-    spread = await load(target, accounts.map(body))
-    single = await load(target, [body(accounts[0]!)])
+    spread = await load(target, accounts.map(componentBody))
+    single = await load(target, [componentBody(accounts[0]!)])
     rss = service.peakRssMiB()
   } finally {
     await service.stop()

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import postgres from 'postgres'
 
-export const SERVER_URL = process.env.BENCH_SERVER_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const SERVER_URL = process.env.BENCH_SERVER_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 export const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10)
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
 
@@ -21,7 +21,7 @@ export async function freshDatabase(name: string): Promise<string> {
   return url.toString()
 }
 
-export interface RunningProcess {
+interface RunningProcess {
   pid: number
   port: number
   /** Peak resident set size so far, in MiB (VmHWM). */
@@ -58,7 +58,7 @@ export async function startProcess(command: string[], env: Record<string, string
 }
 
 /** A memory figure of /proc/<pid>/status (VmRSS, VmHWM…) in MiB. */
-export function statusMiB(pid: number, field: string): number {
+function statusMiB(pid: number, field: string): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024
 }
@@ -71,14 +71,9 @@ export interface LoadResult {
   non2xx: number
 }
 
-/** Runs autocannon from Node (so the load generator is not the runtime under test). */
-export async function autocannon(url: string, options: { headers?: Record<string, string>; method?: string; body?: string; duration?: number; connections?: number } = {}): Promise<LoadResult> {
-  const args = ['node_modules/autocannon/autocannon.js', '--json', '-c', String(options.connections ?? CONNECTIONS), '-d', String(options.duration ?? DURATION_SECONDS)]
-  for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}=${value}`)
-  if (options.method) args.push('-m', options.method)
-  if (options.body) args.push('-b', options.body)
-  args.push(url)
-  const child = Bun.spawn(['node', ...args], { stdout: 'pipe', stderr: 'ignore' })
+/** Runs a Node script (`node ...args`) that prints an autocannon JSON result, and reads the result. */
+export async function nodeLoad(args: string[], stderr: 'ignore' | 'inherit' = 'ignore'): Promise<LoadResult> {
+  const child = Bun.spawn(['node', ...args], { stdout: 'pipe', stderr })
   const output = await new Response(child.stdout).text()
   await child.exited
   const result = JSON.parse(output)
@@ -89,6 +84,16 @@ export async function autocannon(url: string, options: { headers?: Record<string
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
   }
+}
+
+/** Runs autocannon from Node (so the load generator is not the runtime under test). */
+export async function autocannon(url: string, options: { headers?: Record<string, string>; method?: string; body?: string; duration?: number; connections?: number } = {}): Promise<LoadResult> {
+  const args = ['node_modules/autocannon/autocannon.js', '--json', '-c', String(options.connections ?? CONNECTIONS), '-d', String(options.duration ?? DURATION_SECONDS)]
+  for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}=${value}`)
+  if (options.method) args.push('-m', options.method)
+  if (options.body) args.push('-b', options.body)
+  args.push(url)
+  return nodeLoad(args)
 }
 
 /** Runs pgbench with a custom script and returns transactions per second. */
@@ -158,7 +163,7 @@ export function writeSection(name: string, markdown: string, options: { first?: 
  * at the top of RESULTS.md is generated from this file (bench/summary.ts), so re-running one
  * benchmark updates its line and keeps the others' figures.
  */
-export const RESULTS_JSON = 'bench/results.json'
+const RESULTS_JSON = 'bench/results.json'
 
 /** Throughput and latency of one target (latencies in ms). */
 export interface Throughput {
@@ -168,7 +173,7 @@ export interface Throughput {
 }
 
 /** What each benchmark records, in the units its section shows (req/s, TPS, ms, MiB, messages/s). */
-export interface Figures {
+interface Figures {
   'auth-me': { endpoint: Throughput; hello: Throughput; peakRssMiB: number; helloPeakRssMiB: number; errors: number }
   members: { endpoint: Throughput; peakRssMiB: number; pgbench64: number; pgbench10: number; errors: number }
   'work-items': {
@@ -205,7 +210,7 @@ export interface Figures {
 
 export type BenchName = keyof Figures
 
-export interface RecordedResult<Name extends BenchName = BenchName> {
+interface RecordedResult<Name extends BenchName = BenchName> {
   /** ISO date of the run. */
   date: string
   machine: string

@@ -181,7 +181,7 @@ interface Window {
 }
 
 /** Least-squares slope of y over x, with its standard error (NaN below 3 points). */
-export function fitSlope(points: Array<[number, number]>): { slope: number; standardError: number } {
+function fitSlope(points: Array<[number, number]>): { slope: number; standardError: number } {
   const n = points.length
   if (n < 2) return { slope: 0, standardError: Number.NaN }
   const mx = points.reduce((sum, [x]) => sum + x, 0) / n
@@ -195,6 +195,9 @@ export function fitSlope(points: Array<[number, number]>): { slope: number; stan
 }
 
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length
+
+/** A window's failures: transport errors, non-2xx answers and MCP tool errors. */
+const failuresOf = (window: Window) => window.transportErrors + Object.values(window.kinds).reduce((sum, kind) => sum + kind.non2xx + kind.toolErrors, 0)
 
 /** Every request kind answers 2xx (and MCP without a tool error) before the load starts. */
 async function probe(base: string, specs: RequestSpec[]): Promise<void> {
@@ -229,9 +232,8 @@ async function runLoad(pid: number, specs: RequestSpec[]): Promise<Window[]> {
       if (!line.trim()) continue
       const window = JSON.parse(line) as Window
       results.push(window)
-      const failures = window.transportErrors + Object.values(window.kinds).reduce((sum, kind) => sum + kind.non2xx + kind.toolErrors, 0)
       console.log(
-        `mixed: ${window.window === 0 ? 'warm-up' : `sample ${window.window}/${windows}`}: RSS ${round(window.rssMeanMiB, 1)} MiB (mean), ${round(window.responses / window.seconds)} req/s, p50 ${round(window.p50, 1)} ms, p99 ${round(window.p99, 1)} ms, errors ${failures}`,
+        `mixed: ${window.window === 0 ? 'warm-up' : `sample ${window.window}/${windows}`}: RSS ${round(window.rssMeanMiB, 1)} MiB (mean), ${round(window.responses / window.seconds)} req/s, p50 ${round(window.p50, 1)} ms, p99 ${round(window.p99, 1)} ms, errors ${failuresOf(window)}`,
       )
     }
   }
@@ -264,7 +266,6 @@ export async function benchMixed(): Promise<void> {
   const warmup = windows[0]!
   const samples = windows.slice(1)
   const minuteOf = (index: number) => ((index + 1) * SAMPLE_SECONDS) / 60
-  const failuresOf = (window: Window) => window.transportErrors + Object.values(window.kinds).reduce((sum, kind) => sum + kind.non2xx + kind.toolErrors, 0)
 
   // The memory trend: slope over the second half, last quarter against the first.
   const rss = samples.map((sample, i) => [minuteOf(i), sample.rssMeanMiB] as [number, number])

@@ -11,11 +11,11 @@ import { openDatabase, queryRows, queryText } from '../src/db'
 import { migrate } from '../src/migrate'
 import { startFakeFcm } from '../tests/helpers/fake-fcm'
 import { freshDatabase, machine, recordResult, round, startProcess, writeSection } from './lib'
+import { operator } from './seed'
 
 const DEVICES = Number(process.env.BENCH_PUSH_DEVICES ?? 10_000)
 const USERS = 2_000
 const RUNS = 3
-const operator = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
 
 async function seed(url: string): Promise<{ apiKey: string; pageName: string }> {
   const database = await openDatabase(url)

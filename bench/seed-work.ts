@@ -15,7 +15,7 @@ export const VOCABULARY: string[] = (() => {
   return words
 })()
 
-export interface SeedCounts {
+interface SeedCounts {
   workItems: number
   entries: number
 }

@@ -3,7 +3,8 @@ import { sql } from 'drizzle-orm'
 import { createApiKey, createOrganization, createUser } from '../plugins/auth/service'
 import { queryRows, type Database } from '../src/db'
 
-const operator = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
+/** Who seeds: the command line (no user, no key, no request), as the audit records it. */
+export const operator = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
 
 export interface Seeded {
   organizationId: string

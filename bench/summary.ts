@@ -25,6 +25,19 @@ const rps = (value: number) => `${round(value)} req/s`
 const latency = (t: Throughput) => `p50 ${round(t.p50, 1)} / p99 ${round(t.p99, 1)} ms`
 const rss = (value: number | null) => (value === null ? 'peak RSS not recorded' : `peak RSS ${round(value, 1)} MiB`)
 
+/** A line judged against pgbench running the same SQL (`same`: what it runs), met at `target` × its TPS. */
+function pgbenchLine(benchmark: string, measured: Throughput, peakRssMiB: number, ceiling: number, same: 'SQL' | 'statement', target: number): Line {
+  const ratio = measured.requestsPerSecond / ceiling
+  return {
+    benchmark,
+    headline: `${rps(measured.requestsPerSecond)} (${latency(measured)}, ${rss(peakRssMiB)})`,
+    ceiling: `${round(ceiling)} TPS pgbench, same ${same}`,
+    ratio: round(ratio, 2),
+    target: `≥ ${target.toFixed(1)} of pgbench`,
+    met: ratio >= target,
+  }
+}
+
 /** The lines of one benchmark from its recorded figures. */
 function linesOf(results: RecordedResults, name: BenchName): Line[] {
   switch (name) {
@@ -48,37 +61,15 @@ function linesOf(results: RecordedResults, name: BenchName): Line[] {
       const r = results.members
       if (!r) return []
       const f = r.figures
-      const ceiling = Math.max(f.pgbench10, f.pgbench64)
-      const ratio = f.endpoint.requestsPerSecond / ceiling
-      return [
-        {
-          benchmark: 'members: `GET …/members?size=100`',
-          headline: `${rps(f.endpoint.requestsPerSecond)} (${latency(f.endpoint)}, ${rss(f.peakRssMiB)})`,
-          ceiling: `${round(ceiling)} TPS pgbench, same SQL`,
-          ratio: round(ratio, 2),
-          target: '≥ 0.7 of pgbench',
-          met: ratio >= 0.7,
-        },
-      ]
+      return [pgbenchLine('members: `GET …/members?size=100`', f.endpoint, f.peakRssMiB, Math.max(f.pgbench10, f.pgbench64), 'SQL', 0.7)]
     }
     case 'work-items': {
       const r = results['work-items']
       if (!r) return []
       const f = r.figures
-      const ceiling = Math.max(f.pgbench10, f.pgbench64)
-      const ratio = f.list.requestsPerSecond / ceiling
       const small = f.search[0]
       const large = f.search.at(-1)
-      const lines: Line[] = [
-        {
-          benchmark: 'work-items: `GET …/work-items?size=100`',
-          headline: `${rps(f.list.requestsPerSecond)} (${latency(f.list)}, ${rss(f.peakRssMiB)})`,
-          ceiling: `${round(ceiling)} TPS pgbench, same SQL`,
-          ratio: round(ratio, 2),
-          target: '≥ 0.7 of pgbench',
-          met: ratio >= 0.7,
-        },
-      ]
+      const lines: Line[] = [pgbenchLine('work-items: `GET …/work-items?size=100`', f.list, f.peakRssMiB, Math.max(f.pgbench10, f.pgbench64), 'SQL', 0.7)]
       if (small && large && large !== small) {
         const growth = large.p99 / small.p99
         // The targets are set at a million rows; a smoke run with fewer is shown, not judged.
@@ -132,14 +123,7 @@ function linesOf(results: RecordedResults, name: BenchName): Line[] {
           ['spread over accounts', f.spread],
           ['one account', f.single],
         ] as const
-      ).map(([label, shape]) => ({
-        benchmark: `display: \`POST /api/component\`, ${label}`,
-        headline: `${rps(shape.requestsPerSecond)} (${latency(shape)}, ${rss(f.peakRssMiB)})`,
-        ceiling: `${round(shape.pgbench)} TPS pgbench, same statement`,
-        ratio: round(shape.requestsPerSecond / shape.pgbench, 2),
-        target: '≥ 1.0 of pgbench',
-        met: shape.requestsPerSecond / shape.pgbench >= 1,
-      }))
+      ).map(([label, shape]) => pgbenchLine(`display: \`POST /api/component\`, ${label}`, shape, f.peakRssMiB, shape.pgbench, 'statement', 1))
     }
     case 'push': {
       const r = results.push

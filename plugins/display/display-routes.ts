@@ -5,14 +5,13 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import type { Database } from '../../src/db'
-import { ApiError } from '../../src/http/errors'
-import { bearerToken, readCookie, SESSION_COOKIE } from '../../src/http/credentials'
+import { readCookie, SESSION_COOKIE } from '../../src/http/credentials'
 import { htmlResponse, html } from '../../src/http/html'
 import type { Logger } from '../../src/log'
 import type { Sessions } from '../../src/services/auth'
 import { findVisiblePage, LIVE_CSS, LIVE_JS, livePage, pageComponents, type LiveStreams } from './live'
-import { Component, ComponentData, ComponentUpdate, displayFailure, displayJson, refusalResponse, requireJson, usageHeaders } from './model'
-import { displayErrorDoc, DISPLAY_TAGS, failureDocs, header, json, NOT_ENVELOPE, usageHeaderDocs } from './openapi'
+import { Component, ComponentData, ComponentUpdate, displayFailure, displayJson, mobileSession, refusalResponse, requireJson, usageHeaders } from './model'
+import { displayErrorDoc, DISPLAY_TAGS, failureDocs, invalidApiKeyDoc, invalidSessionDoc, json, limitExceededDoc, NOT_ENVELOPE, usageHeaderDocs } from './openapi'
 import { updateComponent, type ChangeNotifier } from './update'
 
 // ---- OpenAPI: documentation only. The handlers check bodies with their own compiled schemas and
@@ -47,13 +46,10 @@ const componentUpdateDetail = {
       ['invalidRequest', 'componentTypeMismatch'],
       usageHeaderDocs(false),
     ),
-    401: displayErrorDoc('invalidApiKey: the apiKey is not a valid display key (not counted).', ['invalidApiKey']),
+    401: invalidApiKeyDoc,
     404: displayErrorDoc("componentNotFound: no such component on a page the key's user can use (counted).", ['componentNotFound'], usageHeaderDocs(true)),
     409: displayErrorDoc('staleUpdate: the component holds data with a later timestamp; not applied (counted).', ['staleUpdate'], usageHeaderDocs(true)),
-    429: displayErrorDoc('limitExceeded: the daily limit is used up (not counted); `limitRemaining` is 0.', ['limitExceeded'], {
-      ...usageHeaderDocs(true),
-      'Retry-After': header('Seconds until the next UTC midnight.', true),
-    }),
+    429: limitExceededDoc,
     ...failureDocs,
   },
 }
@@ -76,9 +72,7 @@ const pageComponentsDetail = {
         ),
       ),
     },
-    401: displayErrorDoc('invalidSession: no live mobile session token (POST /account/api/sessions).', ['invalidSession'], {
-      'WWW-Authenticate': header('Bearer, as RFC 6750.', true, { type: 'string' }),
-    }),
+    401: invalidSessionDoc,
     404: displayErrorDoc('pageNotFound: no such page, or not one you can see.', ['pageNotFound']),
     ...failureDocs,
   },
@@ -112,12 +106,12 @@ export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStr
       '/api/pages/:pageName',
       async ({ request, params }) => {
         try {
-          const principal = await sessions.authenticate(bearerToken(request.headers.get('authorization')), 'mobile')
+          const principal = await mobileSession(sessions, request)
+          if (principal instanceof Response) return principal
           const page = await findVisiblePage(db, principal, params.pageName)
           if (!page) return displayJson(404, { message: 'pageNotFound', detail: 'No such page, or not one you can see.' })
           return displayJson(200, { page, components: await pageComponents(db, page.id) })
         } catch (error) {
-          if (error instanceof ApiError && error.status === 401) return displayJson(401, { message: 'invalidSession', detail: error.message }, error.headers)
           return displayFailure(error, log)
         }
       },

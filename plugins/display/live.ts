@@ -8,13 +8,13 @@ import { html, htmlResponse, PAGE_HEADERS, type Html } from '../../src/http/html
 import type { Logger } from '../../src/log'
 import type { Principal } from '../../src/services/auth'
 import { PAGE_NAME_PATTERN } from './model'
-import { COMPONENT_COLUMNS, fromComponentText, type ComponentTextRow } from './pages-service'
+import { COMPONENT_COLUMNS, FROM_PAGE_COMPONENTS, fromComponentText, type ComponentTextRow } from './pages-service'
 import { renderComponent } from './render'
-import { MAY_USE_PAGE } from './schema'
+import { ACTOR, MAY_USE_PAGE } from './schema'
 
 const LIVE_HEADERS = { ...PAGE_HEADERS, 'content-security-policy': PAGE_HEADERS['content-security-policy']!.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'") }
 
-export interface VisiblePage {
+interface VisiblePage {
   id: string
   name: string
   title: string | null
@@ -28,22 +28,21 @@ export async function findVisiblePage(db: Database, principal: Principal, name: 
   if (!PAGE_NAME.test(name)) return undefined
   const [page] = await queryText<VisiblePage>(
     db,
-    `with a as (select $2::uuid as user_id, $3::uuid as organization_id, $4::text as role)
-      select p.id, p.name, p.title from pages p, a where lower(p.name) = lower($1) and ${MAY_USE_PAGE}`,
-    [name, principal.user.id, principal.user.organizationId, principal.user.role],
+    `select p.id, p.name, p.title from pages p, ${ACTOR} where lower(p.name) = lower($4) and ${MAY_USE_PAGE}`,
+    [principal.user.id, principal.user.organizationId, principal.user.role, name],
   )
   return page
 }
 
 export async function pageComponents(db: Database, pageId: string) {
-  const rows = await queryText<ComponentTextRow>(db, `select ${COMPONENT_COLUMNS} from components c where c.page_id = $1 order by c.y, c.x, c.id`, [pageId])
+  const rows = await queryText<ComponentTextRow>(db, `select ${COMPONENT_COLUMNS} ${FROM_PAGE_COMPONENTS}`, [pageId])
   return rows.map(fromComponentText)
 }
 
 type ComponentView = ReturnType<typeof fromComponentText>
 
 /** One component's cell: its title and SVG, placed on the 24-column grid. */
-export function componentCell(component: ComponentView): Html {
+function componentCell(component: ComponentView): Html {
   return html`<section class="component" id="component-${component.id}" data-component="${component.id}" data-type="${component.type}"
     style="grid-column: ${component.x + 1} / span ${component.width}; grid-row: ${component.y + 1}">
     ${component.title ? html`<h2>${component.title}</h2>` : ''}

@@ -2,21 +2,24 @@
  * Models of the display API: the five component data shapes of the seed (every field required,
  * unknown fields refused) and the management resources of API v1.
  */
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { BodyProblem } from '../../src/http/body'
+import { bearerToken } from '../../src/http/credentials'
+import { ApiError } from '../../src/http/errors'
 import { mapError } from '../../src/http/error-mapper'
 import { Timestamp, UuidString } from '../../src/http/models'
 import type { Logger } from '../../src/log'
 import { queryText, type Database } from '../../src/db'
 import { hashSecret, isWellFormedSecret } from '../../src/secrets'
-import { DISPLAY_CALL, DISPLAY_USAGE } from './schema'
+import type { Principal, Sessions } from '../../src/services/auth'
+import { COMPONENT_TYPES, DISPLAY_CALL, DISPLAY_USAGE } from './schema'
 
 /** Display keys: `dpk_` + 36 base62 characters + a 6-character checksum. */
 export const DISPLAY_KEY_PREFIX = 'dpk'
 
-export const MAX_POINTS = 1000
-export const MAX_TEXT = 1000
+const MAX_POINTS = 1000
+const MAX_TEXT = 1000
 
 const Hex = Type.String({ pattern: '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$', description: '# and 3, 4, 6 or 8 hex digits' })
 const strict = { additionalProperties: false } as const
@@ -58,9 +61,6 @@ export const ComponentData = {
   ),
   pieChart: Type.Object({ type: Type.Literal('pieChart'), backgroundColor: Hex, height: Height, points: points(PiePoint) }, strict),
 }
-export type ComponentType = keyof typeof ComponentData
-export const COMPONENT_TYPE_NAMES = Object.keys(ComponentData) as ComponentType[]
-export type ComponentDataValue = Static<(typeof ComponentData)[ComponentType]>
 
 /** The envelope of `POST /api/component`, before `data` is checked against its own type. */
 export const ComponentUpdate = Type.Object(
@@ -128,7 +128,7 @@ export const Component = t.Object(
   {
     id: UuidString({ description: 'The componentId of POST /api/component.' }),
     pageId: UuidString(),
-    type: t.Union(COMPONENT_TYPE_NAMES.map((type) => t.Literal(type))),
+    type: t.Union(COMPONENT_TYPES.map((type) => t.Literal(type))),
     title: t.Union([t.String(), t.Null()]),
     x: t.Integer(),
     y: t.Integer(),
@@ -143,7 +143,7 @@ export const Component = t.Object(
 )
 
 export const ComponentInput = t.Object(
-  { type: t.Union(COMPONENT_TYPE_NAMES.map((type) => t.Literal(type))), title: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()])), ...Position },
+  { type: t.Union(COMPONENT_TYPES.map((type) => t.Literal(type))), title: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()])), ...Position },
   { additionalProperties: false },
 )
 
@@ -183,7 +183,7 @@ export interface Usage {
 }
 
 /** A display call refused with an error (and, if the key was valid, its usage). */
-export interface Refusal {
+interface Refusal {
   ok: false
   status: number
   error: DisplayError
@@ -258,6 +258,16 @@ export function displayFailure(error: unknown, log: Logger): Response {
   if (mapped.unexpected) log.error('display request failed', { error: error instanceof Error ? error.message : String(error) })
   const message = mapped.status === 503 ? 'serviceUnavailable' : mapped.status >= 500 ? 'internalError' : 'invalidRequest'
   return displayJson(mapped.status, { message, detail: mapped.items[0]!.message }, mapped.headers)
+}
+
+/** The signed-in user of a mobile session token (`Authorization: Bearer`), or the 401 invalidSession answer. */
+export async function mobileSession(sessions: Sessions, request: Request): Promise<Principal | Response> {
+  try {
+    return await sessions.authenticate(bearerToken(request.headers.get('authorization')), 'mobile')
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return displayJson(401, { message: 'invalidSession', detail: error.message }, error.headers)
+    throw error
+  }
 }
 
 /** 400 unless the request says JSON and its body parsed: the error answer, or null. */

@@ -34,6 +34,20 @@ export const displayErrorDoc = (description: string, codes: readonly string[], h
   ),
 })
 
+/** 401 of a route taking a display key in the body. */
+export const invalidApiKeyDoc = displayErrorDoc('invalidApiKey: the apiKey is not a valid display key (not counted).', ['invalidApiKey'])
+
+/** 429 of a route counted on the display key's daily limit. */
+export const limitExceededDoc = displayErrorDoc('limitExceeded: the daily limit is used up (not counted); `limitRemaining` is 0.', ['limitExceeded'], {
+  ...usageHeaderDocs(true),
+  'Retry-After': header('Seconds until the next UTC midnight.', true),
+})
+
+/** 401 of a route signed in with a mobile session token. */
+export const invalidSessionDoc = displayErrorDoc('invalidSession: no live mobile session token (POST /account/api/sessions).', ['invalidSession'], {
+  'WWW-Authenticate': header('Bearer, as RFC 6750.', true, { type: 'string' }),
+})
+
 /** Answers of any display API route when the service itself fails. */
 export const failureDocs = {
   500: displayErrorDoc('internalError: never with internal detail.', ['internalError']),

@@ -10,11 +10,11 @@ import { badRequest, conflict, forbidden, notFound } from '../../src/http/errors
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/auth'
-import { isoFromText, selectPage } from '../../src/sql'
+import { isoFromText, selectPage, withIsoTimestamps } from '../../src/sql'
 import { users } from '../auth/schema'
 import { teams } from '../teams/schema'
 import type { ComponentInput, ComponentPatch, PageInput, PagePatch } from './model'
-import { components, pageAccess, pages } from './schema'
+import { ACTOR, actorParameters, components, MAY_USE_PAGE, pageAccess, pages } from './schema'
 
 type PageRow = typeof pages.$inferSelect
 type ComponentRow = typeof components.$inferSelect
@@ -40,19 +40,21 @@ export function serializeComponent(row: ComponentRow) {
   }
 }
 
-/** "The actor may see page `p`" in SQL ($2 organization, $3 user; `$4` true for administrators). */
-const MAY_SEE = `p.organization_id = $2 and ($4 or p.created_by = $3
-  or exists (select 1 from page_access pa where pa.page_id = p.id
-    and (pa.principal_id = $3 or pa.principal_id in (select tm.team_id from team_members tm where tm.user_id = $3))))`
+/** Page $4 with every column, if the actor (ACTOR's $1..$3) may see it. */
+const VISIBLE_PAGE = `select p.id, p.organization_id as "organizationId", p.name, p.title, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt"
+  from pages p, ${ACTOR} where p.id = $4 and ${MAY_USE_PAGE}`
 
-/** The page if the actor may see it (404 otherwise), and whether they may manage it. */
+/** The page if the actor may see it (404 otherwise), and whether they may manage it: one statement, locking the row with `lock`. */
 async function findPage(executor: Executor, actor: Actor, pageId: string, lock = false): Promise<{ page: PageRow; manage: boolean }> {
   if (!isUuid(pageId)) throw notFound('No such page.')
-  const [visible] = await queryText<{ id: string }>(executor, `select p.id from pages p where p.id = $1 and ${MAY_SEE}`, [pageId, actor.organizationId, actor.userId, isAdministrator(actor)])
-  if (!visible) throw notFound('No such page.')
-  const query = executor.select().from(pages).where(eq(pages.id, pageId))
-  const [page] = lock ? await query.for('update') : await query
-  if (!page) throw notFound('No such page.')
+  const [row] = await queryText<Omit<PageRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }>(
+    executor,
+    lock ? `${VISIBLE_PAGE} for update of p` : VISIBLE_PAGE,
+    [...actorParameters(actor), pageId],
+  )
+  if (!row) throw notFound('No such page.')
+  // Timestamps as Drizzle maps them (`new Date` of the text), so the row is the one a Drizzle select gives.
+  const page: PageRow = { ...row, createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) }
   return { page, manage: isAdministrator(actor) || page.createdBy === actor.userId }
 }
 
@@ -73,11 +75,11 @@ export function listPages(db: Database, actor: Actor, request: PageRequest) {
   return selectPage<{ id: string; name: string; title: string | null; createdBy: string | null; createdAt: string; updatedAt: string; total: string }, ReturnType<typeof serializePage>>(
     db,
     `select p.id, p.name, p.title, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt", count(*) over () as total
-      from pages p where ${MAY_SEE} and $1::uuid is null order by p.created_at, p.id`,
-    `select count(*) as total from pages p where ${MAY_SEE} and $1::uuid is null`,
-    [null, actor.organizationId, actor.userId, isAdministrator(actor)],
+      from pages p, ${ACTOR} where ${MAY_USE_PAGE} order by p.created_at, p.id`,
+    `select count(*) as total from pages p, ${ACTOR} where ${MAY_USE_PAGE}`,
+    actorParameters(actor),
     request,
-    ({ total: _total, ...row }) => ({ ...row, createdAt: isoFromText(row.createdAt), updatedAt: isoFromText(row.updatedAt) }),
+    ({ total: _total, ...row }) => withIsoTimestamps(row),
   )
 }
 
@@ -88,12 +90,12 @@ export async function getPage(db: Database, actor: Actor, pageId: string) {
 /** Creates a page; the caller is its creator (and so manages it). */
 export async function createPage(db: Database, actor: Actor, input: PageInput) {
   return mutate(db, actor, async (tx, audit) => {
-    await requireUniqueName(tx, actor.organizationId, input.name)
     const [page] = await tx
       .insert(pages)
       .values({ organizationId: actor.organizationId, name: input.name, title: input.title ?? null, createdBy: actor.userId })
       .onConflictDoNothing()
       .returning()
+    // Nothing inserted: the name is taken (any case), so this throws the 409 naming that page.
     if (!page) await requireUniqueName(tx, actor.organizationId, input.name)
     await audit({ action: 'page.created', resourceType: 'page', resourceId: page!.id, changes: { after: { name: page!.name, title: page!.title } } })
     return page!
@@ -174,14 +176,16 @@ export async function revokePageAccess(db: Database, actor: Actor, pageId: strin
 export const COMPONENT_COLUMNS = `c.id, c.page_id as "pageId", c.type, c.title, c.x, c.y, c.width, c.height, c.data,
   c.data_timestamp as timestamp, c.created_at as "createdAt", c.updated_at as "updatedAt"`
 export type ComponentTextRow = Omit<ReturnType<typeof serializeComponent>, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }
-export const fromComponentText = (row: ComponentTextRow) => ({ ...row, createdAt: isoFromText(row.createdAt), updatedAt: isoFromText(row.updatedAt) })
+export const fromComponentText = (row: ComponentTextRow) => withIsoTimestamps(row)
+/** The components of page $1 in grid order (row, then column), after the columns of a `select`. */
+export const FROM_PAGE_COMPONENTS = 'from components c where c.page_id = $1 order by c.y, c.x, c.id'
 
 /** Components of a page in grid order (row, then column). */
 export async function listComponents(db: Database, actor: Actor, pageId: string, request: PageRequest) {
   await findPage(db, actor, pageId)
   return selectPage<ComponentTextRow & { total: string }, ReturnType<typeof serializeComponent>>(
     db,
-    `select ${COMPONENT_COLUMNS}, count(*) over () as total from components c where c.page_id = $1 order by c.y, c.x, c.id`,
+    `select ${COMPONENT_COLUMNS}, count(*) over () as total ${FROM_PAGE_COMPONENTS}`,
     'select count(*) as total from components where page_id = $1',
     [pageId],
     request,

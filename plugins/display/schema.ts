@@ -114,7 +114,12 @@ export const DISPLAY_CALL = `account as (
 export const DISPLAY_USAGE = `a.user_id as "userId", a.daily_limit as "dailyLimit", (select calls from counted) as calls,
     (select calls from display_usage where user_id = a.user_id and day = (now() at time zone 'utc')::date) as "callsBefore"`
 
-/** Pages the account's user may use: creator, administrators, or the access list (user or team). Alias `p`, account `a`. */
+/** The calling user as the one-row `a` that MAY_USE_PAGE reads, for a FROM list ($1 user, $2 organization, $3 role). */
+export const ACTOR = `(select $1::uuid as user_id, $2::uuid as organization_id, $3::text as role) a`
+/** ACTOR's parameters ($1..$3) for an API v1 actor. */
+export const actorParameters = (actor: { userId: string; organizationId: string; role: string }) => [actor.userId, actor.organizationId, actor.role]
+
+/** Pages the account's user may use: creator, administrators, or the access list (user or team). Alias `p`, account `a` (DISPLAY_CALL's `account`, or ACTOR). */
 export const MAY_USE_PAGE = `p.organization_id = a.organization_id and (
     a.role in ('administrator', 'superadministrator') or p.created_by = a.user_id
     or exists (select 1 from page_access pa where pa.page_id = p.id

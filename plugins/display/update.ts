@@ -53,7 +53,7 @@ const checkUpdate = TypeCompiler.Compile(ComponentUpdate)
 const checkData = new Map<string, TypeCheck<TSchema>>(Object.entries(ComponentData).map(([type, schema]) => [type, TypeCompiler.Compile(schema as TSchema)]))
 
 /** The first problem of a body, or null. Numbers must be finite (JSON can spell 1e400). */
-export function checkComponentBody(body: unknown): DisplayError | null {
+function checkComponentBody(body: unknown): DisplayError | null {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { message: 'invalidRequest', detail: 'The body must be a JSON object.' }
   const problem = (path: string, detail: string): DisplayError => ({ message: 'invalidRequest', detail, field: pointerToField(path) || undefined })
   // Check is the compiled fast path; Errors (slow) only runs to name what failed.
@@ -71,7 +71,7 @@ export function checkComponentBody(body: unknown): DisplayError | null {
 }
 
 /** Unix seconds; a value above 10^11 is milliseconds. */
-export const toSeconds = (timestamp: number) => (timestamp > 1e11 ? timestamp / 1000 : timestamp)
+const toSeconds = (timestamp: number) => (timestamp > 1e11 ? timestamp / 1000 : timestamp)
 
 /** $1 key hash, $2 component id, $3 data (JSON text), $4 timestamp (seconds), $5 data type. Exported for the benchmarks. */
 export const COMPONENT_UPDATE_SQL = `with ${DISPLAY_CALL},

@@ -9,7 +9,7 @@ import { cert, deleteApp, initializeApp, type App } from 'firebase-admin/app'
 import { getMessaging, type Message, type Messaging } from 'firebase-admin/messaging'
 import type { FcmOptions } from '../../src/services/push'
 
-export const FCM_BATCH = 500
+const FCM_BATCH = 500
 
 export interface OutgoingPush {
   token: string

@@ -11,7 +11,8 @@ import { uuidv7, isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/auth'
 import { isoFromText, selectPage } from '../../src/sql'
 import { displayKeyOf, limitExceeded, refuseCounted, unknownKey, usageOf, type DisplayError, type Outcome, type UsageRow } from '../display/model'
-import { DISPLAY_CALL, DISPLAY_USAGE, MAY_USE_PAGE } from '../display/schema'
+import { getPage } from '../display/pages-service'
+import { ACTOR, actorParameters, DISPLAY_CALL, DISPLAY_USAGE, MAY_USE_PAGE } from '../display/schema'
 
 export const MAX_MESSAGE = 4000
 const FIELDS = new Set(['apiKey', 'pageName', 'message'])
@@ -24,7 +25,7 @@ const characters = (text: string) => {
 }
 
 /** The first problem of a message body, or null. */
-export function checkMessageBody(body: Record<string, unknown>): DisplayError | null {
+function checkMessageBody(body: Record<string, unknown>): DisplayError | null {
   const problem = (field: string, detail: string): DisplayError => ({ message: 'invalidRequest', detail, field })
   for (const key of Object.keys(body)) if (!FIELDS.has(key)) return problem(key, 'Unknown field.')
   const { pageName, message } = body
@@ -40,9 +41,9 @@ export function checkMessageBody(body: Record<string, unknown>): DisplayError | 
  * $1 key hash, $2 page name, $3 message id, $4 body, $5 the deliveries' first state ('pending',
  * or 'undelivered' when no sender is configured). Recipients: the page's creator and its access
  * list (users, and members of teams on it), active, with their registered devices; each device
- * once (a device belongs to one user). Exported for the benchmarks.
+ * once (a device belongs to one user).
  */
-export const SEND_MESSAGE_SQL = `with ${DISPLAY_CALL},
+const SEND_MESSAGE_SQL = `with ${DISPLAY_CALL},
   target as (
     select p.id, p.name, p.organization_id, p.created_by from pages p, account a
     where lower(p.name) = lower($2) and ${MAY_USE_PAGE}
@@ -109,9 +110,6 @@ export interface MessageReport {
   undelivered: number
 }
 
-/** The actor as the `a` of MAY_USE_PAGE ($1 user, $2 organization, $3 role). */
-const ACTOR = `(select $1::uuid as user_id, $2::uuid as organization_id, $3::text as role) a`
-
 const REPORT_COLUMNS = `m.id, m.page_id as "pageId", m.page_name as "pageName", m.body as message, m.sender_id as "sentBy", m.created_at::text as "createdAt",
     c.targeted, c.sent, c.failed, c.pruned, c.pending, c.undelivered`
 
@@ -122,8 +120,6 @@ const COUNTS = `cross join lateral (
       count(*) filter (where d.state in ('pending', 'sending'))::int as pending, count(*) filter (where d.state = 'undelivered')::int as undelivered
     from deliveries d where d.message_id = m.id
   ) c`
-
-const actorParameters = (actor: Actor) => [actor.userId, actor.organizationId, actor.role]
 
 /** One message of a page the actor can see, with its delivery counts; 404 otherwise. */
 export async function getMessageReport(db: Database, actor: Actor, pageId: string, messageId: string): Promise<MessageReport> {
@@ -140,9 +136,7 @@ export async function getMessageReport(db: Database, actor: Actor, pageId: strin
 
 /** The messages of a page the actor can see, newest first; 404 for a page they cannot see. */
 export async function listMessageReports(db: Database, actor: Actor, pageId: string, request: PageRequest) {
-  if (!isUuid(pageId)) throw notFound('No such page.')
-  const [page] = await queryText<{ id: string }>(db, `select p.id from pages p, ${ACTOR} where p.id = $4 and ${MAY_USE_PAGE}`, [...actorParameters(actor), pageId])
-  if (!page) throw notFound('No such page.')
+  await getPage(db, actor, pageId)
   return selectPage<MessageReport & { total: string }, MessageReport>(
     db,
     `select ${REPORT_COLUMNS}, count(*) over () as total from messages m ${COUNTS} where m.page_id = $1 order by m.created_at desc, m.id desc`,

@@ -10,7 +10,7 @@ import type { Logger } from '../../src/log'
 import { isoFromText } from '../../src/sql'
 import type { OutgoingPush, PushResult } from './fcm'
 
-export interface OutboxOptions {
+interface OutboxOptions {
   /** Deliveries one worker claims at a time (at most 500: one `sendEach`). */
   batchSize: number
   /** Workers per instance, each claiming its own batches. */
@@ -26,7 +26,7 @@ export interface OutboxOptions {
   retryMaxMs: number
 }
 
-export interface PushSender {
+interface PushSender {
   send(pushes: OutgoingPush[]): Promise<PushResult[]>
 }
 
@@ -72,7 +72,7 @@ const RECORD = `with r as (
   delete from devices where token in (select device_token from changed where state = 'pruned')`
 
 /** The delay before attempt `attempts + 1`: doubling from `base`, capped, with jitter in [½, 1]. */
-export function backoffSeconds(attempts: number, options: Pick<OutboxOptions, 'retryBaseMs' | 'retryMaxMs'>, retryAfterSeconds?: number): number {
+function backoffSeconds(attempts: number, options: Pick<OutboxOptions, 'retryBaseMs' | 'retryMaxMs'>, retryAfterSeconds?: number): number {
   const ceiling = Math.min(options.retryMaxMs, options.retryBaseMs * 2 ** Math.max(0, attempts - 1))
   const jittered = (ceiling / 2 + (Math.random() * ceiling) / 2) / 1000
   return Math.max(jittered, retryAfterSeconds ?? 0)

@@ -5,16 +5,14 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
 import type { Database } from '../../src/db'
-import { bearerToken } from '../../src/http/credentials'
-import { ApiError } from '../../src/http/errors'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { Timestamp, UuidString } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
 import type { Logger } from '../../src/log'
 import type { Sessions } from '../../src/services/auth'
-import { displayFailure, displayJson, refusalResponse, requireJson, usageHeaders } from '../display/model'
-import { displayErrorDoc, DISPLAY_TAGS, failureDocs, header, json, NOT_ENVELOPE, usageHeaderDocs } from '../display/openapi'
+import { displayFailure, displayJson, mobileSession, refusalResponse, requireJson, usageHeaders } from '../display/model'
+import { displayErrorDoc, DISPLAY_TAGS, failureDocs, header, invalidApiKeyDoc, invalidSessionDoc, json, limitExceededDoc, NOT_ENVELOPE, usageHeaderDocs } from '../display/openapi'
 import { checkDeviceBody, PLATFORMS, registerDevice, removeDevice } from './devices'
 import { getMessageReport, listMessageReports, MAX_MESSAGE, sendMessage } from './messages'
 
@@ -49,12 +47,9 @@ const messageDetail = {
       content: { 'text/plain': { schema: { type: 'string', const: 'Message sent successfully' } as object } },
     },
     400: displayErrorDoc('invalidRequest: not JSON, or a missing, unknown or invalid field (`field` names it). Counted, with the X-RateLimit-* headers, when the key is valid.', ['invalidRequest'], usageHeaderDocs(false)),
-    401: displayErrorDoc('invalidApiKey: the apiKey is not a valid display key (not counted).', ['invalidApiKey']),
+    401: invalidApiKeyDoc,
     404: displayErrorDoc("pageNotFound: no such page, or not one the key's user can use (counted).", ['pageNotFound'], usageHeaderDocs(true)),
-    429: displayErrorDoc('limitExceeded: the daily limit is used up (not counted); `limitRemaining` is 0.', ['limitExceeded'], {
-      ...usageHeaderDocs(true),
-      'Retry-After': header('Seconds until the next UTC midnight.', true),
-    }),
+    429: limitExceededDoc,
     ...failureDocs,
   },
 }
@@ -75,9 +70,6 @@ const sessionRoute = {
   description: `${NOT_ENVELOPE} Signed in with a mobile session token (\`Authorization: Bearer\`, from POST /account/api/sessions).`,
   security: [{ sessionToken: [] }],
 }
-const invalidSession = displayErrorDoc('invalidSession: no live mobile session token (POST /account/api/sessions).', ['invalidSession'], {
-  'WWW-Authenticate': header('Bearer, as RFC 6750.', true, { type: 'string' }),
-})
 
 const registerDeviceDetail = {
   ...sessionRoute,
@@ -95,7 +87,7 @@ const registerDeviceDetail = {
     200: deviceAnswer('Already yours: refreshed (`lastSeenAt`).'),
     201: deviceAnswer('Registered for you (new, or moved from another user).'),
     400: displayErrorDoc('invalidRequest: not JSON, or a missing, unknown or invalid field (`field` names it).', ['invalidRequest']),
-    401: invalidSession,
+    401: invalidSessionDoc,
     ...failureDocs,
   },
 }
@@ -106,7 +98,7 @@ const removeDeviceDetail = {
   parameters: [{ name: 'token', in: 'path', required: true, description: 'The FCM registration token, URL-encoded.', schema: { type: 'string' } as object }],
   responses: {
     204: { description: 'Removed.' },
-    401: invalidSession,
+    401: invalidSessionDoc,
     404: displayErrorDoc('deviceNotFound: no such device registered by you.', ['deviceNotFound']),
     ...failureDocs,
   },
@@ -121,16 +113,6 @@ export interface PushRouteOptions {
 }
 
 export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, options: PushRouteOptions) {
-  /** The signed-in mobile user, or the 401 answer. */
-  const session = async (request: Request) => {
-    try {
-      return (await sessions.authenticate(bearerToken(request.headers.get('authorization')), 'mobile')).user
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 401) return displayJson(401, { message: 'invalidSession', detail: error.message }, error.headers)
-      throw error
-    }
-  }
-
   return new Elysia({ name: 'push-api' })
     .post(
       '/api/message',
@@ -155,14 +137,14 @@ export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, opt
       '/api/devices',
       async ({ request, body }) => {
         try {
-          const user = await session(request)
-          if (user instanceof Response) return user
+          const principal = await mobileSession(sessions, request)
+          if (principal instanceof Response) return principal
           const refused = requireJson(request, body)
           if (refused) return refused
           const problem = checkDeviceBody(body)
           if (problem) return displayJson(400, problem)
           const { token, platform } = body as { token: string; platform: string }
-          const { created, ...device } = await registerDevice(db, user, token, platform)
+          const { created, ...device } = await registerDevice(db, principal.user, token, platform)
           return displayJson(created ? 201 : 200, { device })
         } catch (error) {
           return displayFailure(error, log)
@@ -174,9 +156,9 @@ export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, opt
       '/api/devices/:token',
       async ({ request, params }) => {
         try {
-          const user = await session(request)
-          if (user instanceof Response) return user
-          if (!(await removeDevice(db, user.id, params.token)))
+          const principal = await mobileSession(sessions, request)
+          if (principal instanceof Response) return principal
+          if (!(await removeDevice(db, principal.user.id, params.token)))
             return displayJson(404, { message: 'deviceNotFound', detail: 'No such device registered by you.' })
           return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } })
         } catch (error) {

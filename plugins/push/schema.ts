@@ -37,7 +37,7 @@ export const messages = pgTable(
   (table) => [index('messages_page_idx').on(table.pageId, table.createdAt)],
 )
 
-export const DELIVERY_STATES = ['pending', 'sending', 'sent', 'failed', 'pruned', 'undelivered'] as const
+const DELIVERY_STATES = ['pending', 'sending', 'sent', 'failed', 'pruned', 'undelivered'] as const
 
 export const deliveries = pgTable(
   'deliveries',
