@@ -1,45 +1,31 @@
 /**
- * The authorization table drives the MCP twins: every row with a tool × {no key, key without the
- * scope, key with it} × six roles × {same, other organization} must give the answer the REST
- * matrix gives — allowed, or refused with the same error code (no key: HTTP 401 on /mcp).
+ * The authorization table drives the MCP twins: every row with a tool × {key without the scope,
+ * key with it} × six roles × {same, other organization} must give the answer the REST matrix
+ * gives — allowed, or refused with the same error code. Without a key there is no role or
+ * organization: one case per tool calls it with no key, and /mcp answers HTTP 401.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { sql } from 'drizzle-orm'
+import { queryRows } from '../../src/db'
 import { callTool, connectMcp, listen, type Listening } from '../helpers/mcp'
 import { startTestService, type TestService } from '../helpers/service'
-import { buildWorld, createCast, ENDPOINTS, expectedOutcome, ROLES, type Cast, type Endpoint, type KeyVariant, type World } from './table'
+import { ENDPOINTS, expectedOutcome, ROLES, setUpMatrix, variantsFor, type Endpoint, type Matrix } from './table'
 
 let api: TestService
 let http: Listening
-let casts: { same: Cast; other: Cast }
-let world: World
-let allScopes: string[]
-const keys = new Map<string, string>()
+let matrix: Matrix
 const clients = new Map<string, Client>()
-
-async function keyFor(userId: string, scopes: string[]) {
-  const signature = `${userId}:${[...scopes].sort().join(',')}`
-  if (!keys.has(signature)) keys.set(signature, (await api.createKey(userId, scopes)).secret)
-  return keys.get(signature)!
-}
 
 async function clientFor(key: string) {
   if (!clients.has(key)) clients.set(key, await connectMcp(http.url, key))
   return clients.get(key)!
 }
 
-const worldBuilder = async () =>
-  buildWorld(api, casts.same, {
-    owner: await keyFor(casts.same.owner.id, allScopes),
-    administrator: await keyFor(casts.same.administrator.id, allScopes),
-  })
-
 beforeAll(async () => {
   api = await startTestService()
   http = listen(api)
-  allScopes = api.service.core.scopes.map((scope) => scope.name)
-  casts = { same: await createCast(api, await api.createOrganization('A')), other: await createCast(api, await api.createOrganization('B')) }
-  world = await worldBuilder()
+  matrix = await setUpMatrix(api)
 })
 afterAll(async () => {
   for (const client of clients.values()) await client.close()
@@ -47,29 +33,34 @@ afterAll(async () => {
   await api.stop()
 })
 
-const VARIANTS: KeyVariant[] = ['none', 'without-scope', 'with-scope']
-
 for (const endpoint of ENDPOINTS.filter((row): row is Endpoint & { tool: string; args: NonNullable<Endpoint['args']> } => Boolean(row.tool && row.args))) {
   describe(`${endpoint.tool} (twin of ${endpoint.method} ${endpoint.route})`, () => {
-    for (const variant of VARIANTS.filter((each) => each !== 'without-scope' || endpoint.scopes.length > 0)) {
+    const refused = expectedOutcome(endpoint, 'none', 'owner', true)
+    test(`none (no key: no role, no organization) → HTTP ${refused.status} ${refused.code}, nothing written`, async () => {
+      const response = await fetch(`${http.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: endpoint.tool, arguments: endpoint.args(matrix.world) } }),
+      })
+      expect(response.status).toBe(refused.status)
+      expect(response.headers.get('www-authenticate')).toStartWith('Bearer')
+      expect((await response.json()).errors[0].code).toBe(refused.code!)
+      const requestId = response.headers.get('x-request-id')!
+      expect(requestId).toBeTruthy()
+      const audited = await queryRows(api.service.core.db, sql`select 1 from audit_logs where request_id = ${requestId}`)
+      expect(audited).toEqual([])
+    })
+
+    for (const variant of variantsFor(endpoint).filter((each) => each !== 'none')) {
       for (const role of ROLES) {
         for (const sameOrganization of [true, false]) {
           const expected = expectedOutcome(endpoint, variant, role, sameOrganization)
           test(`${variant} · ${role} · ${sameOrganization ? 'same' : 'other'} organization → ${expected.code ?? 'allowed'}`, async () => {
-            if (variant === 'none') {
-              const response = await fetch(`${http.url}/mcp`, {
-                method: 'POST',
-                headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-                body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-              })
-              expect(response.status).toBe(401)
-              expect(response.headers.get('www-authenticate')).toStartWith('Bearer')
-              return
-            }
+            const { casts, allScopes, keyFor } = matrix
             const user = (sameOrganization ? casts.same : casts.other)[role]
             const key = await keyFor(user.id, variant === 'with-scope' ? endpoint.scopes : allScopes.filter((scope) => !endpoint.scopes.includes(scope)))
             const client = await clientFor(key)
-            const target = endpoint.mutates && expected.status < 300 ? await worldBuilder() : world
+            const target = endpoint.mutates && expected.status < 300 ? await matrix.worldBuilder() : matrix.world
             const outcome = await callTool(client, endpoint.tool, endpoint.args(target))
             expect({ isError: outcome.isError, code: outcome.code }).toEqual({ isError: expected.status >= 300, code: expected.code })
           })

@@ -236,3 +236,45 @@ export async function buildWorld(api: TestService, cast: Cast, keys: { owner: st
     outsiderId: outsider.id,
   }
 }
+
+/** The key a case sends: none, one with every scope but the endpoint's, one with exactly its scopes. */
+export const VARIANTS: KeyVariant[] = ['none', 'without-scope', 'with-scope']
+
+/** The variants that apply to an endpoint (a key without the scope only when it needs one). */
+export const variantsFor = (endpoint: Endpoint): KeyVariant[] => VARIANTS.filter((variant) => variant !== 'without-scope' || endpoint.scopes.length > 0)
+
+export interface Matrix {
+  casts: { same: Cast; other: Cast }
+  allScopes: string[]
+  /** The shared world every refused or read-only case works on. */
+  world: World
+  /** A key of the user with exactly these scopes, made once and reused. */
+  keyFor(userId: string, scopes: string[]): Promise<string>
+  /** A fresh world in organization A (for a mutating case that succeeds). */
+  worldBuilder(): Promise<World>
+}
+
+/** The casts of organizations A and B, the key cache, and the shared world, on `api`. */
+export async function setUpMatrix(api: TestService): Promise<Matrix> {
+  const keyCache = new Map<string, string>()
+  const allScopes = api.service.core.scopes.map((scope) => scope.name)
+  const keyFor = async (userId: string, scopes: string[]) => {
+    const signature = `${userId}:${[...scopes].sort().join(',')}`
+    let key = keyCache.get(signature)
+    if (!key) {
+      key = (await api.createKey(userId, scopes)).secret
+      keyCache.set(signature, key)
+    }
+    return key
+  }
+  const casts = {
+    same: await createCast(api, await api.createOrganization('A')),
+    other: await createCast(api, await api.createOrganization('B')),
+  }
+  const worldBuilder = async () =>
+    buildWorld(api, casts.same, {
+      owner: await keyFor(casts.same.owner.id, allScopes),
+      administrator: await keyFor(casts.same.administrator.id, allScopes),
+    })
+  return { casts, allScopes, keyFor, worldBuilder, world: await worldBuilder() }
+}

@@ -69,10 +69,23 @@ describe.skipIf(!chromiumAvailable)(`account pages in headless Chromium${chromiu
     await page.click('form[action="/account/keys"] button[type=submit]')
     const secret = (await page.textContent('#new-secret'))!.trim()
     await page.goto(`${site.url}/account/keys`)
-    page.once('dialog', (dialog) => dialog.dismiss())
+    const dialogs: Array<{ type: string; message: string }> = []
+    page.once('dialog', (dialog) => {
+      dialogs.push({ type: dialog.type(), message: dialog.message() })
+      return dialog.dismiss()
+    })
     await page.locator('tr', { hasText: 'kept key' }).locator('button', { hasText: 'Revoke' }).click()
     await page.waitForTimeout(200)
+    expect(dialogs).toHaveLength(1)
+    expect(dialogs[0]!.type).toBe('confirm')
+    expect(dialogs[0]!.message).toContain('kept key')
     expect((await fetch(`${site.url}/api/v1/users/me`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200)
+    // Reloaded, the row still offers Revoke and is not marked revoked.
+    await page.goto(`${site.url}/account/keys`)
+    const row = page.locator('tr', { hasText: 'kept key' })
+    expect(await row.count()).toBe(1)
+    expect(await row.textContent()).not.toContain('Revoked')
+    expect(await row.locator('button', { hasText: 'Revoke' }).count()).toBe(1)
     await page.close()
   })
 

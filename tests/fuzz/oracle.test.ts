@@ -37,7 +37,10 @@ describe('the fuzz oracle', () => {
   })
 
   test('the envelope shape and the request id are checked', () => {
-    expect(problems(v1, answer(400, { errors: [], meta: { requestId: 'abcdefgh-1' } })).length).toBeGreaterThan(0)
+    const bare = problems(v1, answer(400, { errors: [], meta: { requestId: 'abcdefgh-1' } }))
+    expect(bare.length).toBeGreaterThan(0)
+    expect(bare).toContain('an error without error items')
+    expect(bare).toContain('an error has data other than null')
     expect(problems(v1, answer(404, error('NOT_FOUND'), { 'x-request-id': 'other-id-1' }))).toContain('meta.requestId differs from the X-Request-Id header')
     expect(problems(v1, answer(404, 'not json'))).toContain('expected the JSON envelope, got application/json')
   })
@@ -45,7 +48,10 @@ describe('the fuzz oracle', () => {
   test('display errors need their own shape, and pages must not echo markup', () => {
     const component = resolveOperation(ops, 'POST', '/api/component')!
     expect(problems(component, answer(400, { message: 'invalidRequest', detail: 'd', field: 'x' }), 'POST', '/api/component')).toEqual([])
-    expect(problems(component, answer(400, error('BAD_REQUEST')), 'POST', '/api/component').length).toBeGreaterThan(0)
+    const enveloped = problems(component, answer(400, error('BAD_REQUEST')), 'POST', '/api/component')
+    expect(enveloped.length).toBeGreaterThan(0)
+    expect(enveloped).toContain('display error has unexpected keys data, errors, meta')
+    expect(enveloped).toContain('display error without detail')
     const page = resolveOperation(ops, 'GET', '/account')!
     const echoed = { ...answer(200, 'x'), headers: new Headers({ 'content-type': 'text/html', 'x-request-id': 'abcdefgh-1', 'content-security-policy': "default-src 'self'" }), text: '<p><script>alert(1)</script></p>' }
     expect(problems(page, echoed, 'GET', '/account')).toContain('the page echoes <script>alert(1)</script> unescaped')

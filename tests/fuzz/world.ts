@@ -6,7 +6,7 @@
  */
 import { buildWorld, createCast, type Cast, type World } from '../authz/table'
 import { createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
-import type { TestResponse, TestService } from '../helpers/service'
+import type { TestService } from '../helpers/service'
 import { SessionsRef } from '../../src/services/auth'
 
 export interface FuzzWorld {
@@ -34,25 +34,7 @@ export interface FuzzWorld {
  * contract check): fixtures are not what this suite examines, the fuzzed answers are.
  */
 export function plain(api: TestService): TestService {
-  const request = async (method: string, path: string, options: { key?: string; body?: unknown; rawBody?: string | Uint8Array; headers?: Record<string, string> } = {}): Promise<TestResponse> => {
-    const headers: Record<string, string> = { ...options.headers }
-    if (options.key) headers.authorization = `Bearer ${options.key}`
-    let body: string | Uint8Array | undefined = options.rawBody
-    if (body === undefined && options.body !== undefined) {
-      body = JSON.stringify(options.body)
-      headers['content-type'] ??= 'application/json'
-    }
-    const response = await api.service.fetch(new Request(`http://localhost${path}`, { method, headers, body: body as BodyInit | undefined }))
-    const text = await response.text()
-    let parsed: unknown = text
-    try {
-      parsed = JSON.parse(text)
-    } catch {
-      // not JSON: keep the text
-    }
-    return { status: response.status, headers: response.headers, body: parsed as any, text }
-  }
-  return { ...api, request: request as TestService['request'] }
+  return { ...api, request: (method, path, options = {}) => api.request(method, path, { ...options, unchecked: true }) }
 }
 
 /** Builds the world; every step is a real request or a real service call. */

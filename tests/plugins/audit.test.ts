@@ -142,6 +142,7 @@ describe('a failed write leaves neither the change nor a record', () => {
 
 describe('reading the audit log', () => {
   test('newest first, with filters', async () => {
+    const before = new Date(Date.now() - 1000).toISOString()
     const team = (await write('POST', '/api/v1/teams', { name: 'Filtered' })).data.id
     await write('PATCH', `/api/v1/teams/${team}`, { description: 'x' })
     const all = (await api.request('GET', '/api/v1/audit-logs?size=100', { key: adminKey.secret })).body.data
@@ -156,8 +157,16 @@ describe('reading the audit log', () => {
     expect(new Set(byPrefix.map((record: { action: string }) => record.action.split('.')[0]))).toEqual(new Set(['team']))
     const byActor = (await api.request('GET', `/api/v1/audit-logs?actorId=${member.id}`, { key: adminKey.secret })).body
     expect(byActor.data).toEqual([])
+    const byAdmin = (await api.request('GET', `/api/v1/audit-logs?actorId=${admin.id}&size=100`, { key: adminKey.secret })).body.data
+    expect(byAdmin.length).toBeGreaterThan(0)
+    expect(byAdmin.every((record: { actorUserId: string }) => record.actorUserId === admin.id)).toBe(true)
+    expect(byAdmin).toContainEqual(expect.objectContaining({ action: 'team.updated', resourceId: team }))
     const future = new Date(Date.now() + 86_400_000).toISOString()
     expect((await api.request('GET', `/api/v1/audit-logs?since=${future}`, { key: adminKey.secret })).body.meta.totalItems).toBe(0)
+    const recent = (await api.request('GET', `/api/v1/audit-logs?since=${before}&size=100`, { key: adminKey.secret })).body.data
+    expect(recent).toContainEqual(expect.objectContaining({ action: 'team.created', resourceId: team }))
+    expect(recent).toContainEqual(expect.objectContaining({ action: 'team.updated', resourceId: team }))
+    expect(recent.every((record: { occurredAt: string }) => Date.parse(record.occurredAt) >= Date.parse(before))).toBe(true)
     const until = (await api.request('GET', `/api/v1/audit-logs?until=${future}&size=1`, { key: adminKey.secret })).body.meta.totalItems
     expect(until).toBeGreaterThan(0)
   })

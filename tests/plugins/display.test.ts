@@ -172,6 +172,28 @@ describe('pages and components through API v1', () => {
     expect(grant.body.errors[0].field).toBe('userId')
     const access = await api.request('GET', `/api/v1/pages/${fx.pageId}/access`, { key: fx.creatorKey })
     expect(access.body.data.map((entry: { principalId: string }) => entry.principalId)).toEqual([fx.reader.id])
+
+    // Teams: one of the organization is granted; one of another organization is refused, naming teamId.
+    const teamOf = async (organizationId: string, name: string) => {
+      const administrator = await api.createUser(organizationId, 'administrator')
+      const key = (await api.createKey(administrator.id, ['teams:write'])).secret
+      const created = await api.request('POST', '/api/v1/teams', { key, body: { name } })
+      expect(created.status).toBe(201)
+      return created.body.data.id as string
+    }
+    const ownTeam = await teamOf(fx.organizationId, 'Board watchers')
+    const foreignTeam = await teamOf(stranger.organizationId, 'Foreign watchers')
+    const teamGrant = await api.request('POST', `/api/v1/pages/${fx.pageId}/access`, { key: fx.creatorKey, body: { teamId: ownTeam } })
+    expect(teamGrant.status).toBe(201)
+    expect(teamGrant.body.data).toMatchObject({ principalType: 'team', principalId: ownTeam, name: 'Board watchers' })
+    const foreignGrant = await api.request('POST', `/api/v1/pages/${fx.pageId}/access`, { key: fx.creatorKey, body: { teamId: foreignTeam } })
+    expect(foreignGrant.status).toBe(400)
+    expect(foreignGrant.body.errors[0]).toMatchObject({ code: 'BAD_REQUEST', field: 'teamId' })
+    const withTeam = await api.request('GET', `/api/v1/pages/${fx.pageId}/access`, { key: fx.creatorKey })
+    expect(withTeam.body.data.map((entry: { principalType: string; principalId: string }) => [entry.principalType, entry.principalId])).toEqual([
+      ['user', fx.reader.id],
+      ['team', ownTeam],
+    ])
   })
 
   test('readers read, only the creator or an administrator manages, others see nothing', async () => {

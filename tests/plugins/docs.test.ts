@@ -53,7 +53,9 @@ describe('Swagger UI', () => {
     expect(page.status).toBe(200)
     expect(page.headers.get('content-type')).toStartWith('text/html')
     expect(page.text).not.toMatch(/https?:\/\//)
-    for (const asset of page.text.matchAll(/(?:src|href)="(\/docs\/assets\/[^"]+)"/g)) {
+    const assets = [...page.text.matchAll(/(?:src|href)="(\/docs\/assets\/[^"]+)"/g)]
+    expect(assets.length).toBeGreaterThanOrEqual(3)
+    for (const asset of assets) {
       const response = await api.request('GET', asset[1]!)
       expect(response.status).toBe(200)
       expect(response.text.length).toBeGreaterThan(100)

@@ -74,11 +74,11 @@ describe('start-up', () => {
           config: { push: { workers: false, ...(setting.config ? { credentialsFile: setting.config } : {}) } },
         })
         const fx = await createDisplayFixture(api)
-        const session = await api.request('POST', '/account/api/sessions', { body: { email: fx.reader.email, password: 'reader password' } })
-        await api.request('POST', '/api/devices', { body: { token: 'on-1', platform: 'web' }, headers: { authorization: `Bearer ${session.body.data.token}` } })
+        const device = await api.request('POST', '/api/devices', { body: { token: 'on-1', platform: 'web' }, headers: { authorization: `Bearer ${fx.readerSession}` } })
         const sent = await api.request('POST', '/api/message', { body: { apiKey: fx.creator.displayApiKey, pageName: fx.pageName, message: 'queued' } })
         const report = await api.request('GET', `/api/v1/pages/${fx.pageId}/messages/${sent.headers.get('x-message-id')}`, { key: fx.creatorKey })
         await api.stop()
+        expect(device.status).toBe(201)
         expect(report.body.data).toMatchObject({ targeted: 1, pending: 1, undelivered: 0 })
         expect(mentionsFcm(lines)).toEqual([])
       } finally {
@@ -105,8 +105,7 @@ describe('sender off', () => {
   afterAll(() => api.stop())
 
   test('messages are accepted and their deliveries recorded as undelivered', async () => {
-    const session = await api.request('POST', '/account/api/sessions', { body: { email: fx.reader.email, password: 'reader password' } })
-    const device = await api.request('POST', '/api/devices', { body: { token: 'off-1', platform: 'android' }, headers: { authorization: `Bearer ${session.body.data.token}` } })
+    const device = await api.request('POST', '/api/devices', { body: { token: 'off-1', platform: 'android' }, headers: { authorization: `Bearer ${fx.readerSession}` } })
     expect(device.status).toBe(201)
     const sent = await api.request('POST', '/api/message', { body: { apiKey: fx.creator.displayApiKey, pageName: fx.pageName, message: 'nobody hears this' } })
     expect(sent.status).toBe(200)

@@ -39,10 +39,9 @@ test('a worker killed with deliveries in flight and pending: after restart each 
     // Instance A takes the message but runs no workers: every delivery stays pending.
     const a = await startTestService({ database, provide, config: { push: { ...push, workers: false } } })
     const fx = await createDisplayFixture(a)
-    const session = await a.request('POST', '/account/api/sessions', { body: { email: fx.reader.email, password: 'reader password' } })
     const tokens = Array.from({ length: DEVICES }, (_, i) => `restart-${i}:APA91b${Math.random().toString(36).slice(2)}`)
     for (const token of tokens)
-      expect((await a.request('POST', '/api/devices', { body: { token, platform: 'android' }, headers: { authorization: `Bearer ${session.body.data.token}` } })).status).toBe(201)
+      expect((await a.request('POST', '/api/devices', { body: { token, platform: 'android' }, headers: { authorization: `Bearer ${fx.readerSession}` } })).status).toBe(201)
     const sent = await a.request('POST', '/api/message', { body: { apiKey: fx.creator.displayApiKey, pageName: fx.pageName, message: 'survive a crash' } })
     expect(sent.status).toBe(200)
     const messageId = sent.headers.get('x-message-id')!

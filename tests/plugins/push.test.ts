@@ -68,7 +68,7 @@ const sendsTo = (token: string) => fcm.sends.filter((send) => send.token === tok
 
 describe('devices', () => {
   test('register, refresh and remove with a mobile session; a token moves to the newest user', async () => {
-    const session = await signIn(fx.reader)
+    const session = fx.readerSession
     const token = newToken('moving')
     const first = await register(session, token, 'ios')
     expect(first.status).toBe(201)
@@ -96,7 +96,7 @@ describe('devices', () => {
   })
 
   test('bad bodies get 400 invalidRequest naming the field; no session gets 401', async () => {
-    const session = await signIn(fx.reader)
+    const session = fx.readerSession
     const bad: Array<[unknown, string | undefined]> = [
       [{ token: 'a b', platform: 'android' }, 'token'],
       [{ token: '', platform: 'android' }, 'token'],

@@ -60,16 +60,26 @@ describe('project search', () => {
   })
 
   test('limit applies per kind', async () => {
+    // A second match of each kind (made here: the tests above count the first ones exactly).
+    const e3 = (await fx.as('editor', 'POST', `/api/v1/work-items/${ids.w3}/entries`, { body: 'another login report' }, 201)).id
+    const r3 = (await fx.as('editor', 'POST', `/api/v1/projects/${fx.projectId}/relationships`, { sourceWorkItemId: ids.w1, targetWorkItemId: ids.w3, type: 'relates_to' }, 201)).id
+    const all = await search('q=login')
+    expect(idsOf(all.workItems)).toEqual([ids.w1, ids.w2])
+    expect(idsOf(all.entries).sort()).toEqual([ids.e1, e3].sort())
+    expect(idsOf(all.relationships).sort()).toEqual([ids.r1, r3].sort())
     const result = await search('q=login&limit=1')
     expect(idsOf(result.workItems)).toEqual([ids.w1])
     expect(result.entries).toHaveLength(1)
+    expect([ids.e1, e3]).toContain(result.entries[0].id)
     expect(result.relationships).toHaveLength(1)
+    expect([ids.r1, r3]).toContain(result.relationships[0].id)
   })
 
   test('no result comes from another project or organization', async () => {
     const titles = (await search('q=login&limit=100')).workItems.map((item: { title: string }) => item.title)
     expect(titles).not.toContain('Login elsewhere')
     expect(titles).not.toContain('Login abroad')
+    expect(titles).toEqual(['Login page redesign', 'Payment refactor'])
   })
 
   test.each([
@@ -92,7 +102,8 @@ describe('project search', () => {
       const response = await fx.call('viewer', 'GET', `/api/v1/projects/${fx.projectId}/search?q=${encodeURIComponent(q)}`)
       expect(response.status).toBe(200)
     }
-    expect((await search(`q=${encodeURIComponent('%%%')}`)).workItems).toEqual([])
+    // No title or description of the fixture holds these characters: as text, they match nothing.
+    for (const q of ['%%%', '___', '\\']) expect((await search(`q=${encodeURIComponent(q)}`)).workItems).toEqual([])
   })
 
   test('each missing read scope is named', async () => {
