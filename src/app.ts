@@ -16,7 +16,7 @@ import { mapError } from './http/error-mapper'
 import { assignRequestId, requestIdOf } from './http/request-id'
 import { createV1Kit } from './http/v1'
 import { resolvePlugins } from './loader'
-import { createLogger, type Logger } from './log'
+import { createLogger, describeError, routeOf, type Logger } from './log'
 import { migrate, migrationCheck, readMigrations } from './migrate'
 import type { AnyPlugin, CoreServices, PluginContext, ScopeDefinition, ToolDefinition } from './plugin'
 import { ServiceRegistry } from './services/registry'
@@ -68,13 +68,10 @@ function createRoot(log: Logger, database: DatabaseHandle, isMigrated: () => Pro
       assignRequestId(request, set)
     })
     .onParse(({ request }) => parseRequestBody(request))
-    .onError(({ error, code, set, request }) => {
+    .onError(({ error, code, set, request, route }) => {
       const mapped = mapError(error, code)
       const requestId = requestIdOf(set)
-      if (mapped.unexpected) {
-        const detail = error instanceof Error ? { error: error.message, stack: error.stack } : { error: String(error) }
-        log.error('request failed', { requestId, method: request.method, url: request.url, status: mapped.status, ...detail })
-      }
+      if (mapped.unexpected) log.error('request failed', { requestId, route: routeOf(request, route), status: mapped.status, ...describeError(error) })
       return jsonResponse(errorEnvelope(mapped.items, requestId), mapped.status, { ...set.headers, ...mapped.headers })
     })
     .get('/health', () => ({ status: 'ok' as const }), {
@@ -182,7 +179,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         try {
           await stop()
         } catch (error) {
-          log.warn('stop step failed', { error: (error as Error).message })
+          log.warn('stop step failed', describeError(error))
         }
       }
     },

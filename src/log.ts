@@ -30,3 +30,47 @@ export function createLogger(level: LogLevel = parseLevel(process.env.LOG_LEVEL)
     child: (fields) => createLogger(level, { ...base, ...fields }),
   }
 }
+
+const SQLSTATE = /^[0-9A-Z]{5}$/
+const MAX_SQL = 2000
+
+/**
+ * The fields to log about an unexpected error, never its data: for a database error the SQL text
+ * (with its $n placeholders), the SQLSTATE and the constraint, table and column it names, but
+ * neither the parameter values nor any message (driver and server messages quote values, e.g.
+ * `invalid input syntax for type integer: "…"`, `Key (secret_hash)=(…) already exists`); for any
+ * other error its name, message and stack frames. Drizzle's wrapper (`Failed query: … params: …`)
+ * and the driver's error are read through `cause`.
+ */
+export function describeError(error: unknown): Record<string, unknown> {
+  const chain: any[] = []
+  for (let current: any = error, depth = 0; current && typeof current === 'object' && depth < 5; current = current.cause, depth++) chain.push(current)
+  const sql = chain.map((each) => each.query).find((query) => typeof query === 'string')
+  const database = chain.find((each) => typeof each.code === 'string' && SQLSTATE.test(each.code))
+  const node = chain.find((each) => typeof each.code === 'string' && !SQLSTATE.test(each.code))
+  if (sql !== undefined || database) {
+    const fields: Record<string, unknown> = { error: 'database error' }
+    if (sql !== undefined) fields.sql = sql.length > MAX_SQL ? `${sql.slice(0, MAX_SQL)}…` : sql
+    if (database) {
+      fields.code = database.code
+      for (const [name, keys] of Object.entries({ constraint: ['constraint_name', 'constraint'], table: ['table_name', 'table'], column: ['column_name', 'column'] })) {
+        const value = keys.map((key) => database[key]).find((each) => typeof each === 'string' && each)
+        if (value) fields[name] = value
+      }
+    } else if (node) fields.code = node.code
+    return fields
+  }
+  if (node) return { error: String(node.name ?? 'Error'), code: node.code }
+  if (error instanceof Error) return { error: error.name, message: error.message, stack: error.stack?.split('\n').slice(1).join('\n') }
+  return { error: typeof error }
+}
+
+/** `GET /api/v1/projects/:projectId`: the method and the route pattern (the path when no route matched), for logs. */
+export function routeOf(request: Request, route: string | undefined): string {
+  if (route) return `${request.method} ${route}`
+  const url = request.url
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  const end = url.indexOf('?', start)
+  // An unmatched path is the client's text: kept short, never its query string.
+  return `${request.method} ${(start < 0 ? '/' : url.slice(start, end < 0 ? undefined : end)).slice(0, 200)}`
+}

@@ -8,7 +8,7 @@ import { and, eq, isNull } from 'drizzle-orm'
 import type { Database } from '../../src/db'
 import { bearerToken } from '../../src/http/credentials'
 import { rateLimited, unauthorized } from '../../src/http/errors'
-import type { Logger } from '../../src/log'
+import { describeError, type Logger } from '../../src/log'
 import { hashSecret, isWellFormedSecret } from '../../src/secrets'
 import type { Authenticator, Principal } from '../../src/services/auth'
 import { apiKeys, users } from './schema'
@@ -141,7 +141,7 @@ export class KeyAuthenticator implements Authenticator {
       .update(apiKeys)
       .set({ lastUsedAt: new Date(now) })
       .where(eq(apiKeys.id, entry.keyId))
-      .catch((error: Error) => this.log.warn('could not record lastUsedAt', { keyId: entry.keyId, error: error.message }))
+      .catch((error: Error) => this.log.warn('could not record lastUsedAt', { keyId: entry.keyId, ...describeError(error) }))
     this.pending.add(write)
     void write.finally(() => this.pending.delete(write))
   }

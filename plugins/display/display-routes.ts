@@ -7,7 +7,8 @@ import { Elysia } from 'elysia'
 import type { Database } from '../../src/db'
 import { readCookie, SESSION_COOKIE } from '../../src/http/credentials'
 import { htmlResponse, html } from '../../src/http/html'
-import type { Logger } from '../../src/log'
+import { routeOf, type Logger } from '../../src/log'
+import { requestIdOf } from '../../src/http/request-id'
 import type { Sessions } from '../../src/services/auth'
 import { findVisiblePage, LIVE_CSS, LIVE_JS, livePage, pageComponents, type LiveStreams } from './live'
 import { Component, ComponentData, ComponentUpdate, displayFailure, displayJson, mobileSession, refusalResponse, requireJson, usageHeaders } from './model'
@@ -87,7 +88,7 @@ export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStr
   return new Elysia({ name: 'display-api' })
     .post(
       '/api/component',
-      async ({ request, body }) => {
+      async ({ request, body, set, route }) => {
         const refused = requireJson(request, body)
         if (refused) return refused
         try {
@@ -97,14 +98,14 @@ export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStr
           const remaining = Math.max(0, outcome.usage.limit - outcome.usage.used)
           return displayJson(200, { message: 'updateSuccess', limitRemaining: remaining }, usageHeaders(outcome.usage, 200))
         } catch (error) {
-          return displayFailure(error, log)
+          return displayFailure(error, log, { requestId: requestIdOf(set), route: routeOf(request, route) })
         }
       },
       { detail: componentUpdateDetail },
     )
     .get(
       '/api/pages/:pageName',
-      async ({ request, params }) => {
+      async ({ request, params, set, route }) => {
         try {
           const principal = await mobileSession(sessions, request)
           if (principal instanceof Response) return principal
@@ -112,7 +113,7 @@ export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStr
           if (!page) return displayJson(404, { message: 'pageNotFound', detail: 'No such page, or not one you can see.' })
           return displayJson(200, { page, components: await pageComponents(db, page.id) })
         } catch (error) {
-          return displayFailure(error, log)
+          return displayFailure(error, log, { requestId: requestIdOf(set), route: routeOf(request, route) })
         }
       },
       { detail: pageComponentsDetail },

@@ -4,6 +4,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
+import { describeError } from '../../src/log'
 import { definePlugin } from '../../src/plugin'
 import { SessionsRef, UserLifecycleRef } from '../../src/services/auth'
 import { DisplayAccountsRef } from '../../src/services/display'
@@ -48,7 +49,7 @@ export default definePlugin({
     services.provide(DisplayAccountsRef, createDisplayAccounts(db, config.defaultDailyLimit))
     const streams = new LiveStreams(db, log)
     services.provide(LiveStreamsRef, streams)
-    const notifier = new ChangeNotifier(db, (error) => log.warn('could not notify live viewers', { error: error.message }))
+    const notifier = new ChangeNotifier(db, (error) => log.warn('could not notify live viewers', describeError(error)))
     services.provide(NotifierRef, notifier)
     await events.subscribe(DISPLAY_CHANNEL, (changes: Array<{ pageId: string; componentId: string }>) => {
       for (const change of changes) void streams.publish(change)

@@ -5,7 +5,7 @@
  */
 import { queryText, type Database } from '../../src/db'
 import { html, htmlResponse, PAGE_HEADERS, type Html } from '../../src/http/html'
-import type { Logger } from '../../src/log'
+import { describeError, type Logger } from '../../src/log'
 import type { Principal } from '../../src/services/auth'
 import { PAGE_NAME_PATTERN } from './model'
 import { COMPONENT_COLUMNS, FROM_PAGE_COMPONENTS, fromComponentText, type ComponentTextRow } from './pages-service'
@@ -122,7 +122,7 @@ export class LiveStreams {
       const update = { id: component.id, type: component.type, timestamp: component.timestamp, data: component.data, html: componentCell(component).value }
       for (const listener of audience) listener.send('component', update)
     } catch (error) {
-      this.log.warn('could not push a live update', { error: (error as Error).message })
+      this.log.warn('could not push a live update', describeError(error))
     }
   }
 

@@ -9,7 +9,7 @@ import { bearerToken } from '../../src/http/credentials'
 import { ApiError } from '../../src/http/errors'
 import { mapError } from '../../src/http/error-mapper'
 import { Timestamp, UuidString } from '../../src/http/models'
-import type { Logger } from '../../src/log'
+import { describeError, type Logger } from '../../src/log'
 import { queryText, type Database } from '../../src/db'
 import { hashSecret, isWellFormedSecret } from '../../src/secrets'
 import type { Principal, Sessions } from '../../src/services/auth'
@@ -253,9 +253,9 @@ export function displayJson(status: number, body: unknown, headers: Record<strin
 }
 
 /** An unexpected failure, in the display API's own shape (never with internal detail). */
-export function displayFailure(error: unknown, log: Logger): Response {
+export function displayFailure(error: unknown, log: Logger, where: { requestId: string; route: string }): Response {
   const mapped = mapError(error)
-  if (mapped.unexpected) log.error('display request failed', { error: error instanceof Error ? error.message : String(error) })
+  if (mapped.unexpected) log.error('display request failed', { ...where, status: mapped.status, ...describeError(error) })
   const message = mapped.status === 503 ? 'serviceUnavailable' : mapped.status >= 500 ? 'internalError' : 'invalidRequest'
   return displayJson(mapped.status, { message, detail: mapped.items[0]!.message }, mapped.headers)
 }

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { swagger } from '@elysiajs/swagger'
 import { Elysia } from 'elysia'
+import { PAGE_HEADERS } from '../../src/http/html'
 import { definePlugin } from '../../src/plugin'
 import { description } from './description'
 import { tidyDocument } from './tidy'
@@ -40,11 +41,24 @@ const PAGE = `<!doctype html>
 <body>
   <div id="swagger-ui"></div>
   <script src="/docs/assets/swagger-ui-bundle.js"></script>
-  <script>
-    window.ui = SwaggerUIBundle({ url: '/docs/json', dom_id: '#swagger-ui', persistAuthorization: true })
-  </script>
+  <script src="/docs/assets/docs.js"></script>
 </body>
 </html>`
+
+/**
+ * Starts Swagger UI (a file, so the page needs no inline script). A key typed into "Authorize"
+ * lives in this tab's memory only: no persistAuthorization, so nothing reaches local storage.
+ */
+const INIT = `window.ui = SwaggerUIBundle({ url: '/docs/json', dom_id: '#swagger-ui', persistAuthorization: false })\n`
+
+/**
+ * The account pages' headers (no framing, no sniffing, nothing from other origins, no inline
+ * script); Swagger UI sets inline style attributes, so styles alone may be inline.
+ */
+const DOCS_HEADERS = {
+  ...PAGE_HEADERS,
+  'content-security-policy': PAGE_HEADERS['content-security-policy']!.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'"),
+}
 
 export default definePlugin({
   name: 'docs',
@@ -59,8 +73,9 @@ export default definePlugin({
       .use(
         swagger({
           provider: 'swagger-ui',
-          // The package's own page loads Swagger UI from a CDN; ours (below) does not.
-          path: '/docs/cdn',
+          // The package's own page (inline script, Swagger UI from a CDN) is registered at /docs
+          // and replaced by ours below: the later route wins, so it is never served.
+          path: '/docs',
           specPath: '/docs/json',
           exclude: [/^\/docs/],
           documentation: {
@@ -85,7 +100,8 @@ export default definePlugin({
           },
         }),
       )
-      .get('/docs', () => new Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8' } }), {
+      .get('/docs', () => new Response(PAGE, { headers: DOCS_HEADERS }), { detail: { hide: true } })
+      .get('/docs/assets/docs.js', () => new Response(INIT, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' } }), {
         detail: { hide: true },
       })
       .get(

@@ -9,7 +9,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import { Page } from '../../src/http/envelope'
 import { insufficientScope, notFound } from '../../src/http/errors'
 import { mapError } from '../../src/http/error-mapper'
-import type { Logger } from '../../src/log'
+import { describeError, type Logger } from '../../src/log'
 import type { ToolDefinition } from '../../src/plugin'
 import type { Actor } from '../../src/services/auth'
 import { validate } from '../../src/validate'
@@ -27,9 +27,9 @@ function success(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(content) }], structuredContent: content }
 }
 
-function failure(error: unknown, log: Logger, tool: string): CallToolResult {
+function failure(error: unknown, log: Logger, tool: string, requestId: string): CallToolResult {
   const mapped = mapError(error)
-  if (mapped.unexpected) log.error('tool failed', { tool, error: error instanceof Error ? error.message : String(error) })
+  if (mapped.unexpected) log.error('tool failed', { tool, requestId, ...describeError(error) })
   const payload = { error: mapped.items[0]!, errors: mapped.items, status: mapped.status }
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(payload) }], structuredContent: payload }
 }
@@ -63,7 +63,7 @@ export function createMcpServer(tools: readonly ToolDefinition[], actor: Actor, 
       if (missing.length) throw insufficientScope(missing)
       return success(await tool.run(actor, validate(tool.input, args ?? {})))
     } catch (error) {
-      return failure(error, log, name)
+      return failure(error, log, name, actor.requestId)
     }
   })
   return server

@@ -4,6 +4,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
+import { describeError } from '../../src/log'
 import { definePlugin } from '../../src/plugin'
 import { SessionsRef } from '../../src/services/auth'
 import { FcmOptionsRef } from '../../src/services/push'
@@ -51,7 +52,7 @@ export default definePlugin({
       // A message wakes this instance's workers at once and, through NOTIFY, every other instance's.
       const dispatched = () => {
         outbox.wake()
-        events.publish(db, OUTBOX_CHANNEL, null).catch((error: Error) => log.warn('push: could not notify other instances', { error: error.message }))
+        events.publish(db, OUTBOX_CHANNEL, null).catch((error: Error) => log.warn('push: could not notify other instances', describeError(error)))
       }
       services.provide(RouteOptionsRef, { senderOn: true, dispatched })
       if (config.workers && background) {
@@ -65,7 +66,7 @@ export default definePlugin({
     }
     const prune = async () => {
       const removed = await pruneStaleDevices(db, config.deviceRetentionDays).catch((error: Error) => {
-        log.warn('push: could not remove stale devices', { error: error.message })
+        log.warn('push: could not remove stale devices', describeError(error))
         return 0
       })
       if (removed) log.info('push: removed stale devices', { count: removed, days: config.deviceRetentionDays })

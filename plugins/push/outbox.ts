@@ -6,7 +6,7 @@
  * deleted with their delivery marked `pruned`.
  */
 import { queryText, type Database } from '../../src/db'
-import type { Logger } from '../../src/log'
+import { describeError, type Logger } from '../../src/log'
 import { isoFromText } from '../../src/sql'
 import type { OutgoingPush, PushResult } from './fcm'
 
@@ -159,7 +159,7 @@ export class Outbox {
         if (reclaimed?.n) continue
       } catch (error) {
         if (this.stopped) break
-        this.log.warn('push outbox: a batch failed; it is retried after its lease', { error: (error as Error).message })
+        this.log.warn('push outbox: a batch failed; it is retried after its lease', describeError(error))
       }
       await this.sleep(this.options.pollIntervalMs)
     }

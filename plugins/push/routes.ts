@@ -9,7 +9,8 @@ import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { Timestamp, UuidString } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
-import type { Logger } from '../../src/log'
+import { routeOf, type Logger } from '../../src/log'
+import { requestIdOf } from '../../src/http/request-id'
 import type { Sessions } from '../../src/services/auth'
 import { displayFailure, displayJson, mobileSession, refusalResponse, requireJson, usageHeaders } from '../display/model'
 import { displayErrorDoc, DISPLAY_TAGS, failureDocs, header, invalidApiKeyDoc, invalidSessionDoc, json, limitExceededDoc, NOT_ENVELOPE, usageHeaderDocs } from '../display/openapi'
@@ -116,7 +117,7 @@ export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, opt
   return new Elysia({ name: 'push-api' })
     .post(
       '/api/message',
-      async ({ request, body }) => {
+      async ({ request, body, set, route }) => {
         const refused = requireJson(request, body)
         if (refused) return refused
         try {
@@ -128,14 +129,14 @@ export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, opt
             headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-message-id': outcome.messageId, ...usageHeaders(outcome.usage, 200) },
           })
         } catch (error) {
-          return displayFailure(error, log)
+          return displayFailure(error, log, { requestId: requestIdOf(set), route: routeOf(request, route) })
         }
       },
       { detail: messageDetail },
     )
     .post(
       '/api/devices',
-      async ({ request, body }) => {
+      async ({ request, body, set, route }) => {
         try {
           const principal = await mobileSession(sessions, request)
           if (principal instanceof Response) return principal
@@ -147,14 +148,14 @@ export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, opt
           const { created, ...device } = await registerDevice(db, principal.user, token, platform)
           return displayJson(created ? 201 : 200, { device })
         } catch (error) {
-          return displayFailure(error, log)
+          return displayFailure(error, log, { requestId: requestIdOf(set), route: routeOf(request, route) })
         }
       },
       { detail: registerDeviceDetail },
     )
     .delete(
       '/api/devices/:token',
-      async ({ request, params }) => {
+      async ({ request, params, set, route }) => {
         try {
           const principal = await mobileSession(sessions, request)
           if (principal instanceof Response) return principal
@@ -162,7 +163,7 @@ export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, opt
             return displayJson(404, { message: 'deviceNotFound', detail: 'No such device registered by you.' })
           return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } })
         } catch (error) {
-          return displayFailure(error, log)
+          return displayFailure(error, log, { requestId: requestIdOf(set), route: routeOf(request, route) })
         }
       },
       { detail: removeDeviceDetail },

@@ -8,6 +8,8 @@ import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { pageQuery, pageRequest, toPage } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
 import { Integer } from '../../src/http/models'
+import { mutate } from '../../src/audit'
+import { queryText } from '../../src/db'
 
 export const PROBE_ITEMS = Array.from({ length: 45 }, (_, index) => ({ n: index }))
 
@@ -41,11 +43,35 @@ export const probePlugin = definePlugin({
         },
         { scopes: ['probe:write'], body: ProbeBody, response: responses(Envelope(ProbeBody), { status: 201 }) },
       )
+      // A change that commits, then an answer that never makes it (an error after the commit).
+      .post(
+        '/commit-then-fail',
+        async ({ actor, body, set }) => {
+          set.status = 201
+          await mutate(db, actor, async (_tx, audit) => {
+            await audit({ action: 'probe.committed', resourceType: 'probe', resourceId: body.name })
+            return { name: body.name }
+          })
+          throw new Error('the answer was lost after the commit')
+        },
+        { scopes: ['probe:write'], body: t.Object({ name: t.String() }), response: responses(Envelope(t.Object({ name: t.String() })), { status: 201 }) },
+      )
       .get('/boom', () => {
         throw new Error('secret internals: password=hunter2 at /srv/app.ts:12')
       }, { scopes: [] })
       .get('/db-boom', async () => {
         await db.execute(sql`select * from no_such_table_with_secret_name`)
+        return 'unreachable'
+      }, { scopes: [] })
+      // Unexpected database errors whose parameters must never reach the logs.
+      .get('/db-secret', async () => {
+        await queryText(db, 'select $1::int as n', ['probe-secret-parameter'])
+        return 'unreachable'
+      }, { scopes: [] })
+      .get('/db-duplicate', async () => {
+        const id = '00000000-0000-7000-8000-00000000feed'
+        await queryText(db, 'insert into organizations (id, name) values ($1, $2) on conflict do nothing', [id, 'probe-secret-name'])
+        await queryText(db, 'insert into organizations (id, name) values ($1, $2)', [id, 'probe-secret-name'])
         return 'unreachable'
       }, { scopes: [] })
       .get('/bad-response', () => ({ unexpected: 'shape' }) as any, { scopes: [], response: responses(Envelope(t.Object({ n: t.Integer() }))) }),
