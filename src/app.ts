@@ -96,6 +96,20 @@ function createRoot(log: Logger, database: DatabaseHandle, isMigrated: () => Pro
     )
 }
 
+/**
+ * Elysia finds the path at the first "/" after the URL's 11th character (`http://` plus four), so
+ * a Host shorter than that (`Host: x` with `/aaaa/api/v1/users/me`) moved the path it routed by.
+ * Such a request is re-addressed to `localhost`, so routing always follows the request's path:
+ * two `indexOf`s per request, a new Request only for those short hosts.
+ */
+export function routedByPath(request: Request): Request {
+  const url = request.url
+  const authority = url.indexOf('//') + 2
+  const path = url.indexOf('/', authority)
+  if (path === url.indexOf('/', 11)) return request
+  return new Request(`${url.slice(0, authority)}localhost${path < 0 ? '/' : url.slice(path)}`, request)
+}
+
 /** Builds the whole service; the caller serves `fetch` with its runtime's server. */
 export async function createService(options: ServiceOptions): Promise<Service> {
   const { registry, config } = options
@@ -155,6 +169,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   return {
     app,
     fetch: async (request, connection) => {
+      request = routedByPath(request)
       rememberConnection(request, connection)
       inFlight++
       try {

@@ -8,11 +8,26 @@ import { boot, refuse, stopOnSignals } from '../main'
 
 const { service, config } = await boot().catch(refuse)
 
+/**
+ * The path and query of a request target: the URL is built on `localhost`, never on the Host
+ * header, so routing follows the path whatever Host says (an absolute-form target keeps its path).
+ */
+function requestTarget(target: string | undefined): string {
+  if (!target) return '/'
+  if (target.startsWith('/')) return target
+  try {
+    const url = new URL(target)
+    return `${url.pathname}${url.search}`
+  } catch {
+    return '/'
+  }
+}
+
 function toRequest(incoming: IncomingMessage): Request {
   const headers = new Headers()
   for (let i = 0; i < incoming.rawHeaders.length; i += 2) headers.append(incoming.rawHeaders[i]!, incoming.rawHeaders[i + 1]!)
   const hasBody = incoming.method !== 'GET' && incoming.method !== 'HEAD'
-  return new Request(`http://${incoming.headers.host ?? 'localhost'}${incoming.url ?? '/'}`, {
+  return new Request(`http://localhost${requestTarget(incoming.url)}`, {
     method: incoming.method,
     headers,
     body: hasBody ? (Readable.toWeb(incoming) as unknown as ReadableStream) : undefined,
