@@ -28,7 +28,8 @@ export function validate<S extends TSchema>(schema: S, value: unknown): Static<S
     check = TypeCompiler.Compile(schema)
     compiled.set(schema, check)
   }
-  const withDefaults = Value.Default(schema, structuredClone(value))
+  // Defaults are written into `value` itself: copying a large input first was most of the cost of refusing it.
+  const withDefaults = Value.Default(schema, value)
   if (check.Check(withDefaults)) return withDefaults as Static<S>
   const items = itemsFromValueErrors(check.Errors(withDefaults), 'field', 'input')
   throw new ValidationFailure(items)

@@ -11,11 +11,16 @@ import { definePlugin } from '../../src/plugin'
 import { actorOf, AuthenticatorRef } from '../../src/services/auth'
 import { createMcpServer } from './server'
 
-const parseError = () =>
-  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body must be JSON (at most 1 MiB).' }, id: null }), {
-    status: 400,
-    headers: { 'content-type': 'application/json' },
-  })
+const jsonRpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json', ...headers } })
+
+const parseError = () => jsonRpcError(400, -32700, 'Parse error: the body must be JSON (at most 1 MiB).')
+
+/**
+ * One JSON-RPC message per POST: a batch (a JSON array) would run any number of tool calls for
+ * one request, past the per-key rate limit that counts requests. MCP 2025-06-18 dropped batching.
+ */
+const batchRefused = () => jsonRpcError(400, -32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per POST.')
 
 export default definePlugin({
   name: 'mcp',
@@ -29,11 +34,9 @@ export default definePlugin({
         const principal = await services.get(AuthenticatorRef).authenticateBearer(request.headers.get('authorization'))
         // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE).
         if (request.method !== 'POST')
-          return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless; POST JSON-RPC messages.' }, id: null }), {
-            status: 405,
-            headers: { allow: 'POST', 'content-type': 'application/json' },
-          })
+          return jsonRpcError(405, -32000, 'Method not allowed: this server is stateless; POST JSON-RPC messages.', { allow: 'POST' })
         if (body instanceof BodyProblem) return parseError()
+        if (Array.isArray(body)) return batchRefused()
         const actor = actorOf(principal, 'mcp', requestIdOf(set))
         const server = createMcpServer(tools, actor, log)
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
