@@ -22,7 +22,7 @@ export default definePlugin({
     const access = services.get(ProjectAccessRef)
     return new Elysia({ name: 'audit-log', prefix: '/api/v1' })
       .use(http.v1)
-      .get('/audit-logs', ({ actor, query }) => listAuditLog(db, actor, query, pageRequest(query)), {
+      .get('/audit-logs', ({ actor, query }) => listAuditLog(db, access, actor, query, pageRequest(query)), {
         scopes: ['audit_logs:read'],
         query: AuditQuery,
         response: responses(PageEnvelope(AuditRecord)),

@@ -26,7 +26,7 @@ export function auditTools({ db, services }: PluginContext) {
         { additionalProperties: false },
       ),
       run: (actor, { projectId, ...query }) =>
-        projectId ? listProjectAuditLog(db, access, actor, projectId, query, pageRequest(query)) : listAuditLog(db, actor, query, pageRequest(query)),
+        projectId ? listProjectAuditLog(db, access, actor, projectId, query, pageRequest(query)) : listAuditLog(db, access, actor, query, pageRequest(query)),
     }),
   ]
 }

@@ -25,15 +25,17 @@ const SUPERADMINISTRATOR_ACCESS = `select p.id, p.organization_id as "organizati
 
 /**
  * The projects the actor can see, as a `where` condition on the alias `p` with its parameters
- * ($1, $2), for list statements.
+ * (numbered from `$first`), for list statements of this and other plugins.
  */
-export function visibleProjectsCondition(actor: Actor): { where: string; parameters: string[] } {
-  if (actor.role === 'superadministrator') return { where: 'p.organization_id = $1', parameters: [actor.organizationId] }
-  return { where: `p.organization_id = $1 and ${levelExpression('p.id', '$2')} is not null`, parameters: [actor.organizationId, actor.userId] }
+export function visibleProjectsCondition(actor: Actor, first = 1): { where: string; parameters: string[] } {
+  const organization = `$${first}`
+  if (actor.role === 'superadministrator') return { where: `p.organization_id = ${organization}`, parameters: [actor.organizationId] }
+  return { where: `p.organization_id = ${organization} and ${levelExpression('p.id', `$${first + 1}`)} is not null`, parameters: [actor.organizationId, actor.userId] }
 }
 
 export function createProjectAccess(db: Database): ProjectAccessService {
   return {
+    visibleProjectsCondition,
     async requireProjectAccess(actor, projectId, required, executor: Executor = db) {
       if (!isUuid(projectId)) throw notFound('No such project.')
       const superadministrator = actor.role === 'superadministrator'

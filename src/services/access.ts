@@ -38,6 +38,11 @@ export interface ProjectAccessService {
    * the level is below `required`. `executor` lets a transaction lock and check together.
    */
   requireProjectAccess(actor: Actor, projectId: string, required: AccessLevel, executor?: Executor): Promise<ProjectAccess>
+  /**
+   * The projects the actor can see, as SQL text: a condition on a `projects` row aliased `p`,
+   * with its parameters numbered from `$first` (default 1). The same rule as the check.
+   */
+  visibleProjectsCondition(actor: Actor, first?: number): { where: string; parameters: string[] }
 }
 
 export const ProjectAccessRef = serviceRef<ProjectAccessService>('projects.access', 'projects')
