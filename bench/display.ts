@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs'
 import { sql } from 'drizzle-orm'
 import { createDisplayAccount } from '../plugins/display/accounts'
 import { COMPONENT_UPDATE_SQL } from '../plugins/display/update'
+import { PasswordHasher } from '../plugins/auth/password'
 import { createOrganization, createUser } from '../plugins/auth/service'
 import { openDatabase, queryRows, type Database } from '../src/db'
 import { hashSecret } from '../src/secrets'
@@ -40,7 +41,7 @@ export async function seedDisplayAccounts(db: Database, organizationId: string, 
       db,
       operator,
       { organizationId, email: `display${i}@bench.example`, username: `display${i}`, displayName: `Display ${i}`, role: 'member', password: 'bench password' },
-      { passwordLogN: 10, hooks: [] },
+      { hasher: new PasswordHasher({ logN: 10, maxConcurrent: 8 }), hooks: [] },
     )
     const apiKey = await createDisplayAccount(db, { id: user.id, organizationId }, 1_000_000_000)
     const [page] = await queryRows<{ id: string }>(db, sql`insert into pages (id, organization_id, name, created_by) values (gen_random_uuid(), ${organizationId}, ${`board-${i}`}, ${user.id}) returning id`)

@@ -6,6 +6,7 @@
  */
 import { sql } from 'drizzle-orm'
 import { createDisplayAccount } from '../plugins/display/accounts'
+import { PasswordHasher } from '../plugins/auth/password'
 import { createOrganization, createUser } from '../plugins/auth/service'
 import { openDatabase, queryRows, queryText } from '../src/db'
 import { migrate } from '../src/migrate'
@@ -25,7 +26,7 @@ async function seed(url: string): Promise<{ apiKey: string; pageName: string }> 
     database.db,
     operator,
     { organizationId: organization.id, email: 'sender@bench.example', username: 'sender', displayName: 'Sender', role: 'member', password: 'bench password' },
-    { passwordLogN: 10, hooks: [] },
+    { hasher: new PasswordHasher({ logN: 10, maxConcurrent: 8 }), hooks: [] },
   )
   const apiKey = await createDisplayAccount(database.db, { id: user.id, organizationId: organization.id }, 1_000_000)
   const pageName = 'on-call'

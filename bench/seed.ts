@@ -1,5 +1,6 @@
 /** Seeding for benchmarks: an organization, a user, a key and a project the user owns. */
 import { sql } from 'drizzle-orm'
+import { PasswordHasher } from '../plugins/auth/password'
 import { createApiKey, createOrganization, createUser } from '../plugins/auth/service'
 import { queryRows, type Database } from '../src/db'
 
@@ -19,7 +20,7 @@ export async function seedOrganization(db: Database, options: { scopes: string[]
     db,
     operator,
     { organizationId: organization.id, email: `bench-${organization.id}@example.com`, username: 'bench', displayName: 'Bench', role: options.role ?? 'member', password: 'bench password' },
-    { passwordLogN: 10, hooks: [] },
+    { hasher: new PasswordHasher({ logN: 10, maxConcurrent: 8 }), hooks: [] },
   )
   const { secret } = await createApiKey(db, operator, user.id, { name: 'bench', scopes: options.scopes }, new Set(options.scopes))
   const [project] = await queryRows<{ id: string }>(

@@ -9,7 +9,7 @@ import type { ServiceConfig } from './config'
 import { openDatabase, type DatabaseHandle } from './db'
 import { createEventBus } from './events'
 import { parseRequestBody } from './http/body'
-import { clientAddress, isSecureRequest, rememberConnection, type ConnectionInfo } from './http/client'
+import { clientAddress, isSecureRequest, rememberConnection, trustedHops, type ConnectionInfo } from './http/client'
 import { errorEnvelope } from './http/envelope'
 import { purgeIdempotencyKeys } from './http/idempotency'
 import { mapError } from './http/error-mapper'
@@ -133,6 +133,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const events = createEventBus(database, (message) => log.warn(message))
   stops.push(() => events.close())
   const instanceId = randomUUID()
+  const proxyHops = trustedHops(config.server.trustProxy)
   const core: CoreServices = {
     db: database.db,
     database: { kind: database.kind, location: database.location },
@@ -145,8 +146,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     log,
     instanceId,
     background: options.background ?? true,
-    clientAddress: (request) => clientAddress(request, config.server.trustProxy),
-    isSecureRequest: (request) => isSecureRequest(request, config.server.trustProxy),
+    clientAddress: (request) => clientAddress(request, proxyHops),
+    isSecureRequest: (request) => isSecureRequest(request, proxyHops),
     onStop: (stop) => stops.push(stop),
   }
   const contexts = new Map<string, PluginContext>()

@@ -14,7 +14,10 @@ const ServerSection = Type.Object(
   {
     port: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
     host: Type.String({ default: '0.0.0.0' }),
-    trustProxy: Type.Boolean({ default: false, description: 'Take the client address from X-Forwarded-For (only behind a proxy you run).' }),
+    trustProxy: Type.Union([Type.Boolean(), Type.Integer({ minimum: 0, maximum: 16 })], {
+      default: false,
+      description: 'Proxies in front of the service that append to X-Forwarded-For (true = 1): the client is the entry the outermost one added. Only behind proxies you run.',
+    }),
   },
   { additionalProperties: false },
 )
@@ -36,7 +39,7 @@ const PluginsSection = Type.Object(
 )
 
 export interface ServiceConfig {
-  server: { port: number; host: string; trustProxy: boolean }
+  server: { port: number; host: string; trustProxy: boolean | number }
   database: { url: string | undefined; maxConnections: number; statementTimeoutMs: number }
   /** Names of the enabled plugins (not yet ordered). */
   enabled: Set<string>

@@ -4,10 +4,14 @@ import { Elysia } from 'elysia'
 import { definePlugin } from '../../src/plugin'
 import { accountApi } from './api'
 import { signInThrottle } from './schema'
+import { purgeThrottle } from './throttle'
+import { describeError } from '../../src/log'
 import { accountPages } from './web'
 
 const AccountConfig = Type.Object({
-  signInMaxFailures: Type.Integer({ minimum: 1, default: 10, description: 'Failed sign-ins per account, and per address, before 429.' }),
+  signInMaxFailures: Type.Integer({ minimum: 1, default: 10, description: 'Failed sign-ins per email and client address within the window before 429.' }),
+  signInMaxFailuresPerAccount: Type.Integer({ minimum: 1, default: 100, description: 'Failed sign-ins per email from all addresses (higher: one address cannot lock an account out).' }),
+  signInMaxFailuresPerAddress: Type.Integer({ minimum: 1, default: 100, description: 'Failed sign-ins per client address across all emails.' }),
   signInWindowMinutes: Type.Integer({ minimum: 1, default: 15 }),
 })
 
@@ -19,8 +23,22 @@ export default definePlugin({
   tables: { signInThrottle },
   tags: [{ name: 'Account', description: 'JSON twin of the account pages for mobile apps (Bearer session token).' }],
 
+  setup({ db, config, background, onStop, log }) {
+    if (!background) return
+    // Counters whose window ended are dead weight: removed hourly (a counter restarts anyway).
+    const timer = setInterval(() => void purgeThrottle(db, config.signInWindowMinutes * 60).catch((error) => log.warn('could not purge sign-in counters', describeError(error))), 3_600_000)
+    timer.unref?.()
+    onStop(() => clearInterval(timer))
+  },
+
   routes: (context) => {
-    const policy = { maxFailures: context.config.signInMaxFailures, windowSeconds: context.config.signInWindowMinutes * 60 }
+    const { config } = context
+    const policy = {
+      maxFailures: config.signInMaxFailures,
+      maxFailuresPerAccount: config.signInMaxFailuresPerAccount,
+      maxFailuresPerAddress: config.signInMaxFailuresPerAddress,
+      windowSeconds: config.signInWindowMinutes * 60,
+    }
     return new Elysia({ name: 'account' }).use(accountPages(context, policy)).use(accountApi(context, policy))
   },
 })

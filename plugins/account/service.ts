@@ -1,8 +1,9 @@
-/** Signing in, shared by the account pages and the JSON API: throttled, identical failures. */
+/** Signing in, shared by the account pages and the JSON API: length caps, throttled, identical failures. */
 import type { Database } from '../../src/db'
-import { rateLimited, unauthorized } from '../../src/http/errors'
+import { badRequest, rateLimited, unauthorized } from '../../src/http/errors'
 import type { SessionKind, Sessions, StartedSession } from '../../src/services/auth'
-import { clearAccount, recordFailure, throttledFor, throttleKeys, type ThrottlePolicy } from './throttle'
+import { EMAIL_MAX, PASSWORD_MAX } from '../auth/model'
+import { chargeAttempt, chargeSucceeded, chargeWithdrawn, throttleKeys, type ThrottlePolicy } from './throttle'
 
 const WRONG_CREDENTIALS = 'Email or password is incorrect.'
 
@@ -18,19 +19,29 @@ export interface SignIn {
   requestId: string | null
 }
 
+/** 400 for an email or password over its cap: before any SQL or hashing, on every door. */
+export function checkCredentialLengths(email: string, password: string): void {
+  if (email.length > EMAIL_MAX) throw badRequest(`Email must be at most ${EMAIL_MAX} characters.`, 'email')
+  if (password.length > PASSWORD_MAX) throw badRequest(`Password must be at most ${PASSWORD_MAX} characters.`, 'password')
+}
+
 /**
- * Starts a session, or throws 429 (throttled) or 401 — the same 401 whether the email is unknown
- * or the password wrong, after the same password work.
+ * Starts a session, or throws 400 (too long), 429 (throttled), 503 (no hashing slot) or 401 — the
+ * same 401 whether the email is unknown or the password wrong, after the same password work.
  */
 export async function signIn(db: Database, sessions: Sessions, policy: ThrottlePolicy, attempt: SignIn): Promise<StartedSession> {
+  checkCredentialLengths(attempt.email, attempt.password)
   const keys = throttleKeys(attempt.email, attempt.address)
-  const wait = await throttledFor(db, keys, policy)
+  const wait = await chargeAttempt(db, keys, policy)
   if (wait) throw tooManySignIns(wait)
-  const user = await sessions.verifyCredentials(attempt.email, attempt.password)
-  if (!user) {
-    await recordFailure(db, keys, policy)
-    throw signInRefused()
+  let user: Awaited<ReturnType<Sessions['verifyCredentials']>>
+  try {
+    user = await sessions.verifyCredentials(attempt.email, attempt.password)
+  } catch (error) {
+    await chargeWithdrawn(db, keys).catch(() => {})
+    throw error
   }
-  await clearAccount(db, keys[0]!)
+  if (!user) throw signInRefused()
+  await chargeSucceeded(db, keys)
   return sessions.start(user, attempt.kind, attempt.requestId)
 }

@@ -11,6 +11,7 @@ import { actorOf, ApiKeyManagerRef, SessionsRef, type Principal } from '../../sr
 import { DisplayAccountsRef } from '../../src/services/display'
 import { ACCOUNT_CSS, ACCOUNT_JS } from './assets'
 import { displayPage, groupScopes, keysPage, messagePage, signInPage } from './pages'
+import { EMAIL_MAX } from '../auth/model'
 import { signIn } from './service'
 import type { ThrottlePolicy } from './throttle'
 import { cookie, csrfFor, newFormToken, readCookie, SESSION_COOKIE, SIGN_IN_COOKIE, sameToken } from './web-security'
@@ -87,7 +88,8 @@ export function accountPages(context: PluginContext, policy: ThrottlePolicy) {
         const secure = context.isSecureRequest(request)
         const retry = (error: string, status: number, headers: Record<string, string> = {}) => {
           const formToken = newFormToken()
-          return htmlResponse(signInPage(formToken, { error, email: field(body, 'email') }), status, {
+          const email = field(body, 'email')
+          return htmlResponse(signInPage(formToken, { error, email: email && email.length <= EMAIL_MAX ? email : undefined }), status, {
             ...headers,
             'set-cookie': cookie(SIGN_IN_COOKIE, formToken, { secure, maxAge: 3600 }),
           })
@@ -107,7 +109,9 @@ export function accountPages(context: PluginContext, policy: ThrottlePolicy) {
           response.headers.append('set-cookie', cookie(SIGN_IN_COOKIE, '', { secure, maxAge: 0 }))
           return response
         } catch (error) {
-          if (error instanceof ApiError && (error.status === 401 || error.status === 429)) return retry(error.message, error.status, error.headers)
+          // The form answers its own refusals as the page, with the reason: too long (400), wrong
+          // (401), throttled (429), or no hashing slot free right now (503).
+          if (error instanceof ApiError && [400, 401, 429, 503].includes(error.status)) return retry(error.message, error.status, error.headers)
           throw error
         }
       },

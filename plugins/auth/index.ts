@@ -1,5 +1,5 @@
 /** The `auth` plugin: organizations, users, API keys, the Bearer check and the operator CLI. */
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { definePlugin } from '../../src/plugin'
 import { ApiKeyManagerRef, AuthenticatorRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type UserCreatedHook } from '../../src/services/auth'
 import { KeyAuthenticator } from './authenticator'
@@ -17,7 +17,7 @@ import {
   serializeKey,
   type Invalidation,
 } from './service'
-import { DEFAULT_LOG_N } from './password'
+import { DEFAULT_LOG_N, DEFAULT_PARALLELISM, PasswordHasher } from './password'
 
 const AuthConfig = Type.Object({
   keyCacheTtlSeconds: Type.Integer({
@@ -28,12 +28,27 @@ const AuthConfig = Type.Object({
   }),
   keyCacheMaxEntries: Type.Integer({ minimum: 1, default: 10000 }),
   requestsPerMinute: Type.Integer({ minimum: 0, default: 0, description: 'Per key and instance; 0 turns the limit off.' }),
-  passwordHashLogN: Type.Integer({ minimum: 10, maximum: 20, default: DEFAULT_LOG_N, description: 'scrypt cost, log2(N).' }),
+  passwordHashLogN: Type.Integer({ minimum: 10, maximum: 20, default: DEFAULT_LOG_N, description: 'scrypt memory cost, log2(N); a hash holds 2^N KiB (16 MiB at 14).' }),
+  passwordHashParallelism: Type.Integer({ minimum: 1, maximum: 16, default: DEFAULT_PARALLELISM, description: "scrypt p: passes over the same memory (OWASP: N=2^14 with p=5 is N=2^17 with p=1's CPU in an eighth of the memory)." }),
+  maxConcurrentHashes: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Password hashes running at once in this process (sign-in, user creation); the rest wait.' }),
+  hashQueueTimeoutMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000, description: 'How long a sign-in waits for a hashing slot before 503 with Retry-After.' }),
   webSessionIdleMinutes: Type.Integer({ minimum: 1, default: 30, description: 'Account pages: signed out after this long without a request.' }),
   webSessionHours: Type.Integer({ minimum: 1, default: 12, description: 'Account pages: signed out this long after signing in, whatever happens.' }),
   mobileSessionIdleDays: Type.Integer({ minimum: 1, default: 30 }),
   mobileSessionDays: Type.Integer({ minimum: 1, default: 90 }),
 })
+
+/** One password hasher (one hashing gate) per running service, shared by sign-in and user creation. */
+const hashers = new WeakMap<object, PasswordHasher>()
+function hasherOf(context: { services: object; config: Static<typeof AuthConfig> }): PasswordHasher {
+  let hasher = hashers.get(context.services)
+  if (!hasher) {
+    const { passwordHashLogN, passwordHashParallelism, maxConcurrentHashes, hashQueueTimeoutMs } = context.config
+    hasher = new PasswordHasher({ logN: passwordHashLogN, parallelism: passwordHashParallelism, maxConcurrent: maxConcurrentHashes, maxWaitMs: hashQueueTimeoutMs })
+    hashers.set(context.services, hasher)
+  }
+  return hasher
+}
 
 const cliActor = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
 
@@ -69,7 +84,7 @@ export default definePlugin({
           idleSeconds: { web: config.webSessionIdleMinutes * 60, mobile: config.mobileSessionIdleDays * 86_400 },
           absoluteSeconds: { web: config.webSessionHours * 3600, mobile: config.mobileSessionDays * 86_400 },
         },
-        config.passwordHashLogN,
+        hasherOf(context),
       ),
     )
     const knownScopes = new Set(context.scopes.map((scope) => scope.name))
@@ -117,7 +132,7 @@ export default definePlugin({
             role: flags.role,
             password: flags.password,
           },
-          { passwordLogN: context.config.passwordHashLogN, hooks: context.services.get(UserLifecycleRef).createdHooks() },
+          { hasher: hasherOf(context), hooks: context.services.get(UserLifecycleRef).createdHooks() },
         )
         return { id: user.id, ...extra }
       },

@@ -10,7 +10,7 @@ import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
 import type { ApiKeyView, UserCreatedHook } from '../../src/services/auth'
 import { validate } from '../../src/validate'
 import { ApiKeyInput, OrganizationInput, UserInput } from './model'
-import { hashPassword } from './password'
+import type { PasswordHasher } from './password'
 import { apiKeys, organizations, users } from './schema'
 
 export const API_KEY_PREFIX = 'wtk'
@@ -46,7 +46,7 @@ export async function createOrganization(db: Database, actor: Omit<AuditActor, '
 }
 
 export interface CreateUserOptions {
-  passwordLogN: number
+  hasher: PasswordHasher
   hooks: readonly UserCreatedHook[]
 }
 
@@ -56,7 +56,7 @@ export async function createUser(db: Database, actor: Omit<AuditActor, 'organiza
   const email = data.email.toLowerCase()
   const [organization] = await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, data.organizationId))
   if (!organization) throw badRequest('No such organization.', 'organizationId')
-  const passwordHash = await hashPassword(data.password, options.passwordLogN)
+  const passwordHash = await options.hasher.hash(data.password)
   return mutate(db, { ...actor, organizationId: data.organizationId }, async (tx, audit) => {
     const [byEmail] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email))
     if (byEmail) throw conflict('A user with this email already exists.', byEmail.id, 'email')

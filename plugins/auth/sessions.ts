@@ -9,7 +9,7 @@ import type { Database } from '../../src/db'
 import { unauthorized } from '../../src/http/errors'
 import { generateSecret, hashSecret, isWellFormedSecret } from '../../src/secrets'
 import type { PrincipalUser, SessionKind, Sessions } from '../../src/services/auth'
-import { hashPassword, verifyPassword } from './password'
+import type { PasswordHasher } from './password'
 import { sessions, users } from './schema'
 
 export const SESSION_PREFIX = 'wts'
@@ -34,18 +34,38 @@ export function principalUser(row: typeof users.$inferSelect): PrincipalUser {
   }
 }
 
-export function createSessions(db: Database, policy: SessionPolicy, passwordLogN: number): Sessions {
+/**
+ * Replaces a verified hash made with older parameters (compare-and-swap: a password changed in
+ * the meantime wins), audited without the hash.
+ */
+async function storeUpgradedHash(db: Database, user: typeof users.$inferSelect, upgraded: string): Promise<void> {
+  const actor = { organizationId: user.organizationId, userId: user.id, apiKeyId: null, via: 'account' as const, requestId: null }
+  await mutate(db, actor, async (tx, audit) => {
+    const [row] = await tx
+      .update(users)
+      .set({ passwordHash: upgraded })
+      .where(and(eq(users.id, user.id), eq(users.passwordHash, user.passwordHash)))
+      .returning({ id: users.id })
+    if (row) await audit({ action: 'user.password_rehashed', resourceType: 'user', resourceId: user.id, changes: { after: { scheme: upgraded.split('$').slice(0, 4).join('$') } } })
+  })
+}
+
+export function createSessions(db: Database, policy: SessionPolicy, hasher: PasswordHasher): Sessions {
   // Unknown emails are checked against this hash, so they cost what a wrong password costs. It
   // is made on the first sign-in (not at start-up), and every sign-in waits for it alike.
   let decoy: Promise<string> | undefined
 
   return {
     async verifyCredentials(email, password) {
-      decoy ??= hashPassword('no such user, no such password', passwordLogN)
+      decoy ??= hasher.hash('no such user, no such password').catch((error) => {
+        decoy = undefined
+        throw error
+      })
       const decoyHash = await decoy
       const [user] = await db.select().from(users).where(eq(users.email, email.trim().toLowerCase()))
-      const matches = await verifyPassword(password, user?.passwordHash ?? decoyHash)
+      const { matches, upgraded } = await hasher.verify(password, user?.passwordHash ?? decoyHash)
       if (!user || !matches || user.status !== 'active') return null
+      if (upgraded) await storeUpgradedHash(db, user, upgraded)
       return principalUser(user)
     },
 

@@ -1,6 +1,9 @@
 /**
  * The caller's network address. The runtime entry knows the socket's peer and hands it over with
- * the request; behind a proxy, `server.trustProxy` makes the first X-Forwarded-For entry count.
+ * the request. Behind proxies (`server.trustProxy`: true for one hop, or the number of hops), each
+ * trusted hop appended the address it saw to X-Forwarded-For, so the client is the entry added by
+ * the outermost trusted hop, counted from the right; anything left of it came from the client and
+ * is never believed.
  */
 const peers = new WeakMap<Request, string>()
 
@@ -9,21 +12,32 @@ export interface ConnectionInfo {
   ip?: string
 }
 
+/** `server.trustProxy` as a number of trusted hops (false: 0, true: 1). */
+export const trustedHops = (trustProxy: boolean | number): number => (trustProxy === true ? 1 : trustProxy === false ? 0 : trustProxy)
+
 /** Records what the runtime knows about the connection of `request`. */
 export function rememberConnection(request: Request, info: ConnectionInfo | undefined): void {
   if (info?.ip) peers.set(request, info.ip)
 }
 
-/** The address to attribute `request` to ('unknown' when nobody said). */
-export function clientAddress(request: Request, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim()
-    if (forwarded) return forwarded
-  }
-  return peers.get(request) ?? 'unknown'
+/** An address is a short token; anything longer came from a confused or hostile hop. */
+const MAX_ADDRESS = 64
+
+/** The address to attribute `request` to ('unknown' when nobody said), trusting `hops` proxies. */
+export function clientAddress(request: Request, hops: number): string {
+  const peer = peers.get(request) ?? 'unknown'
+  if (hops <= 0) return peer
+  const forwarded = (request.headers.get('x-forwarded-for') ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+  if (!forwarded.length) return peer
+  // hops = 1: the rightmost entry (added by the proxy we see); fewer entries than hops: the leftmost known.
+  return forwarded[Math.max(0, forwarded.length - hops)]!.slice(0, MAX_ADDRESS)
 }
 
-/** True when the browser reached us over HTTPS (directly, or at a proxy we trust). */
-export function isSecureRequest(request: Request, trustProxy: boolean): boolean {
-  return new URL(request.url).protocol === 'https:' || (trustProxy && request.headers.get('x-forwarded-proto') === 'https')
+/** True when the browser reached us over HTTPS (directly, or at the proxy we trust, which says so last). */
+export function isSecureRequest(request: Request, hops: number): boolean {
+  if (new URL(request.url).protocol === 'https:') return true
+  return hops > 0 && request.headers.get('x-forwarded-proto')?.split(',').at(-1)?.trim().toLowerCase() === 'https'
 }

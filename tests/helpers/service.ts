@@ -3,6 +3,7 @@
  * plus a request helper and fixtures (organizations, users, keys) made through the real services.
  */
 import { registry as defaultRegistry } from '../../plugins'
+import { PasswordHasher } from '../../plugins/auth/password'
 import { createApiKey, createOrganization, createUser, deactivateUser, revokeApiKey } from '../../plugins/auth/service'
 import { createService, type Service, type ServiceOptions } from '../../src/app'
 import { loadConfig } from '../../src/config'
@@ -15,6 +16,8 @@ import { createTestDatabase, type TestDatabase } from './database'
 
 /** Cheap password hashing keeps fixtures fast; the hash format and verification are the real ones. */
 export const TEST_PASSWORD_LOG_N = 10
+/** Hashes fixture passwords with the test services' parameters (so sign-in never re-hashes them). */
+const fixtureHasher = new PasswordHasher({ logN: TEST_PASSWORD_LOG_N, maxConcurrent: 8 })
 const cliActor = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
 
 export interface TestUser {
@@ -136,7 +139,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
         db,
         cliActor,
         { organizationId, email: input.email, username: input.username, displayName: `User ${n}`, role, password: input.password },
-        { passwordLogN: TEST_PASSWORD_LOG_N, hooks },
+        { hasher: fixtureHasher, hooks },
       )
       return {
         id: user.id,
