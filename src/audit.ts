@@ -5,6 +5,7 @@
 import type { Database, Executor, Transaction } from './db'
 import { auditLogs, type AuditChanges } from './schema'
 import type { Via } from './services/auth'
+import { claimIdempotencyKey, recordAnswer, storedAnswer, type IdempotentRequest } from './http/idempotency'
 
 /** Who did it: an Actor satisfies this, and so does the operator CLI (no user, no key). */
 export interface AuditActor {
@@ -13,6 +14,8 @@ export interface AuditActor {
   apiKeyId: string | null
   via: Via
   requestId: string | null
+  /** A POST with an Idempotency-Key (API v1): its record commits with the change. */
+  idempotency?: IdempotentRequest
 }
 
 export interface AuditEntry {
@@ -59,8 +62,23 @@ export type Audit = (entry: AuditEntry) => Promise<void>
  * Runs `change` in a transaction and gives it `audit`, which records on the same transaction.
  * Any throw rolls back the change and its records together.
  */
-export function mutate<T>(db: Database, actor: AuditActor, change: (tx: Transaction, audit: Audit) => Promise<T>): Promise<T> {
-  return db.transaction((tx) => change(tx, (entry) => writeAudit(tx, actor, entry)))
+export async function mutate<T>(db: Database, actor: AuditActor, change: (tx: Transaction, audit: Audit) => Promise<T>): Promise<T> {
+  const request = actor.idempotency
+  if (!request || request.claimed) return db.transaction((tx) => change(tx, (entry) => writeAudit(tx, actor, entry)))
+  // The first change of an idempotent request commits with its key's record and answer: both or neither.
+  request.claimed = true
+  const outcome = await db.transaction(async (tx) => {
+    if (!(await claimIdempotencyKey(tx, request))) return null
+    const result = await change(tx, (entry) => writeAudit(tx, actor, entry))
+    await recordAnswer(tx, request, result)
+    return { result }
+  })
+  if (outcome) return outcome.result
+  // A request with the same key committed first (this one waited for it): its answer is ours.
+  const answer = await storedAnswer(db, request)
+  if (!answer) throw new Error('idempotency record vanished between claim and read')
+  request.replayed = { status: answer.status }
+  return answer.response as T
 }
 
 /**

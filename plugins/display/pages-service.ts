@@ -98,7 +98,7 @@ export async function createPage(db: Database, actor: Actor, input: PageInput) {
     // Nothing inserted: the name is taken (any case), so this throws the 409 naming that page.
     if (!page) await requireUniqueName(tx, actor.organizationId, input.name)
     await audit({ action: 'page.created', resourceType: 'page', resourceId: page!.id, changes: { after: { name: page!.name, title: page!.title } } })
-    return page!
+    return serializePage(page!)
   })
 }
 
@@ -225,7 +225,7 @@ export async function createComponent(db: Database, actor: Actor, pageId: string
       })
       .returning()
     await audit({ action: 'component.created', resourceType: 'component', resourceId: row!.id, changes: { after: { pageId, type: row!.type, title: row!.title } } })
-    return row!
+    return serializeComponent(row!)
   })
 }
 

@@ -24,9 +24,8 @@ export function dashboardRoutes(db: Database, v1: V1Kit) {
     .post(
       '',
       async ({ actor, body, set }) => {
-        const page = await Pages.createPage(db, actor, body)
         set.status = 201
-        return Pages.serializePage(page)
+        return Pages.createPage(db, actor, body)
       },
       {
         scopes: ['dashboards:write'],
@@ -64,9 +63,8 @@ export function dashboardRoutes(db: Database, v1: V1Kit) {
     .post(
       '/:pageId/access',
       async ({ actor, params, body, set }) => {
-        const entry = await Pages.grantPageAccess(db, actor, params.pageId, body)
         set.status = 201
-        return entry
+        return Pages.grantPageAccess(db, actor, params.pageId, body)
       },
       {
         scopes: ['dashboards:write'],
@@ -92,9 +90,8 @@ export function dashboardRoutes(db: Database, v1: V1Kit) {
     .post(
       '/:pageId/components',
       async ({ actor, params, body, set }) => {
-        const component = await Pages.createComponent(db, actor, params.pageId, body)
         set.status = 201
-        return Pages.serializeComponent(component)
+        return Pages.createComponent(db, actor, params.pageId, body)
       },
       {
         scopes: ['dashboards:write'],

@@ -41,10 +41,10 @@ export default definePlugin({
       .post(
         '',
         async ({ actor, params, body, set }) => {
-          const row = await Entries.createEntry(db, access, actor, params.workItemId, body)
           set.status = 201
-          set.headers.etag = etagOf(row.updatedAt)
-          return Entries.serializeEntry(row)
+          const entry = await Entries.createEntry(db, access, actor, params.workItemId, body)
+          set.headers.etag = etagOf(entry.updatedAt)
+          return entry
         },
         {
           scopes: ['entries:write'],

@@ -101,7 +101,7 @@ export async function createEntry(db: Database, access: ProjectAccessService, ac
       projectId,
       changes: { after: { workItemId, kind: row!.kind, body: row!.body } },
     })
-    return row!
+    return serializeEntry(row!)
   })
 }
 

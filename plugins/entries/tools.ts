@@ -25,7 +25,7 @@ export function entryTools({ db, services }: PluginContext) {
       description: 'Add an entry to a work item (needs editor access); `kind` defaults to comment.',
       scopes: ['entries:write'],
       input: t.Object({ workItemId: UuidString(), ...EntryInput.properties }, { additionalProperties: false }),
-      run: async (actor, { workItemId, ...body }) => Entries.serializeEntry(await Entries.createEntry(db, access, actor, workItemId, body)),
+      run: async (actor, { workItemId, ...body }) => Entries.createEntry(db, access, actor, workItemId, body),
     }),
     defineTool({
       name: 'update_entry',

@@ -56,10 +56,10 @@ export default definePlugin({
       .post(
         '/projects',
         async ({ actor, body, set }) => {
-          const project = await Projects.createProject(db, actor, body)
           set.status = 201
+          const project = await Projects.createProject(db, actor, body)
           set.headers.etag = etagOf(project.updatedAt)
-          return Projects.serializeProject(project)
+          return project
         },
         {
           scopes: ['projects:write'],
@@ -110,9 +110,8 @@ export default definePlugin({
       .post(
         '/projects/:projectId/members',
         async ({ actor, params, body, set }) => {
-          const member = await Grants.addMember(db, access, directory, actor, params.projectId, body)
           set.status = 201
-          return member
+          return Grants.addMember(db, access, directory, actor, params.projectId, body)
         },
         {
           scopes: ['project_access:write'],
@@ -149,9 +148,8 @@ export default definePlugin({
       .post(
         '/projects/:projectId/teams',
         async ({ actor, params, body, set }) => {
-          const link = await Grants.linkTeam(db, access, actor, params.projectId, body)
           set.status = 201
-          return link
+          return Grants.linkTeam(db, access, actor, params.projectId, body)
         },
         {
           scopes: ['project_access:write'],

@@ -85,7 +85,7 @@ export async function createProject(db: Database, actor: Actor, input: ProjectIn
       projectId: project!.id,
       changes: { after: { name: project!.name, description: project!.description, ownerId: actor.userId } },
     })
-    return project!
+    return serializeProject(project!)
   })
 }
 

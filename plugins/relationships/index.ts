@@ -39,9 +39,8 @@ export default definePlugin({
       .post(
         '',
         async ({ actor, params, body, set }) => {
-          const row = await Relationships.createRelationship(db, access, actor, params.projectId, body)
           set.status = 201
-          return Relationships.serializeRelationship(row)
+          return Relationships.createRelationship(db, access, actor, params.projectId, body)
         },
         {
           scopes: ['relationships:write'],

@@ -109,7 +109,7 @@ export async function createRelationship(db: Database, access: ProjectAccessServ
       projectId,
       changes: { after: { sourceWorkItemId: row!.sourceWorkItemId, targetWorkItemId: row!.targetWorkItemId, type: row!.type } },
     })
-    return row!
+    return serializeRelationship(row!)
   })
 }
 

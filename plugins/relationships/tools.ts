@@ -23,7 +23,7 @@ export function relationshipTools({ db, services }: PluginContext) {
       description: 'Link two work items of one project: blocks, relates_to, duplicates or parent_of (needs editor access).',
       scopes: ['relationships:write'],
       input: t.Object({ projectId: UuidString(), ...RelationshipInput.properties }, { additionalProperties: false }),
-      run: async (actor, { projectId, ...body }) => Relationships.serializeRelationship(await Relationships.createRelationship(db, access, actor, projectId, body)),
+      run: async (actor, { projectId, ...body }) => Relationships.createRelationship(db, access, actor, projectId, body),
     }),
     defineTool({
       name: 'delete_relationship',

@@ -41,10 +41,10 @@ export default definePlugin({
       .post(
         '',
         async ({ actor, body, set }) => {
-          const team = await Teams.createTeam(db, actor, body)
           set.status = 201
+          const team = await Teams.createTeam(db, actor, body)
           set.headers.etag = etagOf(team.updatedAt)
-          return Teams.serializeTeam(team)
+          return team
         },
         {
           scopes: ['teams:write'],
@@ -95,9 +95,8 @@ export default definePlugin({
       .post(
         '/:teamId/members',
         async ({ actor, params, body, set }) => {
-          const member = await Teams.addTeamMember(db, services.get(UserDirectoryRef), actor, params.teamId, body)
           set.status = 201
-          return member
+          return Teams.addTeamMember(db, services.get(UserDirectoryRef), actor, params.teamId, body)
         },
         {
           scopes: ['team_members:write'],

@@ -81,7 +81,7 @@ export async function createTeam(db: Database, actor: Actor, input: TeamInput) {
       resourceId: team!.id,
       changes: { after: { name: team!.name, description: team!.description } },
     })
-    return team!
+    return serializeTeam(team!)
   })
 }
 

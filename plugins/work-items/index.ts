@@ -43,10 +43,10 @@ export default definePlugin({
       .post(
         '',
         async ({ actor, params, body, set }) => {
-          const row = await WorkItems.createWorkItem(db, access, directory, actor, params.projectId, body)
           set.status = 201
-          set.headers.etag = etagOf(row.updatedAt)
-          return WorkItems.serializeWorkItem(row)
+          const item = await WorkItems.createWorkItem(db, access, directory, actor, params.projectId, body)
+          set.headers.etag = etagOf(item.updatedAt)
+          return item
         },
         {
           scopes: ['work_items:write'],

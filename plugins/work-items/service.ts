@@ -106,7 +106,7 @@ export async function createWorkItem(db: Database, access: ProjectAccessService,
         after: { number, title: row!.title, status: row!.status, priority: row!.priority, assigneeId: row!.assigneeId, dueDate: row!.dueDate },
       },
     })
-    return row!
+    return serializeWorkItem(row!)
   })
 }
 

@@ -38,7 +38,7 @@ export function workItemTools({ db, services }: PluginContext) {
       description: 'Create a work item at the end of the project (needs editor access). Only `title` is required.',
       scopes: ['work_items:write'],
       input: t.Object({ projectId: UuidString(), ...WorkItemInput.properties }, { additionalProperties: false }),
-      run: async (actor, { projectId, ...body }) => WorkItems.serializeWorkItem(await WorkItems.createWorkItem(db, access, directory, actor, projectId, body)),
+      run: async (actor, { projectId, ...body }) => WorkItems.createWorkItem(db, access, directory, actor, projectId, body),
     }),
     defineTool({
       name: 'update_work_item',

@@ -2,8 +2,8 @@
 import { t } from 'elysia'
 import { conflict } from './errors'
 
-/** The ETag of a resource last changed at `updatedAt`. */
-export const etagOf = (updatedAt: Date) => `W/"${updatedAt.getTime().toString(36)}"`
+/** The ETag of a resource last changed at `updatedAt` (a Date, or its ISO text in an API shape). */
+export const etagOf = (updatedAt: Date | string) => `W/"${new Date(updatedAt).getTime().toString(36)}"`
 
 /** The optional `If-Match` request header of an update or delete of a `noun` ("team", "item"…). */
 export const ifMatchHeader = (noun: string) =>

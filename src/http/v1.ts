@@ -1,7 +1,7 @@
 /**
  * The API v1 kit a plugin's routes `.use()`: the `scopes` macro (Bearer key, then scopes, then
- * the body: the documented order of checks), Idempotency-Key on POST, and the envelope around
- * every result.
+ * the body: the documented order of checks), Idempotency-Key on POST (the record commits with the
+ * change: see idempotency.ts), and the envelope around every result.
  */
 import { Elysia } from 'elysia'
 import type { Database } from '../db'
@@ -10,7 +10,7 @@ import type { ServiceRegistry } from '../services/registry'
 import { throwIfBodyProblem } from './body'
 import { envelope } from './envelope'
 import { badRequest, insufficientScope } from './errors'
-import { IDEMPOTENCY_HEADER, releaseIdempotencyKey, reserveIdempotencyKey, storeIdempotentResponse, type Reservation } from './idempotency'
+import { claimIdempotencyKey, IDEMPOTENCY_HEADER, idempotentRequest, recordAnswer, storedAnswer, type IdempotentRequest } from './idempotency'
 import { requestIdOf } from './request-id'
 
 /** What a replayed request answers instead of running its handler again. */
@@ -52,13 +52,11 @@ export function createV1Kit(services: ServiceRegistry, db: Database, seed: strin
         async beforeHandle(context: any) {
           const key = context.request.headers.get(IDEMPOTENCY_HEADER)
           if (context.request.method !== 'POST' || key === null || !context.actor.apiKeyId) return
-          const outcome = await reserveIdempotencyKey(db, context.actor.apiKeyId, key, 'POST', context.path, context.body)
-          if ('replay' in outcome) {
-            context.set.status = outcome.replay.status
-            context.set.headers['idempotent-replayed'] = 'true'
-            return new Replay(outcome.replay.status, outcome.replay.response)
-          }
-          context.idempotency = outcome.reserved
+          const { set } = context
+          const request = idempotentRequest(context.actor.apiKeyId, key, context.path, context.body, () => Number(set.status ?? 200))
+          const answer = await storedAnswer(db, request)
+          if (answer) return new Replay(answer.status, answer.response)
+          context.actor.idempotency = request
         },
         detail: {
           security: [{ bearerAuth: [] }],
@@ -69,14 +67,16 @@ export function createV1Kit(services: ServiceRegistry, db: Database, seed: strin
     .onAfterHandle({ as: 'scoped' }, async (context: any) => {
       const { responseValue, set } = context
       if (responseValue instanceof Response) return responseValue
-      if (responseValue instanceof Replay) return envelope(responseValue.data, requestIdOf(set))
-      const reservation = context.idempotency as Reservation | undefined
-      if (reservation) await storeIdempotentResponse(db, reservation, Number(set.status ?? 200), responseValue ?? null)
+      const request = context.actor?.idempotency as IdempotentRequest | undefined
+      const replay = responseValue instanceof Replay ? responseValue : request?.replayed ? new Replay(request.replayed.status, responseValue) : undefined
+      if (replay) {
+        set.status = replay.status
+        set.headers['idempotent-replayed'] = 'true'
+        return envelope(replay.data, requestIdOf(set))
+      }
+      // A POST that changed nothing through `mutate` (nothing to commit with): recorded on its own.
+      if (request && !request.claimed) await db.transaction(async (tx) => (await claimIdempotencyKey(tx, request)) && recordAnswer(tx, request, responseValue ?? null))
       return envelope(responseValue, requestIdOf(set))
-    })
-    .onAfterResponse({ as: 'scoped' }, async (context: any) => {
-      const reservation = context.idempotency as Reservation | undefined
-      if (reservation && !reservation.stored) await releaseIdempotencyKey(db, reservation).catch(() => {})
     })
 }
 
