@@ -48,6 +48,7 @@ const componentUpdateDetail = {
       usageHeaderDocs(false),
     ),
     401: invalidApiKeyDoc,
+    403: displayErrorDoc("readOnlyAccess: the key's user is a viewer of the page; only editors, its creator and administrators feed it (counted).", ['readOnlyAccess'], usageHeaderDocs(true)),
     404: displayErrorDoc("componentNotFound: no such component on a page the key's user can use (counted).", ['componentNotFound'], usageHeaderDocs(true)),
     409: displayErrorDoc('staleUpdate: the component holds data with a later timestamp; not applied (counted).', ['staleUpdate'], usageHeaderDocs(true)),
     429: limitExceededDoc,

@@ -13,7 +13,7 @@ import { describeError, type Logger } from '../../src/log'
 import { queryText, type Database } from '../../src/db'
 import { hashSecret, isWellFormedSecret } from '../../src/secrets'
 import type { Principal, Sessions } from '../../src/services/auth'
-import { COMPONENT_TYPES, DISPLAY_CALL, DISPLAY_USAGE } from './schema'
+import { COMPONENT_TYPES, DISPLAY_CALL, DISPLAY_USAGE, PAGE_LEVELS } from './schema'
 
 /** Display keys: `dpk_` + 36 base62 characters + a 6-character checksum. */
 export const DISPLAY_KEY_PREFIX = 'dpk'
@@ -102,20 +102,32 @@ export const PagePatch = t.Object(
   { additionalProperties: false, minProperties: 1 },
 )
 
+const PageLevel = t.Union(PAGE_LEVELS.map((level) => t.Literal(level)), {
+  description: '`viewer` (default) sees the page and receives its messages; `editor` also feeds it through the display API.',
+})
+
 export const PageAccessEntry = t.Object(
   {
     principalType: t.Union([t.Literal('user'), t.Literal('team')]),
     principalId: UuidString(),
     name: t.String({ description: 'The username or the team name.' }),
+    level: PageLevel,
     createdAt: Timestamp(),
   },
   { title: 'PageAccess' },
 )
 
-export const PageAccessInput = t.Union([
-  t.Object({ userId: UuidString() }, { additionalProperties: false }),
-  t.Object({ teamId: UuidString() }, { additionalProperties: false }),
-])
+/** `{userId}` or `{teamId}` (exactly one; checked by the service, which names the field), and a level. */
+export const PageAccessInput = t.Object(
+  {
+    userId: t.Optional(UuidString({ description: 'A user of your organization (give this or teamId).' })),
+    teamId: t.Optional(UuidString({ description: 'A team of your organization (give this or userId).' })),
+    level: t.Optional(PageLevel),
+  },
+  { additionalProperties: false },
+)
+
+export const PageAccessPatch = t.Object({ level: PageLevel }, { additionalProperties: false })
 
 const Position = {
   x: t.Optional(Type.Integer({ minimum: 0, maximum: 23, description: 'Grid column (0..23).' })),
@@ -153,6 +165,7 @@ export const ComponentPatch = t.Object(
 )
 
 export type PageInput = typeof PageInput.static
+export type PageAccessInput = typeof PageAccessInput.static
 export type PagePatch = typeof PagePatch.static
 export type ComponentInput = typeof ComponentInput.static
 export type ComponentPatch = typeof ComponentPatch.static
@@ -171,6 +184,8 @@ export interface UsageRow {
   calls: number | null
   callsBefore: number | null
   type?: string | null
+  /** The key's user may feed the page (creator, administrator, or an editor entry). */
+  editable?: boolean | null
   updatedId?: string | null
   pageId?: string | null
 }
@@ -219,6 +234,14 @@ export function usageOf(row: UsageRow): Usage {
   if (row.calls === null) return { limit: row.dailyLimit, used: Math.max(row.dailyLimit, row.callsBefore ?? 0), counted: false }
   return { limit: row.dailyLimit, used: row.calls, counted: true }
 }
+
+/** 403: the key's user sees the page but is only a viewer of it (counted). */
+export const readOnly = (usage: Usage): Refusal => ({
+  ok: false,
+  status: 403,
+  usage,
+  error: { message: 'readOnlyAccess', detail: 'You are a viewer of this page; only its editors, its creator and administrators may feed it.' },
+})
 
 export const limitExceeded = (usage: Usage): Refusal => ({
   ok: false,

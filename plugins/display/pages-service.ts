@@ -13,7 +13,7 @@ import { isAdministrator, type Actor } from '../../src/services/auth'
 import { isoFromText, selectPage, withIsoTimestamps } from '../../src/sql'
 import { users } from '../auth/schema'
 import { teams } from '../teams/schema'
-import type { ComponentInput, ComponentPatch, PageInput, PagePatch } from './model'
+import type { ComponentInput, ComponentPatch, PageAccessInput, PageInput, PagePatch } from './model'
 import { ACTOR, actorParameters, components, MAY_USE_PAGE, pageAccess, pages } from './schema'
 
 type PageRow = typeof pages.$inferSelect
@@ -127,14 +127,26 @@ export async function deletePage(db: Database, actor: Actor, pageId: string) {
 
 // ---- access list ----------------------------------------------------------------------------
 
+/** An access entry as API v1 shows it. */
+export interface PageAccessView {
+  principalType: 'user' | 'team'
+  principalId: string
+  name: string
+  level: 'viewer' | 'editor'
+  createdAt: string
+}
+
+/** The access list's columns (alias `pa`, with the user `u` and team `t` it names). */
+const ACCESS_COLUMNS = `pa.principal_type as "principalType", pa.principal_id as "principalId", coalesce(u.username, t.name) as name,
+  pa.level, pa.created_at as "createdAt"`
+const ACCESS_NAMES = `left join users u on pa.principal_type = 'user' and u.id = pa.principal_id
+  left join teams t on pa.principal_type = 'team' and t.id = pa.principal_id`
+
 export async function listPageAccess(db: Database, actor: Actor, pageId: string, request: PageRequest) {
   await findPage(db, actor, pageId)
-  return selectPage<{ principalType: 'user' | 'team'; principalId: string; name: string; createdAt: string; total: string }, { principalType: 'user' | 'team'; principalId: string; name: string; createdAt: string }>(
+  return selectPage<PageAccessView & { total: string }, PageAccessView>(
     db,
-    `select pa.principal_type as "principalType", pa.principal_id as "principalId", coalesce(u.username, t.name) as name,
-        pa.created_at as "createdAt", count(*) over () as total
-      from page_access pa left join users u on pa.principal_type = 'user' and u.id = pa.principal_id
-        left join teams t on pa.principal_type = 'team' and t.id = pa.principal_id
+    `select ${ACCESS_COLUMNS}, count(*) over () as total from page_access pa ${ACCESS_NAMES}
       where pa.page_id = $1 order by pa.created_at, pa.principal_id`,
     `select count(*) as total from page_access where page_id = $1`,
     [pageId],
@@ -143,20 +155,36 @@ export async function listPageAccess(db: Database, actor: Actor, pageId: string,
   )
 }
 
-export async function grantPageAccess(db: Database, actor: Actor, pageId: string, input: { userId: string } | { teamId: string }) {
+export async function grantPageAccess(db: Database, actor: Actor, pageId: string, input: PageAccessInput): Promise<PageAccessView> {
+  if ((input.userId === undefined) === (input.teamId === undefined)) throw badRequest('Give exactly one of userId and teamId.', input.userId === undefined ? 'userId' : 'teamId')
+  const level = input.level ?? 'viewer'
   return mutate(db, actor, async (tx, audit) => {
     requireManage(await findPage(tx, actor, pageId, true))
-    const principalType = 'userId' in input ? 'user' : 'team'
-    const principalId = 'userId' in input ? input.userId : input.teamId
+    const principalType = input.userId !== undefined ? 'user' : 'team'
+    const principalId = (input.userId ?? input.teamId)!
     const [principal] =
       principalType === 'user'
         ? await tx.select({ name: users.username }).from(users).where(and(eq(users.id, principalId), eq(users.organizationId, actor.organizationId), eq(users.status, 'active')))
         : await tx.select({ name: teams.name }).from(teams).where(and(eq(teams.id, principalId), eq(teams.organizationId, actor.organizationId)))
     if (!principal) throw badRequest(`No ${principalType} with this id in your organization.`, `${principalType}Id`)
-    const [row] = await tx.insert(pageAccess).values({ pageId, principalType, principalId, organizationId: actor.organizationId }).onConflictDoNothing().returning()
+    const [row] = await tx.insert(pageAccess).values({ pageId, principalType, principalId, level, organizationId: actor.organizationId }).onConflictDoNothing().returning()
     if (!row) throw conflict('This user or team is already on the access list.', principalId, `${principalType}Id`)
-    await audit({ action: 'page.access_granted', resourceType: 'page', resourceId: pageId, changes: { after: { principalType, principalId } } })
-    return { principalType, principalId, name: principal.name, createdAt: row.createdAt.toISOString() }
+    await audit({ action: 'page.access_granted', resourceType: 'page', resourceId: pageId, changes: { after: { principalType, principalId, level } } })
+    return { principalType, principalId, name: principal.name, level, createdAt: row.createdAt.toISOString() }
+  })
+}
+
+export async function updatePageAccess(db: Database, actor: Actor, pageId: string, principalId: string, level: 'viewer' | 'editor'): Promise<PageAccessView> {
+  return mutate(db, actor, async (tx, audit) => {
+    requireManage(await findPage(tx, actor, pageId, true))
+    const [current] = isUuid(principalId)
+      ? await queryText<PageAccessView>(tx, `select ${ACCESS_COLUMNS} from page_access pa ${ACCESS_NAMES} where pa.page_id = $1 and pa.principal_id = $2`, [pageId, principalId])
+      : []
+    if (!current) throw notFound('Not on the access list.')
+    if (current.level === level) return { ...current, createdAt: isoFromText(current.createdAt) }
+    await tx.update(pageAccess).set({ level }).where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId)))
+    await audit({ action: 'page.access_updated', resourceType: 'page', resourceId: pageId, changes: { before: { principalId, level: current.level }, after: { principalId, level } } })
+    return { ...current, level, createdAt: isoFromText(current.createdAt) }
   })
 }
 
@@ -165,7 +193,7 @@ export async function revokePageAccess(db: Database, actor: Actor, pageId: strin
     requireManage(await findPage(tx, actor, pageId, true))
     const [row] = isUuid(principalId) ? await tx.delete(pageAccess).where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId))).returning() : []
     if (!row) throw notFound('Not on the access list.')
-    await audit({ action: 'page.access_revoked', resourceType: 'page', resourceId: pageId, changes: { before: { principalType: row.principalType, principalId } } })
+    await audit({ action: 'page.access_revoked', resourceType: 'page', resourceId: pageId, changes: { before: { principalType: row.principalType, principalId, level: row.level } } })
     return { id: principalId }
   })
 }

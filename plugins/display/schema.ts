@@ -48,7 +48,9 @@ export const pages = pgTable(
   (table) => [uniqueIndex('pages_organization_name_unique').on(table.organizationId, sql`lower(${table.name})`)],
 )
 
-/** Who may see a page besides its creator and the administrators: users and teams. */
+export const PAGE_LEVELS = ['viewer', 'editor'] as const
+
+/** Who may see a page besides its creator and the administrators: users and teams, each with a level. */
 export const pageAccess = pgTable(
   'page_access',
   {
@@ -57,10 +59,16 @@ export const pageAccess = pgTable(
       .references(() => pages.id, { onDelete: 'cascade' }),
     principalType: text({ enum: ['user', 'team'] }).notNull(),
     principalId: uuid().notNull(),
+    /** `viewer` sees the page and gets its messages; `editor` also feeds it through the display API. */
+    level: text({ enum: PAGE_LEVELS }).notNull().default('viewer'),
     organizationId: organizationReference(),
     createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
-  (table) => [primaryKey({ columns: [table.pageId, table.principalId] }), index('page_access_principal_idx').on(table.principalId)],
+  (table) => [
+    primaryKey({ columns: [table.pageId, table.principalId] }),
+    index('page_access_principal_idx').on(table.principalId),
+    check('page_access_level_check', sql`${table.level} in ('viewer', 'editor')`),
+  ],
 )
 
 export const COMPONENT_TYPES = ['horizontalBox', 'verticalBox', 'barChart', 'lineChart', 'pieChart'] as const
@@ -119,9 +127,15 @@ export const ACTOR = `(select $1::uuid as user_id, $2::uuid as organization_id, 
 /** ACTOR's parameters ($1..$3) for an API v1 actor. */
 export const actorParameters = (actor: { userId: string; organizationId: string; role: string }) => [actor.userId, actor.organizationId, actor.role]
 
-/** Pages the account's user may use: creator, administrators, or the access list (user or team). Alias `p`, account `a` (DISPLAY_CALL's `account`, or ACTOR). */
+/** An access-list entry `pa` that names the user `a` or one of their teams. */
+const NAMES_USER = '(pa.principal_id = a.user_id or pa.principal_id in (select tm.team_id from team_members tm where tm.user_id = a.user_id))'
+
+/** Pages the account's user may see: creator, administrators, or the access list (user or team) at any level. Alias `p`, account `a` (DISPLAY_CALL's `account`, or ACTOR). */
 export const MAY_USE_PAGE = `p.organization_id = a.organization_id and (
     a.role in ('administrator', 'superadministrator') or p.created_by = a.user_id
-    or exists (select 1 from page_access pa where pa.page_id = p.id
-      and (pa.principal_id = a.user_id or pa.principal_id in (select tm.team_id from team_members tm where tm.user_id = a.user_id))))`
+    or exists (select 1 from page_access pa where pa.page_id = p.id and ${NAMES_USER}))`
+
+/** Of the pages MAY_USE_PAGE admits, those the user may feed (display API): creator, administrators, or an `editor` entry. */
+export const MAY_EDIT_PAGE = `(a.role in ('administrator', 'superadministrator') or p.created_by = a.user_id
+    or exists (select 1 from page_access pa where pa.page_id = p.id and pa.level = 'editor' and ${NAMES_USER}))`
 

@@ -9,8 +9,8 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { queryText, type Database } from '../../src/db'
 import { pointerToField } from '../../src/http/validation-items'
 import { isUuid } from '../../src/ids'
-import { ComponentData, ComponentUpdate, displayKeyOf, limitExceeded, refuseCounted, unknownKey, usageOf, type DisplayError, type Outcome, type UsageRow } from './model'
-import { DISPLAY_CALL, DISPLAY_USAGE, MAY_USE_PAGE } from './schema'
+import { ComponentData, ComponentUpdate, displayKeyOf, limitExceeded, readOnly, refuseCounted, unknownKey, usageOf, type DisplayError, type Outcome, type UsageRow } from './model'
+import { DISPLAY_CALL, DISPLAY_USAGE, MAY_EDIT_PAGE, MAY_USE_PAGE } from './schema'
 
 export const DISPLAY_CHANNEL = 'display_updates'
 
@@ -76,16 +76,17 @@ const toSeconds = (timestamp: number) => (timestamp > 1e11 ? timestamp / 1000 : 
 /** $1 key hash, $2 component id, $3 data (JSON text), $4 timestamp (seconds), $5 data type. Exported for the benchmarks. */
 export const COMPONENT_UPDATE_SQL = `with ${DISPLAY_CALL},
   target as (
-    select c.id, c.type from components c join pages p on p.id = c.page_id, account a
+    select c.id, c.type, ${MAY_EDIT_PAGE} as editable from components c join pages p on p.id = c.page_id, account a
     where c.id = $2 and ${MAY_USE_PAGE}
   ),
   updated as (
     update components c set data = $3::jsonb, data_timestamp = $4, updated_at = now()
     from target t, counted
-    where c.id = t.id and t.type = $5 and (c.data_timestamp is null or c.data_timestamp <= $4)
+    where c.id = t.id and t.editable and t.type = $5 and (c.data_timestamp is null or c.data_timestamp <= $4)
     returning c.id, c.page_id
   )
-  select ${DISPLAY_USAGE}, (select type from target) as type, (select id from updated) as "updatedId", (select page_id from updated) as "pageId"
+  select ${DISPLAY_USAGE}, (select type from target) as type, (select editable from target) as editable,
+    (select id from updated) as "updatedId", (select page_id from updated) as "pageId"
   from account a`
 
 /** Runs one component update: one statement for a valid call, one for a refused payload. */
@@ -101,6 +102,7 @@ export async function updateComponent(db: Database, body: unknown): Promise<Outc
   const usage = usageOf(row)
   if (!usage.counted) return limitExceeded(usage)
   if (!row.type) return { ok: false, status: 404, usage, error: { message: 'componentNotFound', detail: 'No such component on a page you can use.', field: 'componentId' } }
+  if (!row.editable) return readOnly(usage)
   if (row.type !== data.type)
     return { ok: false, status: 400, usage, error: { message: 'componentTypeMismatch', detail: `The component is a ${row.type}; data.type is ${data.type}.`, field: 'data.type' } }
   if (!row.updatedId)

@@ -5,7 +5,7 @@ import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
-import { Component, ComponentInput, ComponentPatch, Page, PageAccessEntry, PageAccessInput, PageInput, PagePatch } from './model'
+import { Component, ComponentInput, ComponentPatch, Page, PageAccessEntry, PageAccessInput, PageAccessPatch, PageInput, PagePatch } from './model'
 import * as Pages from './pages-service'
 
 const tags = ['Dashboards']
@@ -71,9 +71,19 @@ export function dashboardRoutes(db: Database, v1: V1Kit) {
         params: PageParams,
         body: PageAccessInput,
         response: responses(Envelope(PageAccessEntry), { status: 201, extra: [409, 422] }),
-        detail: { tags, summary: 'Give a user `{userId}` or a team `{teamId}` of your organization access (creator or administrator).' },
+        detail: {
+          tags,
+          summary: 'Give a user `{userId}` or a team `{teamId}` of your organization access, as `viewer` (default) or `editor` (creator or administrator).',
+        },
       },
     )
+    .patch('/:pageId/access/:principalId', ({ actor, params, body }) => Pages.updatePageAccess(db, actor, params.pageId, params.principalId, body.level), {
+      scopes: ['dashboards:write'],
+      params: t.Object({ pageId: t.String(), principalId: t.String() }),
+      body: PageAccessPatch,
+      response: responses(Envelope(PageAccessEntry)),
+      detail: { tags, summary: "Change an access entry's level: `viewer` or `editor` (creator or administrator)." },
+    })
     .delete('/:pageId/access/:principalId', ({ actor, params }) => Pages.revokePageAccess(db, actor, params.pageId, params.principalId), {
       scopes: ['dashboards:write'],
       params: t.Object({ pageId: t.String(), principalId: t.String() }),

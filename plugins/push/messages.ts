@@ -10,9 +10,9 @@ import type { PageRequest } from '../../src/http/pagination'
 import { uuidv7, isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/auth'
 import { isoFromText, selectPage } from '../../src/sql'
-import { displayKeyOf, limitExceeded, refuseCounted, unknownKey, usageOf, type DisplayError, type Outcome, type UsageRow } from '../display/model'
+import { displayKeyOf, limitExceeded, readOnly, refuseCounted, unknownKey, usageOf, type DisplayError, type Outcome, type UsageRow } from '../display/model'
 import { getPage } from '../display/pages-service'
-import { ACTOR, actorParameters, DISPLAY_CALL, DISPLAY_USAGE, MAY_USE_PAGE } from '../display/schema'
+import { ACTOR, actorParameters, DISPLAY_CALL, DISPLAY_USAGE, MAY_EDIT_PAGE, MAY_USE_PAGE } from '../display/schema'
 
 export const MAX_MESSAGE = 4000
 const FIELDS = new Set(['apiKey', 'pageName', 'message'])
@@ -45,12 +45,12 @@ function checkMessageBody(body: Record<string, unknown>): DisplayError | null {
  */
 const SEND_MESSAGE_SQL = `with ${DISPLAY_CALL},
   target as (
-    select p.id, p.name, p.organization_id, p.created_by from pages p, account a
+    select p.id, p.name, p.organization_id, p.created_by, ${MAY_EDIT_PAGE} as editable from pages p, account a
     where lower(p.name) = lower($2) and ${MAY_USE_PAGE}
   ),
   message as (
     insert into messages (id, organization_id, page_id, page_name, body, sender_id)
-    select $3, t.organization_id, t.id, t.name, $4, a.user_id from target t, account a, counted
+    select $3, t.organization_id, t.id, t.name, $4, a.user_id from target t, account a, counted where t.editable
     returning id, page_id, organization_id
   ),
   audience as (
@@ -67,7 +67,7 @@ const SEND_MESSAGE_SQL = `with ${DISPLAY_CALL},
       join users u on u.id = d.user_id and u.status = 'active'
     returning 1
   )
-  select ${DISPLAY_USAGE}, (select id from target) as "pageId", (select id from message) as "messageId",
+  select ${DISPLAY_USAGE}, (select id from target) as "pageId", (select editable from target) as editable, (select id from message) as "messageId",
     (select count(*)::int from queued) as targeted
   from account a`
 
@@ -89,7 +89,8 @@ export async function sendMessage(db: Database, body: unknown, senderOn: boolean
   if (!row) return unknownKey()
   const usage = usageOf(row)
   if (!usage.counted) return limitExceeded(usage)
-  if (!row.messageId) return { ok: false, status: 404, usage, error: { message: 'pageNotFound', detail: 'No such page, or not one this key can use.', field: 'pageName' } }
+  if (!row.pageId) return { ok: false, status: 404, usage, error: { message: 'pageNotFound', detail: 'No such page, or not one this key can use.', field: 'pageName' } }
+  if (!row.editable || !row.messageId) return readOnly(usage)
   return { ok: true, usage, messageId: row.messageId, targeted: row.targeted }
 }
 

@@ -49,6 +49,7 @@ const messageDetail = {
     },
     400: displayErrorDoc('invalidRequest: not JSON, or a missing, unknown or invalid field (`field` names it). Counted, with the X-RateLimit-* headers, when the key is valid.', ['invalidRequest'], usageHeaderDocs(false)),
     401: invalidApiKeyDoc,
+    403: displayErrorDoc("readOnlyAccess: the key's user is a viewer of the page; only editors, its creator and administrators message it (counted).", ['readOnlyAccess'], usageHeaderDocs(true)),
     404: displayErrorDoc("pageNotFound: no such page, or not one the key's user can use (counted).", ['pageNotFound'], usageHeaderDocs(true)),
     429: limitExceededDoc,
     ...failureDocs,

@@ -28,6 +28,7 @@ export const COMMON_ERROR_STATUSES = new Set([400, 401, 403, 404, 409, 422, 429]
 const DISPLAY_MESSAGES: Record<number, string[]> = {
   400: ['invalidRequest', 'componentTypeMismatch'],
   401: ['invalidApiKey', 'invalidSession'],
+  403: ['readOnlyAccess'],
   404: ['componentNotFound', 'pageNotFound', 'deviceNotFound'],
   409: ['staleUpdate'],
   429: ['limitExceeded'],

@@ -95,8 +95,8 @@ describe('POST /api/component', () => {
       expect(response.status).toBe(404)
       expect(response.body).toMatchObject({ message: 'componentNotFound' })
     }
-    // The reader is on the access list: they may update.
-    expect((await update('barChart', bar, { key: fx.reader.displayApiKey })).status).toBe(200)
+    // The reader is on the access list as a viewer: the page is visible, feeding it is not (403, see tests/security/page-levels.test.ts).
+    expect((await update('barChart', bar, { key: fx.reader.displayApiKey })).status).toBe(403)
   })
 
   test('a body that is not JSON, or not sent as JSON, is 400', async () => {

@@ -1,0 +1,2 @@
+ALTER TABLE "page_access" ADD COLUMN "level" text DEFAULT 'viewer' NOT NULL;--> statement-breakpoint
+ALTER TABLE "page_access" ADD CONSTRAINT "page_access_level_check" CHECK ("page_access"."level" in ('viewer', 'editor'));
