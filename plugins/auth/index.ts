@@ -1,7 +1,7 @@
 /** The `auth` plugin: organizations, users, API keys, the Bearer check and the operator CLI. */
 import { Type, type Static } from '@sinclair/typebox'
 import { definePlugin } from '../../src/plugin'
-import { ApiKeyManagerRef, AuthenticatorRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type UserCreatedHook } from '../../src/services/auth'
+import { ApiKeyManagerRef, AuthenticatorRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type Revocation, type UserCreatedHook } from '../../src/services/auth'
 import { KeyAuthenticator } from './authenticator'
 import { apiKeys, organizations, sessions, users } from './schema'
 import { createSessions } from './sessions'
@@ -68,25 +68,38 @@ export default definePlugin({
       },
       context.log,
     )
+    // Key revocations drop cached keys; sign-outs and deactivations also go to the sessions' listeners (live streams).
+    const revocations = new Set<(revocation: Revocation) => void>()
+    const resyncs = new Set<() => void>()
     await context.events.subscribe(
       INVALIDATE_CHANNEL,
-      (event: Invalidation) => authenticator.invalidate(event),
-      () => authenticator.clear(),
+      (event: Invalidation) => {
+        authenticator.invalidate(event)
+        if ('sessionId' in event || 'userId' in event) for (const listener of revocations) listener(event)
+      },
+      () => {
+        authenticator.clear()
+        for (const resync of resyncs) resync()
+      },
     )
     context.onStop(() => authenticator.settle())
     context.services.provide(AuthenticatorRef, authenticator)
     const { config, db, events } = context
-    context.services.provide(
-      SessionsRef,
-      createSessions(
-        db,
-        {
-          idleSeconds: { web: config.webSessionIdleMinutes * 60, mobile: config.mobileSessionIdleDays * 86_400 },
-          absoluteSeconds: { web: config.webSessionHours * 3600, mobile: config.mobileSessionDays * 86_400 },
-        },
-        hasherOf(context),
-      ),
+    const sessions = createSessions(
+      db,
+      {
+        idleSeconds: { web: config.webSessionIdleMinutes * 60, mobile: config.mobileSessionIdleDays * 86_400 },
+        absoluteSeconds: { web: config.webSessionHours * 3600, mobile: config.mobileSessionDays * 86_400 },
+      },
+      hasherOf(context),
     )
+    context.services.provide(SessionsRef, {
+      ...sessions,
+      onRevoked(listener, onResync) {
+        revocations.add(listener)
+        if (onResync) resyncs.add(onResync)
+      },
+    })
     const knownScopes = new Set(context.scopes.map((scope) => scope.name))
     context.services.provide(ApiKeyManagerRef, {
       create: async (actor, ownerId, input) => {

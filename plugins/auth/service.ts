@@ -17,7 +17,8 @@ export const API_KEY_PREFIX = 'wtk'
 /** The NOTIFY channel that tells every instance to drop cached keys. */
 export const INVALIDATE_CHANNEL = 'auth_invalidate'
 
-export type Invalidation = { keyId: string } | { userId: string }
+/** What every instance drops: a key, everything of a user (deactivated), or a session (signed out). */
+export type Invalidation = { keyId: string } | { userId: string } | { sessionId: string }
 
 /** What the stored key looks like to its owner; never the secret or its hash. */
 export function serializeKey(row: typeof apiKeys.$inferSelect): ApiKeyView {

@@ -5,12 +5,13 @@
  */
 import { and, eq, isNull, sql } from 'drizzle-orm'
 import { mutate, writeAudit } from '../../src/audit'
-import type { Database } from '../../src/db'
+import { notify, queryText, type Database } from '../../src/db'
 import { unauthorized } from '../../src/http/errors'
 import { generateSecret, hashSecret, isWellFormedSecret } from '../../src/secrets'
 import type { PrincipalUser, SessionKind, Sessions } from '../../src/services/auth'
 import type { PasswordHasher } from './password'
 import { sessions, users } from './schema'
+import { INVALIDATE_CHANNEL, type Invalidation } from './service'
 
 export const SESSION_PREFIX = 'wts'
 const TOUCH_EVERY_MS = 60_000
@@ -50,7 +51,7 @@ async function storeUpgradedHash(db: Database, user: typeof users.$inferSelect, 
   })
 }
 
-export function createSessions(db: Database, policy: SessionPolicy, hasher: PasswordHasher): Sessions {
+export function createSessions(db: Database, policy: SessionPolicy, hasher: PasswordHasher): Omit<Sessions, 'onRevoked'> {
   // Unknown emails are checked against this hash, so they cost what a wrong password costs. It
   // is made on the first sign-in (not at start-up), and every sign-in waits for it alike.
   let decoy: Promise<string> | undefined
@@ -102,7 +103,20 @@ export function createSessions(db: Database, policy: SessionPolicy, hasher: Pass
         throw unauthorized(INVALID, true)
       if (now - row.session.lastSeenAt.getTime() > TOUCH_EVERY_MS)
         await db.update(sessions).set({ lastSeenAt: sql`now()` }).where(eq(sessions.id, row.session.id))
-      return { user: principalUser(row.user), key: null, scopes: new Set<string>(), sessionId: row.session.id }
+      return { user: principalUser(row.user), key: null, scopes: new Set<string>(), sessionId: row.session.id, expiresAt: row.session.expiresAt }
+    },
+
+    async stillLive(sessionIds) {
+      if (!sessionIds.length) return new Set()
+      const rows = await queryText<{ id: string }>(
+        db,
+        `update sessions s set last_seen_at = now()
+          from users u where s.id = any($1::uuid[]) and u.id = s.user_id
+            and s.revoked_at is null and s.expires_at > now() and u.status = 'active'
+          returning s.id`,
+        [sessionIds],
+      )
+      return new Set(rows.map((row) => row.id))
     },
 
     async end(token, requestId) {
@@ -114,6 +128,7 @@ export function createSessions(db: Database, policy: SessionPolicy, hasher: Pass
           .where(and(eq(sessions.tokenHash, hashSecret(token)), isNull(sessions.revokedAt)))
           .returning()
         if (!row) return
+        await notify(tx, INVALIDATE_CHANNEL, JSON.stringify({ sessionId: row.id } satisfies Invalidation))
         await writeAudit(tx, { organizationId: row.organizationId, userId: row.userId, apiKeyId: null, via: 'account', requestId }, {
           action: 'session.revoked',
           resourceType: 'session',

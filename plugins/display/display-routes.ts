@@ -10,7 +10,9 @@ import { htmlResponse, html } from '../../src/http/html'
 import { routeOf, type Logger } from '../../src/log'
 import { requestIdOf } from '../../src/http/request-id'
 import type { Sessions } from '../../src/services/auth'
-import { findVisiblePage, LIVE_CSS, LIVE_JS, livePage, pageComponents, type LiveStreams } from './live'
+import type { FragmentCache } from './fragments'
+import { findVisiblePage, LIVE_CSS, LIVE_JS, livePage, pageCells, pageComponents } from './live-page'
+import type { LiveStreams } from './live-streams'
 import { Component, ComponentData, ComponentUpdate, displayFailure, displayJson, mobileSession, refusalResponse, requireJson, usageHeaders } from './model'
 import { displayErrorDoc, DISPLAY_TAGS, failureDocs, invalidApiKeyDoc, invalidSessionDoc, json, limitExceededDoc, NOT_ENVELOPE, usageHeaderDocs } from './openapi'
 import { updateComponent, type ChangeNotifier } from './update'
@@ -81,7 +83,7 @@ const pageComponentsDetail = {
 }
 
 
-export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStreams, notifier: ChangeNotifier, log: Logger) {
+export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStreams, fragments: FragmentCache, notifier: ChangeNotifier, log: Logger) {
   /** The web session of a live page request, or null (the page then sends to sign-in). */
   const viewer = async (request: Request) => sessions.authenticate(readCookie(request, SESSION_COOKIE), 'web').catch(() => null)
   const notFoundPage = () => htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Not found</title></head><body><p>No such page.</p></body></html>`, 404)
@@ -126,7 +128,7 @@ export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStr
         if (!principal) return new Response(null, { status: 303, headers: { location: '/account/sign-in', 'cache-control': 'no-store' } })
         const page = await findVisiblePage(db, principal, params.pageName)
         if (!page) return notFoundPage()
-        return livePage(page, await pageComponents(db, page.id))
+        return livePage(page, await pageCells(db, fragments, page.id))
       },
       { detail: { hide: true } },
     )
@@ -137,7 +139,7 @@ export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStr
         if (!principal) return displayJson(401, { message: 'invalidSession', detail: 'Sign in first.' })
         const page = await findVisiblePage(db, principal, params.pageName)
         if (!page) return displayJson(404, { message: 'pageNotFound', detail: 'No such page, or not one you can see.' })
-        return streams.open(page.id, request.signal)
+        return streams.open({ pageId: page.id, userId: principal.user.id, sessionId: principal.sessionId, expiresAt: principal.expiresAt }, request.signal)
       },
       { detail: { hide: true } },
     )

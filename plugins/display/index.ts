@@ -7,21 +7,28 @@ import { Elysia } from 'elysia'
 import { describeError } from '../../src/log'
 import { definePlugin } from '../../src/plugin'
 import { SessionsRef, UserLifecycleRef } from '../../src/services/auth'
+import { TeamEventsRef } from '../../src/services/teams'
 import { DisplayAccountsRef } from '../../src/services/display'
 import { serviceRef } from '../../src/services/registry'
 import { createDisplayAccount, createDisplayAccounts, setDailyLimit } from './accounts'
 import { displayRoutes } from './display-routes'
-import { LiveStreams } from './live'
+import { FragmentCacheRef } from './api'
+import { FragmentCache } from './fragments'
+import { LiveStreams } from './live-streams'
 import { components, displayAccounts, displayUsage, pageAccess, pages } from './schema'
 import { ChangeNotifier, DISPLAY_CHANNEL } from './update'
 import { dashboardRoutes } from './v1-routes'
 
 const DisplayConfig = Type.Object({
   defaultDailyLimit: Type.Integer({ minimum: 0, default: 50_000, description: 'Calls per UTC day of a new display account (the beta limit).' }),
+  maxComponentsPerPage: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'Components a page may hold; one more is 409.' }),
+  maxStreamsPerUser: Type.Integer({ minimum: 1, maximum: 1000, default: 20, description: 'Live page streams one user may hold open on one instance; one more is 429.' }),
+  fragmentCacheMegabytes: Type.Integer({ minimum: 1, maximum: 4096, default: 32, description: "Memory for the live pages' rendered SVG, per instance (least recently used out first)." }),
 })
 
 /** This plugin's own registry slot for its live streams (set up in `setup`, used by the routes). */
 const LiveStreamsRef = serviceRef<LiveStreams>('display.live-streams', 'display')
+const FragmentsRef = serviceRef<FragmentCache>('display.fragment-cache', 'display')
 const NotifierRef = serviceRef<ChangeNotifier>('display.change-notifier', 'display')
 
 export default definePlugin({
@@ -47,8 +54,12 @@ export default definePlugin({
     const { db, services, config, events, log } = context
     services.get(UserLifecycleRef).onUserCreated(async (tx, user) => ({ displayApiKey: await createDisplayAccount(tx, user, config.defaultDailyLimit) }))
     services.provide(DisplayAccountsRef, createDisplayAccounts(db, config.defaultDailyLimit))
-    const streams = new LiveStreams(db, log)
+    const fragments = new FragmentCache(config.fragmentCacheMegabytes * 1024 * 1024)
+    services.provide(FragmentsRef, fragments)
+    services.provide(FragmentCacheRef, fragments)
+    const streams = new LiveStreams(db, log, fragments, services.get(SessionsRef), config.maxStreamsPerUser)
     services.provide(LiveStreamsRef, streams)
+    if (context.background) await streams.watch(events, services.get(TeamEventsRef))
     const notifier = new ChangeNotifier(db, (error) => log.warn('could not notify live viewers', describeError(error)))
     services.provide(NotifierRef, notifier)
     await events.subscribe(DISPLAY_CHANNEL, (changes: Array<{ pageId: string; componentId: string }>) => {
@@ -60,10 +71,10 @@ export default definePlugin({
     })
   },
 
-  routes: ({ db, http, services, log }) =>
+  routes: ({ db, http, services, log, config }) =>
     new Elysia({ name: 'display' })
-      .use(dashboardRoutes(db, http.v1))
-      .use(displayRoutes(db, services.get(SessionsRef), services.get(LiveStreamsRef), services.get(NotifierRef), log)),
+      .use(dashboardRoutes(db, http.v1, { maxComponentsPerPage: config.maxComponentsPerPage }))
+      .use(displayRoutes(db, services.get(SessionsRef), services.get(LiveStreamsRef), services.get(FragmentsRef), services.get(NotifierRef), log)),
 
   cli: {
     'display-limit set': {

@@ -5,7 +5,7 @@
  */
 import { and, eq, ne, sql } from 'drizzle-orm'
 import { changedFields, mutate } from '../../src/audit'
-import { queryText, type Database, type Executor } from '../../src/db'
+import { notify, queryText, type Database, type Executor } from '../../src/db'
 import { badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
@@ -15,6 +15,9 @@ import { users } from '../auth/schema'
 import { teams } from '../teams/schema'
 import type { ComponentInput, ComponentPatch, PageAccessInput, PageInput, PagePatch } from './model'
 import { ACTOR, actorParameters, components, MAY_USE_PAGE, pageAccess, pages } from './schema'
+
+/** NOTIFY channel of access changes of a page (`{pageId}`: an entry removed, or the page deleted); live streams re-check on it. */
+export const PAGE_ACCESS_CHANNEL = 'display_page_access'
 
 type PageRow = typeof pages.$inferSelect
 type ComponentRow = typeof components.$inferSelect
@@ -120,6 +123,7 @@ export async function deletePage(db: Database, actor: Actor, pageId: string) {
     const found = await findPage(tx, actor, pageId, true)
     requireManage(found)
     await tx.delete(pages).where(eq(pages.id, pageId))
+    await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
     await audit({ action: 'page.deleted', resourceType: 'page', resourceId: pageId, changes: { before: { name: found.page.name, title: found.page.title } } })
     return { id: pageId }
   })
@@ -193,6 +197,7 @@ export async function revokePageAccess(db: Database, actor: Actor, pageId: strin
     requireManage(await findPage(tx, actor, pageId, true))
     const [row] = isUuid(principalId) ? await tx.delete(pageAccess).where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId))).returning() : []
     if (!row) throw notFound('Not on the access list.')
+    await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
     await audit({ action: 'page.access_revoked', resourceType: 'page', resourceId: pageId, changes: { before: { principalType: row.principalType, principalId, level: row.level } } })
     return { id: principalId }
   })
@@ -235,10 +240,16 @@ export async function getComponent(db: Database, actor: Actor, pageId: string, c
 }
 
 /** Adds a component (its type is fixed for good); placed below the others unless `y` is given. */
-export async function createComponent(db: Database, actor: Actor, pageId: string, input: ComponentInput) {
+export async function createComponent(db: Database, actor: Actor, pageId: string, input: ComponentInput, maxComponents: number) {
   return mutate(db, actor, async (tx, audit) => {
+    // The page row is locked: concurrent creates on one page count one after another.
     requireManage(await findPage(tx, actor, pageId, true))
-    const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(y + height), 0)::int as next from components where page_id = $1', [pageId])) as [{ next: number }]
+    const [{ next, count }] = (await queryText<{ next: number; count: number }>(
+      tx,
+      'select coalesce(max(y + height), 0)::int as next, count(*)::int as count from components where page_id = $1',
+      [pageId],
+    )) as [{ next: number; count: number }]
+    if (count >= maxComponents) throw conflict(`A page holds at most ${maxComponents} components (display.maxComponentsPerPage); delete one first.`)
     const [row] = await tx
       .insert(components)
       .values({
@@ -264,7 +275,11 @@ export async function updateComponentSettings(db: Database, actor: Actor, pageId
     requireManage(found)
     const changes = changedFields(current, patch)
     if (!changes) return current
-    const [row] = await tx.update(components).set({ ...patch, updatedAt: new Date() }).where(eq(components.id, componentId)).returning()
+    const [row] = await tx
+      .update(components)
+      .set({ ...patch, version: sql`${components.version} + 1`, updatedAt: new Date() })
+      .where(eq(components.id, componentId))
+      .returning()
     await audit({ action: 'component.updated', resourceType: 'component', resourceId: componentId, changes })
     return row!
   })

@@ -91,6 +91,8 @@ export const components = pgTable(
     /** The last accepted `data` of POST /api/component, as posted, and its timestamp (Unix seconds). */
     data: jsonb(),
     dataTimestamp: doublePrecision(),
+    /** Rises with every change of data or settings: the version live pages cache the component's SVG under. */
+    version: integer().notNull().default(0),
     ...timestamps,
   },
   (table) => [

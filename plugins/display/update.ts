@@ -80,7 +80,7 @@ export const COMPONENT_UPDATE_SQL = `with ${DISPLAY_CALL},
     where c.id = $2 and ${MAY_USE_PAGE}
   ),
   updated as (
-    update components c set data = $3::jsonb, data_timestamp = $4, updated_at = now()
+    update components c set data = $3::jsonb, data_timestamp = $4, version = c.version + 1, updated_at = now()
     from target t, counted
     where c.id = t.id and t.editable and t.type = $5 and (c.data_timestamp is null or c.data_timestamp <= $4)
     returning c.id, c.page_id

@@ -12,7 +12,7 @@ const tags = ['Dashboards']
 const PageParams = t.Object({ pageId: t.String() })
 const ComponentParams = t.Object({ pageId: t.String(), componentId: t.String() })
 
-export function dashboardRoutes(db: Database, v1: V1Kit) {
+export function dashboardRoutes(db: Database, v1: V1Kit, limits: { maxComponentsPerPage: number }) {
   return new Elysia({ name: 'dashboards', prefix: '/api/v1/pages' })
     .use(v1)
     .get('', ({ actor, query }) => Pages.listPages(db, actor, pageRequest(query)), {
@@ -101,14 +101,14 @@ export function dashboardRoutes(db: Database, v1: V1Kit) {
       '/:pageId/components',
       async ({ actor, params, body, set }) => {
         set.status = 201
-        return Pages.createComponent(db, actor, params.pageId, body)
+        return Pages.createComponent(db, actor, params.pageId, body, limits.maxComponentsPerPage)
       },
       {
         scopes: ['dashboards:write'],
         params: PageParams,
         body: ComponentInput,
-        response: responses(Envelope(Component), { status: 201, extra: [422] }),
-        detail: { tags, summary: 'Add a component; its `id` is the `componentId` of POST /api/component and its `type` is fixed.' },
+        response: responses(Envelope(Component), { status: 201, extra: [409, 422] }),
+        detail: { tags, summary: 'Add a component; its `id` is the `componentId` of POST /api/component and its `type` is fixed. 409 past `display.maxComponentsPerPage` (100).' },
       },
     )
     .get('/:pageId/components/:componentId', async ({ actor, params }) => Pages.serializeComponent(await Pages.getComponent(db, actor, params.pageId, params.componentId)), {

@@ -7,6 +7,7 @@ import { pageQuery, pageRequest } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
 import { teamTools } from './tools'
 import { UserDirectoryRef } from '../../src/services/auth'
+import { TeamEventsRef } from '../../src/services/teams'
 import { Team, TeamInput, TeamMember, TeamMemberInput, TeamPatch } from './model'
 import { teamMembers, teams } from './schema'
 import * as Teams from './service'
@@ -28,6 +29,12 @@ export default definePlugin({
   ],
   tags: [{ name: 'Teams', description: 'Teams and membership. Reads need only the scope; writes need an administrator or superadministrator.' }],
   tools: teamTools,
+
+  async setup({ events, services }) {
+    services.provide(TeamEventsRef, {
+      onMembershipLost: async (listener, onResync) => void (await events.subscribe(Teams.TEAM_MEMBERSHIP_CHANNEL, listener, onResync)),
+    })
+  },
 
   routes: ({ db, http, services }) =>
     new Elysia({ name: 'teams', prefix: '/api/v1/teams' })

@@ -4,12 +4,13 @@
  */
 import { and, asc, count, eq, ne, sql } from 'drizzle-orm'
 import { changedFields, mutate } from '../../src/audit'
-import type { Database, Executor } from '../../src/db'
+import { notify, type Database, type Executor } from '../../src/db'
 import { checkIfMatch } from '../../src/http/etag'
 import { conflict, forbidden, notFound } from '../../src/http/errors'
 import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { isAdministrator, type Actor, type UserDirectory } from '../../src/services/auth'
+import type { TeamMembershipLoss } from '../../src/services/teams'
 import { identityColumns, users } from '../auth/schema'
 import type { TeamInput, TeamMemberInput, TeamPatch } from './model'
 import { organizationTeam, teamMembers, teams } from './schema'
@@ -104,12 +105,16 @@ export async function updateTeam(db: Database, actor: Actor, teamId: string, pat
 }
 
 /** Deletes the team; its memberships and project links go with it. */
+/** The NOTIFY channel of membership losses (delivered only if their transaction commits). */
+export const TEAM_MEMBERSHIP_CHANNEL = 'team_membership'
+
 export async function deleteTeam(db: Database, actor: Actor, teamId: string, ifMatch?: string) {
   return mutate(db, actor, async (tx, audit) => {
     const current = await findTeam(tx, actor, teamId, true)
     requireAdministrator(actor)
     checkIfMatch(ifMatch, current.updatedAt)
     await tx.delete(teams).where(eq(teams.id, current.id))
+    await notify(tx, TEAM_MEMBERSHIP_CHANNEL, JSON.stringify({ teamId: current.id } satisfies TeamMembershipLoss))
     await audit({
       action: 'team.deleted',
       resourceType: 'team',
@@ -166,6 +171,7 @@ export async function removeTeamMember(db: Database, actor: Actor, teamId: strin
     if (!member) throw notFound('No such team member.')
     requireAdministrator(actor)
     await tx.delete(teamMembers).where(membership)
+    await notify(tx, TEAM_MEMBERSHIP_CHANNEL, JSON.stringify({ teamId: team.id, userId } satisfies TeamMembershipLoss))
     await audit({ action: 'team.member_removed', resourceType: 'team', resourceId: team.id, changes: { before: { userId } } })
     return { id: userId }
   })

@@ -131,13 +131,26 @@ export interface StartedSession {
   expiresAt: Date
 }
 
+/** A session ended (sign-out) or a user deactivated: what streams opened by a session must react to. */
+export type Revocation = { sessionId: string } | { userId: string }
+
 export interface Sessions {
   /** Checks email and password (the same work whether or not the email exists); null if wrong. */
   verifyCredentials(email: string, password: string): Promise<PrincipalUser | null>
   /** Starts a session for `user` and audits the sign-in. */
   start(user: PrincipalUser, kind: SessionKind, requestId: string | null): Promise<StartedSession>
   /** The signed-in user of a live session token; throws 401 otherwise. Refreshes the idle clock. */
-  authenticate(token: string | null | undefined, kind: SessionKind): Promise<Principal & { sessionId: string }>
+  authenticate(token: string | null | undefined, kind: SessionKind): Promise<Principal & { sessionId: string; expiresAt: Date }>
+  /**
+   * Of `sessionIds`, those still live (not ended, not past their absolute end, user active); an
+   * open stream counts as use, so their idle clocks are refreshed. One statement.
+   */
+  stillLive(sessionIds: readonly string[]): Promise<Set<string>>
+  /**
+   * Calls `listener` after a sign-out or a deactivation commits on any instance; `onResync` runs
+   * when such news may have been missed.
+   */
+  onRevoked(listener: (revocation: Revocation) => void, onResync?: () => void): void
   /** Ends the session of `token` (sign-out) and audits it; unknown tokens are ignored. */
   end(token: string, requestId: string | null): Promise<void>
 }

@@ -31,7 +31,7 @@ const DISPLAY_MESSAGES: Record<number, string[]> = {
   403: ['readOnlyAccess'],
   404: ['componentNotFound', 'pageNotFound', 'deviceNotFound'],
   409: ['staleUpdate'],
-  429: ['limitExceeded'],
+  429: ['limitExceeded', 'tooManyStreams'],
 }
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/
 /**

@@ -1,0 +1,66 @@
+/**
+ * SVG fragments of components, cached per component version: a live page is assembled from them
+ * instead of rendering every chart again per request, and a live update renders once per
+ * instance. The cache is bounded by bytes (least recently used out first); a component's
+ * `version` rises with every change of its data or settings, so a cached fragment is never stale.
+ */
+import type { FragmentCacheStats } from './api'
+import { renderComponent } from './render'
+
+export class FragmentCache {
+  private readonly entries = new Map<string, string>()
+  /** The cached key of each component: a new version replaces the old one at once. */
+  private readonly keys = new Map<string, string>()
+  private bytes = 0
+  private hits = 0
+  private renders = 0
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** The SVG of `component` at its version, rendered only when not cached. */
+  svg(component: { id: string; version: number; type: string }, data: () => Record<string, unknown> | null): string {
+    const key = `${component.id}:${component.version}`
+    const cached = this.entries.get(key)
+    if (cached !== undefined) {
+      this.hits++
+      this.entries.delete(key)
+      this.entries.set(key, cached)
+      return cached
+    }
+    const fragment = renderComponent(component.type, data() as never).value
+    this.renders++
+    this.store(component.id, key, fragment)
+    return fragment
+  }
+
+  /** Whether the fragment of this version is cached (the page then needs no data for it). */
+  has(component: { id: string; version: number }): boolean {
+    return this.entries.has(`${component.id}:${component.version}`)
+  }
+
+  stats(): FragmentCacheStats {
+    return { entries: this.entries.size, bytes: this.bytes, maxBytes: this.maxBytes, hits: this.hits, renders: this.renders }
+  }
+
+  private store(id: string, key: string, fragment: string) {
+    const previous = this.keys.get(id)
+    if (previous !== undefined) this.remove(id, previous)
+    const size = fragment.length * 2
+    if (size > this.maxBytes) return
+    this.entries.set(key, fragment)
+    this.keys.set(id, key)
+    this.bytes += size
+    for (const oldest of this.entries.keys()) {
+      if (this.bytes <= this.maxBytes) break
+      this.remove(oldest.slice(0, oldest.lastIndexOf(':')), oldest)
+    }
+  }
+
+  private remove(id: string, key: string) {
+    const value = this.entries.get(key)
+    if (value === undefined) return
+    this.entries.delete(key)
+    if (this.keys.get(id) === key) this.keys.delete(id)
+    this.bytes -= value.length * 2
+  }
+}
