@@ -49,9 +49,10 @@ const ERRORS = {
   400: error('BAD_REQUEST: invalid JSON, body field or query parameter (`field` names it).'),
   401: error('UNAUTHORIZED: no live mobile session token (signing in: a wrong email or password, the same answer for both).'),
   404: error('NOT_FOUND: no such key of yours, or no display account here.'),
-  429: error('RATE_LIMITED: too many failed sign-ins for the account or the address; see Retry-After.'),
+  409: error('CONFLICT: you already hold the most active API keys allowed (auth.maxKeysPerUser); revoke one first.'),
+  429: error('RATE_LIMITED: too many failed sign-ins for this email from this address, for the email, or for the address; see Retry-After.'),
   500: error('INTERNAL: never carries internal detail.'),
-  503: error('UNAVAILABLE: the database cannot answer right now; retry.'),
+  503: error('UNAVAILABLE: the database cannot answer right now, or (signing in) every password-hashing slot is busy; see Retry-After.'),
 }
 type ErrorStatus = keyof typeof ERRORS
 /** The `response` map of an account API route: `success` under `status`, plus the listed errors and 500/503. */
@@ -132,7 +133,7 @@ export function accountApi(context: PluginContext, policy: ThrottlePolicy) {
       },
       {
         session: true,
-        response: answers(Envelope(t.Object({ key: ApiKey, secret: t.String({ description: 'wtk_…, shown this once.' }) })), 201, [400, 401]),
+        response: answers(Envelope(t.Object({ key: ApiKey, secret: t.String({ description: 'wtk_…, shown this once.' }) })), 201, [400, 401, 409]),
         detail: { tags, summary: 'Create an API key `{name, scopes, expiresAt?}`; the secret is returned this once.' },
       },
     )

@@ -138,7 +138,7 @@ export function accountPages(context: PluginContext, policy: ThrottlePolicy) {
           })
           return renderKeys(current, { created }, 201)
         } catch (error) {
-          if (error instanceof ApiError && error.status === 400) return renderKeys(current, { error: error.message }, 400)
+          if (error instanceof ApiError && (error.status === 400 || error.status === 409)) return renderKeys(current, { error: error.message }, error.status)
           throw error
         }
       }, true),

@@ -4,7 +4,8 @@ import { definePlugin } from '../../src/plugin'
 import { ApiKeyManagerRef, AuthenticatorRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type Revocation, type UserCreatedHook } from '../../src/services/auth'
 import { KeyAuthenticator } from './authenticator'
 import { apiKeys, organizations, sessions, users } from './schema'
-import { createSessions } from './sessions'
+import { createSessions, purgeSessions } from './sessions'
+import { describeError } from '../../src/log'
 import {
   createApiKey,
   createOrganization,
@@ -28,6 +29,7 @@ const AuthConfig = Type.Object({
   }),
   keyCacheMaxEntries: Type.Integer({ minimum: 1, default: 10000 }),
   requestsPerMinute: Type.Integer({ minimum: 0, default: 0, description: 'Per key and instance; 0 turns the limit off.' }),
+  maxKeysPerUser: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'Active (unrevoked, unexpired) API keys one user may hold; one more is 409.' }),
   passwordHashLogN: Type.Integer({ minimum: 10, maximum: 20, default: DEFAULT_LOG_N, description: 'scrypt memory cost, log2(N); a hash holds 2^N KiB (16 MiB at 14).' }),
   passwordHashParallelism: Type.Integer({ minimum: 1, maximum: 16, default: DEFAULT_PARALLELISM, description: "scrypt p: passes over the same memory (OWASP: N=2^14 with p=5 is N=2^17 with p=1's CPU in an eighth of the memory)." }),
   maxConcurrentHashes: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Password hashes running at once in this process (sign-in, user creation); the rest wait.' }),
@@ -83,6 +85,12 @@ export default definePlugin({
       },
     )
     context.onStop(() => authenticator.settle())
+    if (context.background) {
+      // Ended sessions are kept a day (for support questions), then deleted: sign-ins cannot grow the table without end.
+      const purge = setInterval(() => void purgeSessions(context.db).catch((error) => context.log.warn('could not purge ended sessions', describeError(error))), 3_600_000)
+      purge.unref?.()
+      context.onStop(() => clearInterval(purge))
+    }
     context.services.provide(AuthenticatorRef, authenticator)
     const { config, db, events } = context
     const sessions = createSessions(
@@ -103,7 +111,7 @@ export default definePlugin({
     const knownScopes = new Set(context.scopes.map((scope) => scope.name))
     context.services.provide(ApiKeyManagerRef, {
       create: async (actor, ownerId, input) => {
-        const { key, secret } = await createApiKey(db, actor, ownerId, input, knownScopes)
+        const { key, secret } = await createApiKey(db, actor, ownerId, input, knownScopes, config.maxKeysPerUser)
         return { key: serializeKey(key), secret }
       },
       revoke: async (actor, ownerId, keyId) => serializeKey(await revokeApiKey(db, events, actor, keyId, ownerId)),
@@ -174,6 +182,7 @@ export default definePlugin({
           flags.user!,
           { name: flags.name, scopes, ...(flags.expires ? { expiresAt: flags.expires } : {}) },
           new Set(context.scopes.map((scope) => scope.name)),
+          context.config.maxKeysPerUser,
         )
         return { id: key.id, secret, prefix: key.prefix, scopes: key.scopes }
       },

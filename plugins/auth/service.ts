@@ -126,6 +126,8 @@ export async function createApiKey(
   ownerId: string,
   input: unknown,
   knownScopes: ReadonlySet<string>,
+  /** Active (unrevoked, unexpired) keys one user may hold. */
+  maxKeys = Number.POSITIVE_INFINITY,
 ) {
   const data = validate(ApiKeyInput, input)
   data.scopes.forEach((scope, index) => {
@@ -138,6 +140,15 @@ export async function createApiKey(
   if (!owner || owner.status !== 'active') throw badRequest('No such active user.', 'userId')
   const secret = generateSecret(API_KEY_PREFIX)
   return mutate(db, { ...actor, organizationId: owner.organizationId }, async (tx, audit) => {
+    if (Number.isFinite(maxKeys)) {
+      // The owner's row is locked, so concurrent creations count one after another.
+      await tx.select({ id: users.id }).from(users).where(eq(users.id, ownerId)).for('update')
+      const [active] = await tx
+        .select({ n: count() })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.ownerId, ownerId), isNull(apiKeys.revokedAt), sql`(${apiKeys.expiresAt} is null or ${apiKeys.expiresAt} > now())`))
+      if (active!.n >= maxKeys) throw conflict(`You hold ${active!.n} active API keys, the most allowed (auth.maxKeysPerUser); revoke one first.`)
+    }
     const [key] = await tx
       .insert(apiKeys)
       .values({

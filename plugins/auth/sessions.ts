@@ -139,3 +139,9 @@ export function createSessions(db: Database, policy: SessionPolicy, hasher: Pass
     },
   }
 }
+
+/** Deletes sessions that ended (signed out, or past their absolute end) more than a day ago. */
+export async function purgeSessions(db: Database): Promise<number> {
+  const rows = await queryText(db, `delete from sessions where expires_at < now() - interval '1 day' or revoked_at < now() - interval '1 day' returning 1`, [])
+  return rows.length
+}

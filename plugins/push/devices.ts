@@ -29,7 +29,7 @@ export function checkDeviceBody(body: unknown): DisplayError | null {
  * Registers `token` for the user, or refreshes it: a token belongs to the user who registered it
  * last (a phone changes hands, or another account signs in on it). `created` is false for the same user's refresh.
  */
-export async function registerDevice(db: Database, user: { id: string; organizationId: string }, token: string, platform: string): Promise<Device & { created: boolean }> {
+export async function registerDevice(db: Database, user: { id: string; organizationId: string }, token: string, platform: string, maxDevices: number): Promise<Device & { created: boolean }> {
   const [row] = await queryText<{ token: string; platform: Device['platform']; createdAt: string; lastSeenAt: string; created: boolean }>(
     db,
     `with previous as (select user_id from devices where token = $1)
@@ -39,6 +39,13 @@ export async function registerDevice(db: Database, user: { id: string; organizat
       returning token, platform, created_at::text as "createdAt", last_seen_at::text as "lastSeenAt",
         (select user_id from previous) is distinct from $2::uuid as created`,
     [token, user.id, user.organizationId, platform],
+  )
+  // A user keeps at most `maxDevices`: the ones seen least recently go (every message fans out to all of them).
+  await queryText(
+    db,
+    `delete from devices where user_id = $1 and token not in (
+      select token from devices where user_id = $1 order by last_seen_at desc, created_at desc, token limit $2)`,
+    [user.id, maxDevices],
   )
   return { ...row!, createdAt: isoFromText(row!.createdAt), lastSeenAt: isoFromText(row!.lastSeenAt) }
 }

@@ -24,6 +24,7 @@ const PushConfig = Type.Object({
   maxAttempts: Type.Integer({ minimum: 1, default: 8, description: 'Attempts before a transient failure is final (failed).' }),
   retryBaseMs: Type.Integer({ minimum: 1, default: 1000, description: 'First retry delay; doubles per attempt, with jitter.' }),
   retryMaxMs: Type.Integer({ minimum: 1, default: 900_000, description: 'Longest retry delay.' }),
+  maxDevicesPerUser: Type.Integer({ minimum: 1, maximum: 1000, default: 20, description: 'Devices one user keeps; registering one more removes the one seen least recently.' }),
   deviceRetentionDays: Type.Integer({ minimum: 1, default: 270, description: 'Devices not registered again for this long are removed.' }),
   pruneIntervalMinutes: Type.Integer({ minimum: 1, default: 60, description: 'How often this instance removes stale devices.' }),
 })
@@ -45,7 +46,7 @@ export default definePlugin({
     if (!fcm) {
       if (background)
         log.warn('push: no FCM credentials (GOOGLE_APPLICATION_CREDENTIALS or push.credentialsFile); the sender is off and messages are recorded as undelivered')
-      services.provide(RouteOptionsRef, { senderOn: false, dispatched: () => {} })
+      services.provide(RouteOptionsRef, { senderOn: false, dispatched: () => {}, maxDevicesPerUser: config.maxDevicesPerUser })
     } else {
       const sender = new FcmSender(fcm)
       const outbox = new Outbox(db, sender, config, log)
@@ -54,7 +55,7 @@ export default definePlugin({
         outbox.wake()
         events.publish(db, OUTBOX_CHANNEL, null).catch((error: Error) => log.warn('push: could not notify other instances', describeError(error)))
       }
-      services.provide(RouteOptionsRef, { senderOn: true, dispatched })
+      services.provide(RouteOptionsRef, { senderOn: true, dispatched, maxDevicesPerUser: config.maxDevicesPerUser })
       if (config.workers && background) {
         await events.subscribe(OUTBOX_CHANNEL, () => outbox.wake(), () => outbox.wake())
         outbox.start()

@@ -75,7 +75,7 @@ const sessionRoute = {
 
 const registerDeviceDetail = {
   ...sessionRoute,
-  summary: "Register (or refresh) this app's FCM token for push notifications; a token belongs to the user who registered it last.",
+  summary: "Register (or refresh) this app's FCM token for push notifications; a token belongs to the user who registered it last. A user keeps at most push.maxDevicesPerUser (20) devices: the one seen least recently goes.",
   requestBody: {
     required: true,
     content: json(
@@ -112,6 +112,8 @@ export interface PushRouteOptions {
   senderOn: boolean
   /** Called after a message is recorded: the local outbox workers look at once. */
   dispatched: () => void
+  /** Devices one user keeps (push.maxDevicesPerUser). */
+  maxDevicesPerUser: number
 }
 
 export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, options: PushRouteOptions) {
@@ -146,7 +148,7 @@ export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, opt
           const problem = checkDeviceBody(body)
           if (problem) return displayJson(400, problem)
           const { token, platform } = body as { token: string; platform: string }
-          const { created, ...device } = await registerDevice(db, principal.user, token, platform)
+          const { created, ...device } = await registerDevice(db, principal.user, token, platform, options.maxDevicesPerUser)
           return displayJson(created ? 201 : 200, { device })
         } catch (error) {
           return displayFailure(error, log, { requestId: requestIdOf(set), route: routeOf(request, route) })
