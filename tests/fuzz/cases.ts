@@ -26,6 +26,10 @@ export interface Case {
   ifMatch: string | null
   requestId: string | null
   accept: number
+  /** The request URL's host (what the Host header makes it): routing must follow the path alone. */
+  host: number
+  /** An X-Forwarded-For header (the lanes trust one proxy hop), or none. */
+  forwardedFor: string | null
 }
 
 export interface BuiltRequest {
@@ -37,6 +41,8 @@ export interface BuiltRequest {
   usedDisplayKey: boolean
   /** The request carried a valid credential of the kind the route wants. */
   validCredential: boolean
+  /** The URL's host. */
+  host: string
 }
 
 /** Content-Type values; -1 (no header) is index 0. */
@@ -56,6 +62,20 @@ export const CONTENT_TYPES: readonly (string | null)[] = [
 ]
 const JSON_TYPE = 1
 const FORM_TYPE = 4
+/** Hosts of the request URL: short ones moved the path Elysia routed by (`x` + `/aaaa/api/…`). */
+export const HOSTS: readonly string[] = ['localhost', 'x', 'a:1', 'ab', 'abc', '127.0.0.1:1', 'h.example:65535']
+/** Hostile X-Forwarded-For values: forged chains, garbage, and sizes no address has. */
+const FORWARDED_FOR: readonly string[] = [
+  '203.0.113.7',
+  '192.0.2.1, 203.0.113.7',
+  ' , ,, ',
+  'unknown',
+  "'; drop table sign_in_throttle; --",
+  `${'9'.repeat(5000)}`,
+  Array.from({ length: 500 }, (_, i) => `10.0.${i >> 8}.${i & 255}`).join(', '),
+  '<script>alert(1)</script>, ::1',
+  '%00, 203.0.113.9',
+]
 export const ACCEPTS: readonly (string | null)[] = ['application/json, text/event-stream', null, 'application/json', 'text/event-stream', 'text/html', '*/*']
 
 /** Authorization values that are not a credential. */
@@ -162,6 +182,8 @@ export function caseOf(opIndex: number, op: Operation, pools: IdPools, mcp: fc.A
     ifMatch: op.method === 'PATCH' || op.method === 'DELETE' ? fc.oneof({ arbitrary: fc.constant(null), weight: 8 }, { arbitrary: fc.constantFrom('*', '"abc"', 'W/"abc"', '"', '', 'x'.repeat(500), '"0000000000000000"'), weight: 1 }) : fc.constant(null),
     requestId: fc.oneof({ arbitrary: fc.constant(null), weight: 10 }, { arbitrary: fc.constantFrom('fuzz-request-id-1', 'short', '<script>', 'x'.repeat(200), 'a b c d e f g h', '../../../../'), weight: 1 }),
     accept: op.template === '/mcp' ? fc.oneof({ arbitrary: fc.constant(0), weight: 8 }, { arbitrary: fc.nat({ max: ACCEPTS.length - 1 }), weight: 1 }) : fc.constant(1),
+    host: fc.oneof({ arbitrary: fc.constant(0), weight: 12 }, { arbitrary: fc.nat({ max: HOSTS.length - 1 }), weight: 1 }),
+    forwardedFor: fc.oneof({ arbitrary: fc.constant(null), weight: 10 }, { arbitrary: fc.constantFrom(...FORWARDED_FOR), weight: 1 }),
   })
 }
 
@@ -264,6 +286,7 @@ export async function buildRequest(fuzzCase: Case, context: BuildContext): Promi
   if (fuzzCase.requestId !== null) headers['x-request-id'] = fuzzCase.requestId
   const accept = ACCEPTS[fuzzCase.accept]
   if (accept) headers.accept = accept
+  if (fuzzCase.forwardedFor !== null) headers['x-forwarded-for'] = fuzzCase.forwardedFor
 
   let body: string | Uint8Array | undefined
   if (method !== 'GET' && method !== 'HEAD') {
@@ -272,7 +295,7 @@ export async function buildRequest(fuzzCase: Case, context: BuildContext): Promi
     if (typeof body === 'string') body = body.replace(/__PAGE_NAME_(\d+)__/g, (_, index: string) => JSON.stringify(world.pageNames[Number(index)] ?? '').slice(1, -1))
   }
   const usedDisplayKey = typeof body === 'string' ? body.includes(world.displayKey) : body instanceof Uint8Array ? new TextDecoder().decode(body).includes(world.displayKey) : false
-  return { method, path, headers, body, usedDisplayKey, validCredential }
+  return { method, path, headers, body, usedDisplayKey, validCredential, host: HOSTS[fuzzCase.host] ?? 'localhost' }
 }
 
 /** Puts the real CSRF token (and sign-in form token) where a form's `csrf` field holds the placeholder. */
@@ -292,5 +315,5 @@ export function describeRequest(request: BuiltRequest): string {
   const headers = Object.entries(request.headers)
     .map(([name, value]) => `${name}: ${value.length > 120 ? `${value.slice(0, 120)}… (${value.length})` : value}`)
     .join('\n    ')
-  return `${request.method} ${request.path.length > 300 ? `${request.path.slice(0, 300)}… (${request.path.length})` : request.path}\n    ${headers}\n  body: ${excerpt(request.body)}`
+  return `${request.method} ${request.host === 'localhost' ? '' : `(Host: ${request.host}) `}${request.path.length > 300 ? `${request.path.slice(0, 300)}… (${request.path.length})` : request.path}\n    ${headers}\n  body: ${excerpt(request.body)}`
 }

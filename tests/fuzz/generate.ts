@@ -38,6 +38,8 @@ export const HOSTILE_STRINGS: readonly string[] = [
   'undefined',
   'true',
   "'; drop table users; --",
+  `${'a'.repeat(255)}@example.com`,
+  `${'a'.repeat(6000)}@example.com`,
   "' or '1'='1",
   '"; select pg_sleep(10); --',
   '\\',

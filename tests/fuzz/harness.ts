@@ -238,7 +238,7 @@ export class Fuzzer {
   }
 
   private async send(request: BuiltRequest): Promise<Answer> {
-    const response = await this.api.service.fetch(new Request(`http://localhost${request.path}`, { method: request.method, headers: request.headers, body: request.body as BodyInit | undefined }))
+    const response = await this.api.service.fetch(new Request(`http://${request.host}${request.path}`, { method: request.method, headers: request.headers, body: request.body as BodyInit | undefined }))
     this.counts.sent++
     this.counts.byStatus[response.status] = (this.counts.byStatus[response.status] ?? 0) + 1
     const type = response.headers.get('content-type') ?? ''

@@ -30,7 +30,8 @@ self.onmessage = async (event: MessageEvent<LaneTask>) => {
   try {
     const started = Date.now()
     if (!usingServer()) await pgliteTemplate()
-    const api = await startTestService()
+    // One trusted proxy hop, so hostile X-Forwarded-For values reach the client-address code.
+    const api = await startTestService({ config: { server: { trustProxy: 1 } } })
     try {
       const fuzzer = new Fuzzer(api)
       await fuzzer.setup()
