@@ -96,6 +96,44 @@ export async function autocannon(url: string, options: { headers?: Record<string
   return nodeLoad(args)
 }
 
+/**
+ * Runs wrk (Debian's package: C, one thread by default, so the load generator leaves the cores to
+ * the service) and reads its figures. A method, headers and a body become a small Lua script.
+ */
+export async function wrk(url: string, options: { headers?: Record<string, string>; method?: string; body?: string; duration?: number; connections?: number; threads?: number; script?: string } = {}): Promise<LoadResult> {
+  const lua: string[] = []
+  if (options.method) lua.push(`wrk.method = ${JSON.stringify(options.method)}`)
+  if (options.body !== undefined) lua.push(`wrk.body = ${JSON.stringify(options.body)}`)
+  for (const [name, value] of Object.entries(options.headers ?? {})) lua.push(`wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`)
+  if (options.script) lua.push(options.script)
+  const file = `/tmp/worktrack-wrk-${process.pid}-${Math.random().toString(36).slice(2, 8)}.lua`
+  writeFileSync(file, `${lua.join('\n')}\n`)
+  const connections = options.connections ?? CONNECTIONS
+  const args = ['wrk', '--latency', '-t', String(options.threads ?? 1), '-c', String(connections), '-d', `${options.duration ?? DURATION_SECONDS}s`, '-s', file, url]
+  const child = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' })
+  const [output, errors] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()])
+  if ((await child.exited) !== 0) throw new Error(`wrk failed: ${errors || output}`)
+  return parseWrk(output)
+}
+
+const WRK_UNITS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 }
+
+/** wrk's text report → requests per second, p50/p99 in ms, errors and non-2xx/3xx answers. */
+export function parseWrk(output: string): LoadResult {
+  const percentile = (label: string) => {
+    const match = new RegExp(`^\\s*${label}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(output)
+    return match ? Number(match[1]) * WRK_UNITS[match[2]!]! : NaN
+  }
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output)
+  return {
+    requestsPerSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? 0),
+    p50: percentile('50'),
+    p99: percentile('99'),
+    errors: socket ? socket.slice(1).reduce((sum, count) => sum + Number(count), 0) : 0,
+    non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? 0),
+  }
+}
+
 /** Runs pgbench with a custom script and returns transactions per second. */
 export async function pgbench(databaseUrl: string, script: string, options: { clients?: number; threads?: number; duration?: number; variables?: Record<string, string> } = {}): Promise<number> {
   const file = `/tmp/worktrack-pgbench-${process.pid}.sql`
@@ -185,6 +223,12 @@ interface Figures {
     search: Array<{ label: string; rows: number; p50: number; p99: number }>
   }
   mcp: { rest: Throughput; mcp: Throughput; peakRssMiB: number; errors: number }
+  'sign-in': {
+    idleRssMiB: number
+    /** `GET /users/me` alone, then during each storm. */
+    quiet: Throughput
+    storms: Array<{ concurrency: number; usersMe: Throughput; peakRssMiB: number; answers: Record<string, number>; missingRetryAfter: number; hashedPerSecond: number }>
+  }
   display: { spread: Throughput & { pgbench: number }; single: Throughput & { pgbench: number }; peakRssMiB: number; errors: number }
   push: { devices: number; perRun: number[]; median: number; best: number; exactlyOnce: boolean; peakRssMiB: number | null }
   mixed: {

@@ -10,6 +10,7 @@ import { benchMcp } from './mcp'
 import { benchMembers } from './members'
 import { benchMixed } from './mixed'
 import { benchPush } from './push'
+import { benchSignIn } from './sign-in'
 import { BENCHMARKS, writeSummary } from './summary'
 import { benchWorkItems } from './work-items'
 import type { BenchName } from './lib'
@@ -21,6 +22,7 @@ const benchmarks: Record<BenchName, () => Promise<void>> = {
   mcp: benchMcp,
   display: benchDisplay,
   push: benchPush,
+  'sign-in': benchSignIn,
   mixed: benchMixed,
 }
 

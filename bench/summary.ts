@@ -8,7 +8,7 @@ import { MINIMUM_JUDGED_MINUTES, QUARTER_RATIO_THRESHOLD, SLOPE_THRESHOLD_MIB_PE
 import { readResults, round, writeSection, type BenchName, type RecordedResults, type Throughput } from './lib'
 
 /** The order of the summary (and of `npm run bench`). */
-export const BENCHMARKS: BenchName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'push', 'mixed']
+export const BENCHMARKS: BenchName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'push', 'sign-in', 'mixed']
 
 interface Line {
   benchmark: string
@@ -139,6 +139,23 @@ function linesOf(results: RecordedResults, name: BenchName): Line[] {
           met: f.median >= 2000 && f.exactlyOnce,
         },
       ]
+    }
+    case 'sign-in': {
+      const r = results['sign-in']
+      if (!r) return []
+      const f = r.figures
+      return f.storms.map((run) => {
+        const growth = run.peakRssMiB - f.idleRssMiB
+        const unexpected = Object.entries(run.answers).filter(([status]) => !['401', '429', '503'].includes(status)).reduce((sum, [, count]) => sum + count, 0)
+        return {
+          benchmark: `sign-in: ${run.concurrency} concurrent wrong-password sign-ins`,
+          headline: `RSS +${round(growth, 1)} MiB over idle; \`/users/me\` p99 ${round(run.usersMe.p99, 1)} ms meanwhile (${round(f.quiet.p99, 1)} ms alone); ${round(run.hashedPerSecond, 1)} hashes/s`,
+          ceiling: '—',
+          ratio: '—',
+          target: 'RSS growth < 300 MiB; only 401/429/503 with Retry-After; /users/me p99 < 50 ms',
+          met: growth < 300 && unexpected === 0 && run.missingRetryAfter === 0 && run.usersMe.p99 < 50,
+        }
+      })
     }
     case 'mixed': {
       const r = results.mixed

@@ -1,4 +1,5 @@
 /** A small structured logger: one JSON line per event on stderr, level from LOG_LEVEL. */
+import { ApiError } from './http/errors'
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const
 export type LogLevel = keyof typeof LEVELS
@@ -47,7 +48,8 @@ export function describeError(error: unknown): Record<string, unknown> {
   for (let current: any = error, depth = 0; current && typeof current === 'object' && depth < 5; current = current.cause, depth++) chain.push(current)
   const sql = chain.map((each) => each.query).find((query) => typeof query === 'string')
   const database = chain.find((each) => typeof each.code === 'string' && SQLSTATE.test(each.code))
-  const node = chain.find((each) => typeof each.code === 'string' && !SQLSTATE.test(each.code))
+  // Node's and postgres.js's connection codes (ECONNRESET, CONNECTION_CLOSED…), not the service's own error codes.
+  const node = chain.find((each) => typeof each.code === 'string' && !SQLSTATE.test(each.code) && !(each instanceof ApiError))
   if (sql !== undefined || database) {
     const fields: Record<string, unknown> = { error: 'database error' }
     if (sql !== undefined) fields.sql = sql.length > MAX_SQL ? `${sql.slice(0, MAX_SQL)}…` : sql

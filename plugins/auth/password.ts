@@ -9,7 +9,7 @@
  * older hashes still verify, and a successful sign-in re-hashes with the current ones.
  */
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
-import { ApiError } from '../../src/http/errors'
+import { busy } from '../../src/http/errors'
 
 export const DEFAULT_LOG_N = 14
 export const DEFAULT_PARALLELISM = 5
@@ -54,9 +54,8 @@ function parse(stored: string): (Parameters & { salt: Buffer; hash: Buffer }) | 
   return { ...parameters, salt: Buffer.from(salt, 'base64'), hash: Buffer.from(hash, 'base64') }
 }
 
-/** 503: every hashing slot is busy and the wait ran out. */
-export const hashingBusy = () =>
-  new ApiError(503, 'UNAVAILABLE', 'The service is busy checking other passwords; retry shortly.', undefined, { 'retry-after': '2' })
+/** 503: every hashing slot is busy and the wait ran out (expected under attack: not logged as a failure). */
+export const hashingBusy = () => busy('The service is busy checking other passwords; retry shortly.', 2)
 
 /** At most `limit` tasks at once; the others wait their turn for at most `maxWaitMs`. */
 class Gate {

@@ -1,7 +1,7 @@
 /** Turns anything thrown while serving a request into an ApiError; the one place that does. */
 import { NotFoundError, ParseError, ValidationError } from 'elysia'
 import { BodyProblem } from './body'
-import { ApiError, badRequest, conflict, internal, notFound, unavailable, type ErrorItem } from './errors'
+import { ApiError, badRequest, BusyError, conflict, internal, notFound, unavailable, type ErrorItem } from './errors'
 import { itemsFromValueErrors, type ValueErrorLike } from './validation-items'
 
 /** The error items of a route's validation failure. */
@@ -53,7 +53,7 @@ export function mapError(error: unknown, elysiaCode?: string | number): MappedEr
     else if (error.type === 'response') return fromApiError(internal(), true)
     else return { status: 400, items: validationItems(error), headers: {}, unexpected: false }
   }
-  if (error instanceof ApiError) return fromApiError(error, error.status >= 500)
+  if (error instanceof ApiError) return fromApiError(error, error.status >= 500 && !(error instanceof BusyError))
   if (error instanceof NotFoundError || elysiaCode === 'NOT_FOUND') return fromApiError(notFound('No such route.'), false)
   if (error instanceof ParseError || elysiaCode === 'PARSE') return fromApiError(badRequest('The request body is not valid JSON.'), false)
   const state = databaseState(error)

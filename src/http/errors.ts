@@ -87,6 +87,15 @@ export const rateLimited = (retryAfterSeconds: number, message = 'Too many reque
 /** 500: the message never carries internal detail. */
 export const internal = () => new ApiError(500, 'INTERNAL', 'An internal error occurred.')
 
+/**
+ * 503 by design, not by failure: a bounded resource (the password-hashing slots) is busy. The
+ * error mapper answers it like any 503 but does not log it: under attack it is the normal answer.
+ */
+export class BusyError extends ApiError {}
+
+/** 503 with Retry-After for a busy bounded resource (see BusyError). */
+export const busy = (message: string, retryAfterSeconds: number) => new BusyError(503, 'UNAVAILABLE', message, undefined, { 'retry-after': String(retryAfterSeconds) })
+
 /** 503: the database is unreachable or too slow right now; safe to retry. */
 export const unavailable = () =>
   new ApiError(503, 'UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', undefined, {

@@ -177,3 +177,18 @@ describe('clientAddress', () => {
     expect(clientAddress(request(',, ,'), 1)).toBe('10.0.0.1')
   })
 })
+
+describe('stored hashes are upgraded at sign-in', () => {
+  test('a hash with older parameters signs in and is replaced with the current ones (audited, never the hash)', async () => {
+    const user = await api.createUser(organization, 'member', { password: 'correct horse battery' })
+    // 'correct horse battery' at N=2^10 r=8 p=1, as the previous scrypt implementation stored it.
+    const legacy = 'scrypt$10$8$1$d29ya3RyYWNrLXZlY3Rvcg==$BjkUV8fEZCTXzBJI/OODqCbsmcrHShLKypcj2ehO4KY='
+    await api.service.core.db.execute(sql`update users set password_hash = ${legacy} where id = ${user.id}`)
+    expect((await signIn(user.email, 'correct horse battery', nextAddress())).status).toBe(201)
+    const [row] = await queryRows<{ password_hash: string }>(api.service.core.db, sql`select password_hash from users where id = ${user.id}`)
+    expect(row!.password_hash).toMatch(/^scrypt\$10\$8\$5\$/)
+    const records = await queryRows<{ changes: unknown }>(api.service.core.db, sql`select changes from audit_logs where action = 'user.password_rehashed' and resource_id = ${user.id}`)
+    expect(records).toEqual([{ changes: { after: { scheme: 'scrypt$10$8$5' } } }])
+    expect((await signIn(user.email, 'correct horse battery', nextAddress())).status).toBe(201)
+  })
+})
