@@ -32,7 +32,8 @@ test('a worker killed with deliveries in flight and pending: after restart each 
   let responder: Responder = () => 'stall'
   const fcm = await startFakeFcm((token, attempt) => responder(token, attempt))
   const undoRedirect = redirectFcm(fcm.port, fcm.ca)
-  const push = { pollIntervalMs: 50, batchSize: BATCH, concurrency: 1, leaseSeconds: 2 }
+  // One reader holds every device here: the per-user bound is raised to fit them.
+  const push = { pollIntervalMs: 50, batchSize: BATCH, concurrency: 1, leaseSeconds: 2, maxDevicesPerUser: DEVICES }
   const provide = (services: import('../../src/services/registry').ServiceRegistry) => services.provide(FcmOptionsRef, fcm.options())
   let database = await openShared()
   try {
