@@ -12,6 +12,7 @@ ENV NODE_ENV=production PORT=3000
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json service.config.json ./
 COPY src ./src
+COPY entries ./entries
 COPY plugins ./plugins
 COPY migrations ./migrations
 # The embedded database (used when DATABASE_URL is unset) lives in /app/data.
@@ -20,4 +21,4 @@ USER bun
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["bun", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["bun", "src/entries/bun.ts"]
+CMD ["bun", "entries/bun.ts"]

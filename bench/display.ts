@@ -81,7 +81,7 @@ export async function benchDisplay(): Promise<void> {
   const spreadScript = `\\set n random(1, ${ACCOUNTS})\nselect key_hash as key, component_id as component from bench_display where n = :n \\gset\n${statement}`
   const fixed = { data: JSON.stringify(DATA), ts: '1800000000', type: 'barChart' }
 
-  const service = await startProcess([process.execPath, 'src/entries/bun.ts'], { DATABASE_URL: url, SERVICE_CONFIG: '/nonexistent.json' }, 3871)
+  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: url, SERVICE_CONFIG: '/nonexistent.json' }, 3871)
   const target = 'http://127.0.0.1:3871/api/component'
   let spread: LoadResult, single: LoadResult, rss: number
   try {

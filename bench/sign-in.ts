@@ -60,7 +60,7 @@ export async function benchSignIn(): Promise<void> {
   const config = `/tmp/worktrack-bench-sign-in-${process.pid}.json`
   // Behind one trusted proxy: every guess comes from a new address, so the throttle lets each one hash.
   writeFileSync(config, JSON.stringify({ server: { trustProxy: 1 } }))
-  const service = await startProcess([process.execPath, 'src/entries/bun.ts'], { DATABASE_URL: databaseUrl, SERVICE_CONFIG: config }, PORT)
+  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: databaseUrl, SERVICE_CONFIG: config }, PORT)
   const me = (duration = DURATION_SECONDS) => wrk(`http://127.0.0.1:${PORT}/api/v1/users/me`, { headers: { authorization: `Bearer ${secret}` }, connections: READERS, duration })
   const storms: Array<{ concurrency: number; usersMe: LoadResult; peakRssMiB: number; answers: Record<string, number>; missingRetryAfter: number; hashedPerSecond: number }> = []
   let quiet: LoadResult

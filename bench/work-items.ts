@@ -85,7 +85,7 @@ async function measureSearch(port: number, seeded: Seeded, connections: number):
 export async function benchWorkItems(): Promise<void> {
   // The list against pgbench.
   const list = await prepare('worktrack_bench_list', { workItems: 100, entries: 0 })
-  const service = await startProcess([process.execPath, 'src/entries/bun.ts'], { DATABASE_URL: list.url, SERVICE_CONFIG: '/nonexistent.json' }, 3831)
+  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: list.url, SERVICE_CONFIG: '/nonexistent.json' }, 3831)
   let listResult, ceiling10, ceiling64, rss
   try {
     const url = `http://127.0.0.1:3831/api/v1/projects/${list.seeded.projectId}/work-items?size=100`
@@ -112,7 +112,7 @@ export async function benchWorkItems(): Promise<void> {
   const search: Array<{ label: string; rows: number; seedSeconds: number; one: Latency; eight: Latency }> = []
   for (const size of sizes) {
     const prepared = await prepare(`worktrack_bench_search_${size.label.toLowerCase()}`, size.counts)
-    const searchService = await startProcess([process.execPath, 'src/entries/bun.ts'], { DATABASE_URL: prepared.url, SERVICE_CONFIG: '/nonexistent.json' }, 3832)
+    const searchService = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: prepared.url, SERVICE_CONFIG: '/nonexistent.json' }, 3832)
     try {
       search.push({
         label: size.label,

@@ -40,8 +40,8 @@ export interface Service {
   core: CoreServices
   /** Enabled plugins, in mount order. */
   plugins: AnyPlugin[]
-  /** A plugin's context (config included), e.g. to run a CLI command. */
-  contextOf(name: string): PluginContext
+  /** A plugin's context (config included) and what its setup bound, e.g. to run a CLI command. */
+  contextOf(name: string): { context: PluginContext; bound: unknown }
   stop(): Promise<void>
 }
 
@@ -151,18 +151,20 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     onStop: (stop) => stops.push(stop),
   }
   const contexts = new Map<string, PluginContext>()
-  for (const plugin of registry)
-    contexts.set(plugin.name, { ...core, log: log.child({ plugin: plugin.name }), config: config.pluginConfigs.get(plugin.name) ?? {} })
+  for (const plugin of plugins)
+    contexts.set(plugin.name, { ...core, services: services.scopedTo(plugin), log: log.child({ plugin: plugin.name }), config: config.pluginConfigs.get(plugin.name) ?? {} })
 
-  for (const plugin of plugins) await plugin.setup?.(contexts.get(plugin.name)!)
+  // Each plugin binds its services once; routes, tools and CLI commands get what its setup returned.
+  const bound = new Map<string, unknown>()
+  for (const plugin of plugins) bound.set(plugin.name, await plugin.setup?.(contexts.get(plugin.name)!))
   const tools = core.tools as ToolDefinition[]
-  for (const plugin of plugins) tools.push(...(plugin.tools?.(contexts.get(plugin.name)!) ?? []))
+  for (const plugin of plugins) tools.push(...(plugin.tools?.(contexts.get(plugin.name)!, bound.get(plugin.name)) ?? []))
   const purge = setInterval(() => purgeIdempotencyKeys(database.db).catch(() => {}), 60 * 60 * 1000)
   purge.unref?.()
   stops.push(() => clearInterval(purge))
 
   const app = createRoot(log, database, migrationCheck(database.db, migrations))
-  for (const plugin of plugins) if (plugin.routes) app.use(plugin.routes(contexts.get(plugin.name)!))
+  for (const plugin of plugins) if (plugin.routes) app.use(plugin.routes(contexts.get(plugin.name)!, bound.get(plugin.name)))
   app.compile()
 
   let stopped = false
@@ -183,8 +185,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     plugins,
     contextOf: (name) => {
       const context = contexts.get(name)
-      if (!context) throw new Error(`no plugin named "${name}"`)
-      return context
+      if (!context) throw new Error(`no enabled plugin named "${name}"`)
+      return { context, bound: bound.get(name) }
     },
     async stop() {
       if (stopped) return

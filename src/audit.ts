@@ -4,7 +4,7 @@
  */
 import type { Database, Executor, Transaction } from './db'
 import { auditLogs, type AuditChanges } from './schema'
-import type { Via } from './services/auth'
+import type { Via } from './services/identity'
 import { claimIdempotencyKey, recordAnswer, storedAnswer, type IdempotentRequest } from './http/idempotency'
 
 /** Who did it: an Actor satisfies this, and so does the operator CLI (no user, no key). */

@@ -3,7 +3,6 @@
  * DATABASE_URL as the server. Prints exactly one JSON object on stdout; on failure a JSON
  * object with `error` on stderr and a non-zero exit.
  */
-import { registry } from '../plugins'
 import { createService } from './app'
 import { loadConfig } from './config'
 import { ApiError } from './http/errors'
@@ -28,7 +27,7 @@ export function parseArguments(argv: readonly string[]): { command: string; flag
   return { command: words.join(' '), flags }
 }
 
-function findCommand(command: string): { plugin: AnyPlugin; definition: CliCommand } {
+function findCommand(registry: readonly AnyPlugin[], command: string): { plugin: AnyPlugin; definition: CliCommand } {
   for (const plugin of registry) {
     const definition = plugin.cli?.[command]
     if (definition) return { plugin, definition }
@@ -45,17 +44,18 @@ function checkFlags(command: string, definition: CliCommand, flags: Record<strin
 }
 
 /** Runs one command; returns the process exit code. */
-export async function runCli(argv: readonly string[]): Promise<number> {
+export async function runCli(registry: readonly AnyPlugin[], argv: readonly string[]): Promise<number> {
   let stop: (() => Promise<void>) | undefined
   try {
     const { command, flags } = parseArguments(argv)
-    const { plugin, definition } = findCommand(command)
+    const { plugin, definition } = findCommand(registry, command)
     checkFlags(command, definition, flags)
     const config = loadConfig(registry)
     if (!config.enabled.has(plugin.name)) throw new UsageError(`"${command}" needs the ${plugin.name} plugin, which is disabled`)
     const service = await createService({ registry, config, log: createLogger(process.env.LOG_LEVEL ? undefined : 'warn'), background: false })
     stop = () => service.stop()
-    const result = await definition.run(service.contextOf(plugin.name), flags)
+    const { context, bound } = service.contextOf(plugin.name)
+    const result = await definition.run(context, flags, bound)
     process.stdout.write(`${JSON.stringify(result)}\n`)
     return 0
   } catch (error) {

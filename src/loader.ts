@@ -5,8 +5,8 @@ import type { AnyPlugin } from './plugin'
 export class StartupError extends Error {}
 
 /**
- * Orders the `enabled` plugins so each comes after its dependencies (registry order breaks
- * ties); throws a StartupError naming the first problem.
+ * Orders the `enabled` plugins so each comes after its dependencies and its enabled optional
+ * dependencies (registry order breaks ties); throws a StartupError naming the first problem.
  */
 export function resolvePlugins(registry: readonly AnyPlugin[], enabled: ReadonlySet<string>): AnyPlugin[] {
   const byName = new Map<string, AnyPlugin>()
@@ -16,6 +16,8 @@ export function resolvePlugins(registry: readonly AnyPlugin[], enabled: Readonly
   }
   for (const name of enabled) if (!byName.has(name)) throw unknownPlugin(name, registry)
   for (const name of enabled) {
+    for (const optional of byName.get(name)!.optionalDependencies ?? [])
+      if (!byName.has(optional)) throw new StartupError(`plugin "${name}" optionally depends on "${optional}", which is not a known plugin`)
     for (const dependency of byName.get(name)!.dependencies ?? []) {
       if (!byName.has(dependency)) throw new StartupError(`plugin "${name}" depends on "${dependency}", which is not a known plugin`)
       if (!enabled.has(dependency)) throw new StartupError(`${name} needs ${dependency}, which is disabled`)
@@ -31,7 +33,10 @@ export function resolvePlugins(registry: readonly AnyPlugin[], enabled: Readonly
       throw new StartupError(`plugin dependency cycle: ${cycle.join(' -> ')}`)
     }
     state.set(name, 'visiting')
-    for (const dependency of byName.get(name)!.dependencies ?? []) visit(dependency, [...path, name])
+    const plugin = byName.get(name)!
+    // An enabled optional dependency is set up first too, so its services are there to be found.
+    const before = [...(plugin.dependencies ?? []), ...(plugin.optionalDependencies ?? []).filter((optional) => enabled.has(optional))]
+    for (const dependency of before) visit(dependency, [...path, name])
     state.set(name, 'done')
     ordered.push(byName.get(name)!)
   }

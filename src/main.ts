@@ -2,10 +2,10 @@
  * Boot, shared by every runtime entry: config → plugins → database and migrations → the
  * service's fetch handler. A reason not to start is printed as one line and exits non-zero.
  */
-import { registry } from '../plugins'
 import { createService, type Service } from './app'
 import { loadConfig, type ServiceConfig } from './config'
 import { StartupError } from './loader'
+import type { AnyPlugin } from './plugin'
 import { createLogger } from './log'
 
 export interface Started {
@@ -13,8 +13,8 @@ export interface Started {
   config: ServiceConfig
 }
 
-/** Builds the service from service.config.json and the environment. */
-export async function boot(): Promise<Started> {
+/** Builds the service of the `registry` plugins from service.config.json and the environment (the entries pass the registry in). */
+export async function boot(registry: readonly AnyPlugin[]): Promise<Started> {
   const config = loadConfig(registry)
   const log = createLogger()
   const service = await createService({ registry, config, log })

@@ -5,8 +5,8 @@ import type { Database, DatabaseHandle } from './db'
 import type { EventBus } from './events'
 import type { V1Kit } from './http/v1'
 import type { Logger } from './log'
-import type { Actor } from './services/auth'
-import type { ServiceRegistry } from './services/registry'
+import type { Actor } from './services/identity'
+import type { PluginServices, ServiceRegistry } from './services/registry'
 
 export interface ScopeDefinition {
   name: string
@@ -18,6 +18,7 @@ export interface CoreServices {
   db: Database
   database: Pick<DatabaseHandle, 'kind' | 'location'>
   events: EventBus
+  /** Every provided service (the core's view; a plugin's context narrows it, see PluginContext). */
   services: ServiceRegistry
   /** Every scope declared by a registered plugin (enabled or not), for key creation. */
   scopes: readonly ScopeDefinition[]
@@ -40,9 +41,11 @@ export interface CoreServices {
   onStop(stop: () => void | Promise<void>): void
 }
 
-export interface PluginContext<C = Record<string, unknown>> extends CoreServices {
+export interface PluginContext<C = Record<string, unknown>> extends Omit<CoreServices, 'services'> {
   /** This plugin's validated config, defaults applied. */
   config: C
+  /** The services of this plugin and of the plugins it declared as dependencies (see registry.ts). */
+  services: PluginServices
 }
 
 /**
@@ -68,35 +71,55 @@ export function defineTool<S extends TSchema>(tool: ToolDefinition<S>): ToolDefi
 }
 
 /** One operator CLI command, e.g. `key create`. */
-export interface CliCommand<C = Record<string, unknown>> {
+export interface CliCommand<C = Record<string, unknown>, B = unknown> {
   description: string
   flags: Record<string, { required?: boolean; description: string }>
   /** Returns the one JSON object the CLI prints; throw to print an error and exit non-zero. */
-  run(context: PluginContext<C>, flags: Record<string, string>): Promise<Record<string, unknown>>
+  run(context: PluginContext<C>, flags: Record<string, string>, bound: B): Promise<Record<string, unknown>>
 }
 
-export interface PluginManifest<S extends TObject = TObject> {
+/** How a table is placed on a Citus cluster: distributed by `organization_id` unless declared here. */
+export interface TablePlacement {
+  kind: 'reference' | 'local'
+  /** Why the table is not distributed by organization (shown in the README's Citus statements). */
+  reason: string
+}
+
+export interface PluginManifest<S extends TObject = TObject, B = unknown> {
   name: string
   description: string
-  /** Plugins that must be enabled (and are mounted first). */
+  /** Plugins that must be enabled (and are mounted first); the only ones whose services, public face and read models it may use. */
   dependencies?: readonly string[]
+  /** Plugins it uses when they are enabled (through `services.find`), without needing them. */
+  optionalDependencies?: readonly string[]
   /** TypeBox schema of this plugin's section of service.config.json, with defaults. */
   config?: S
-  /** The plugin's Drizzle tables (drizzle.config.ts finds them in its schema.ts). */
+  /** The plugin's Drizzle tables (in its schema.ts): the only tables its SQL may touch. */
   tables?: Record<string, unknown>
+  /**
+   * Views of its tables it exports for its dependents' SQL (read models), by name, each with what it
+   * gives: a dependent reads another plugin's data only through these or its public face.
+   */
+  readModels?: Record<string, string>
+  /** Tables not distributed by organization on Citus, each with its reason. */
+  placement?: Record<string, TablePlacement>
   scopes?: readonly ScopeDefinition[]
   /** OpenAPI tags of its routes. */
   tags?: readonly { name: string; description: string }[]
-  /** Provides services, subscribes to events, starts workers; runs before any routes are built. */
-  setup?(context: PluginContext<Static<S>>): void | Promise<void>
-  routes?(context: PluginContext<Static<S>>): AnyElysia
-  tools?(context: PluginContext<Static<S>>): ToolDefinition[]
-  cli?: Record<string, CliCommand<Static<S>>>
+  /**
+   * Binds the plugin's services to what it depends on, provides its public services, subscribes to
+   * events and starts workers; runs before any routes are built. What it returns is handed to
+   * `routes`, `tools` and CLI commands: the plugin's services, bound once.
+   */
+  setup?(context: PluginContext<Static<S>>): B | Promise<B>
+  routes?(context: PluginContext<Static<S>>, bound: B): AnyElysia
+  tools?(context: PluginContext<Static<S>>, bound: B): ToolDefinition[]
+  cli?: Record<string, CliCommand<Static<S>, B>>
 }
 
-/** Declares a plugin; the identity function that gives the manifest its types. */
-export function definePlugin<S extends TObject = TObject>(manifest: PluginManifest<S>): PluginManifest<S> {
+/** Declares a plugin; the identity function that gives the manifest its types (`B`: what setup binds). */
+export function definePlugin<S extends TObject = TObject, B = unknown>(manifest: PluginManifest<S, B>): PluginManifest<S, B> {
   return manifest
 }
 
-export type AnyPlugin = PluginManifest<any>
+export type AnyPlugin = PluginManifest<any, any>

@@ -9,12 +9,10 @@ import { Timestamp, UuidString } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import { requestIdOf } from '../../src/http/request-id'
 import type { PluginContext } from '../../src/plugin'
-import { actorOf, ApiKeyManagerRef, SessionsRef, type Principal } from '../../src/services/auth'
-import { DisplayAccountsRef } from '../../src/services/display'
+import { actorOf, type Principal } from '../../src/services/identity'
 import { notFound, unauthorized } from '../../src/http/errors'
-import { EMAIL_MAX, PASSWORD_MAX } from '../auth/model'
-import { signIn } from './service'
-import type { ThrottlePolicy } from './throttle'
+import { EMAIL_MAX, PASSWORD_MAX } from '../auth/api'
+import type { AccountServices } from './service'
 
 const security = [{ sessionToken: [] }]
 
@@ -61,10 +59,8 @@ const answers = <S extends TSchema>(success: S, status: 200 | 201, errors: Error
 
 const tags = ['Account']
 
-export function accountApi(context: PluginContext, policy: ThrottlePolicy) {
-  const { db, services } = context
-  const sessions = services.get(SessionsRef)
-  const keys = services.get(ApiKeyManagerRef)
+export function accountApi(context: PluginContext, account: AccountServices) {
+  const { sessions, keys, display } = account
 
   return new Elysia({ name: 'account-api', prefix: '/account/api' })
     .macro({
@@ -88,7 +84,7 @@ export function accountApi(context: PluginContext, policy: ThrottlePolicy) {
     .post(
       '/sessions',
       async ({ request, body, set }) => {
-        const started = await signIn(db, sessions, policy, {
+        const started = await account.signIn({
           email: body.email,
           password: body.password,
           address: context.clientAddress(request),
@@ -150,7 +146,6 @@ export function accountApi(context: PluginContext, policy: ThrottlePolicy) {
     .get(
       '/display',
       async ({ principal }) => {
-        const display = services.find(DisplayAccountsRef)
         if (!display) throw notFound('There is no display account here.')
         return display.summary(principal.user.id)
       },
@@ -159,7 +154,6 @@ export function accountApi(context: PluginContext, policy: ThrottlePolicy) {
     .post(
       '/display/rotate',
       async ({ principal, set }) => {
-        const display = services.find(DisplayAccountsRef)
         if (!display) throw notFound('There is no display account here.')
         set.headers['cache-control'] = 'no-store'
         return display.rotate(

@@ -4,6 +4,9 @@ import { Elysia } from 'elysia'
 import { definePlugin } from '../../src/plugin'
 import { accountApi } from './api'
 import { signInThrottle } from './schema'
+import { signIn, type AccountServices, type SignIn } from './service'
+import { ApiKeyManagerRef, SessionsRef } from '../auth/api'
+import { DisplayAccountsRef } from '../display/api'
 import { purgeThrottle } from './throttle'
 import { describeError } from '../../src/log'
 import { accountPages } from './web'
@@ -23,22 +26,30 @@ export default definePlugin({
   tables: { signInThrottle },
   tags: [{ name: 'Account', description: 'JSON twin of the account pages for mobile apps (Bearer session token).' }],
 
-  setup({ db, config, background, onStop, log }) {
-    if (!background) return
-    // Counters whose window ended are dead weight: removed hourly (a counter restarts anyway).
-    const timer = setInterval(() => void purgeThrottle(db, config.signInWindowMinutes * 60).catch((error) => log.warn('could not purge sign-in counters', describeError(error))), 3_600_000)
-    timer.unref?.()
-    onStop(() => clearInterval(timer))
-  },
+  optionalDependencies: ['display'],
 
-  routes: (context) => {
-    const { config } = context
+  setup({ db, config, background, onStop, log, services }) {
+    if (background) {
+      // Counters whose window ended are dead weight: removed hourly (a counter restarts anyway).
+      const timer = setInterval(() => void purgeThrottle(db, config.signInWindowMinutes * 60).catch((error) => log.warn('could not purge sign-in counters', describeError(error))), 3_600_000)
+      timer.unref?.()
+      onStop(() => clearInterval(timer))
+    }
     const policy = {
       maxFailures: config.signInMaxFailures,
       maxFailuresPerAccount: config.signInMaxFailuresPerAccount,
       maxFailuresPerAddress: config.signInMaxFailuresPerAddress,
       windowSeconds: config.signInWindowMinutes * 60,
     }
-    return new Elysia({ name: 'account' }).use(accountPages(context, policy)).use(accountApi(context, policy))
+    const sessions = services.get(SessionsRef)
+    return {
+      sessions,
+      keys: services.get(ApiKeyManagerRef),
+      /** The display account section, when the display plugin is enabled. */
+      display: services.find(DisplayAccountsRef),
+      signIn: (attempt: SignIn) => signIn(db, sessions, policy, attempt),
+    } satisfies AccountServices
   },
+
+  routes: (context, account) => new Elysia({ name: 'account' }).use(accountPages(context, account)).use(accountApi(context, account)),
 })

@@ -1,9 +1,10 @@
 /** The account area's pages: plain HTML, every value escaped, no inline script. */
 import { html, type Html } from '../../src/http/html'
 import type { ScopeDefinition } from '../../src/plugin'
-import type { ApiKeyView, PrincipalUser } from '../../src/services/auth'
-import type { DisplayAccountSummary } from '../../src/services/display'
-import { KEY_NAME_MAX } from '../auth/model'
+import type { ApiKeyView } from '../auth/api'
+import type { PrincipalUser } from '../../src/services/identity'
+import type { DisplayAccountSummary } from '../display/api'
+import { KEY_NAME_MAX } from '../auth/api'
 
 interface Frame {
   title: string

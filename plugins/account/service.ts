@@ -1,8 +1,9 @@
 /** Signing in, shared by the account pages and the JSON API: length caps, throttled, identical failures. */
 import type { Database } from '../../src/db'
 import { badRequest, rateLimited, unauthorized } from '../../src/http/errors'
-import type { SessionKind, Sessions, StartedSession } from '../../src/services/auth'
-import { EMAIL_MAX, PASSWORD_MAX } from '../auth/model'
+import type { ApiKeyManager, SessionKind, Sessions, StartedSession } from '../auth/api'
+import type { DisplayAccounts } from '../display/api'
+import { EMAIL_MAX, PASSWORD_MAX } from '../auth/api'
 import { chargeAttempt, chargeSucceeded, chargeWithdrawn, throttleKeys, type ThrottlePolicy } from './throttle'
 
 const WRONG_CREDENTIALS = 'Email or password is incorrect.'
@@ -44,4 +45,12 @@ export async function signIn(db: Database, sessions: Sessions, policy: ThrottleP
   if (!user) throw signInRefused()
   await chargeSucceeded(db, keys)
   return sessions.start(user, attempt.kind, attempt.requestId)
+}
+
+/** The account area's services, bound once at setup (routes of the pages and of the JSON API). */
+export interface AccountServices {
+  sessions: Sessions
+  keys: ApiKeyManager
+  display: DisplayAccounts | undefined
+  signIn(attempt: SignIn): Promise<StartedSession>
 }

@@ -7,13 +7,11 @@ import { ApiError } from '../../src/http/errors'
 import { htmlResponse } from '../../src/http/html'
 import { requestIdOf } from '../../src/http/request-id'
 import type { PluginContext } from '../../src/plugin'
-import { actorOf, ApiKeyManagerRef, SessionsRef, type Principal } from '../../src/services/auth'
-import { DisplayAccountsRef } from '../../src/services/display'
+import { actorOf, type Principal } from '../../src/services/identity'
 import { ACCOUNT_CSS, ACCOUNT_JS } from './assets'
 import { displayPage, groupScopes, keysPage, messagePage, signInPage } from './pages'
-import { EMAIL_MAX } from '../auth/model'
-import { signIn } from './service'
-import type { ThrottlePolicy } from './throttle'
+import { EMAIL_MAX } from '../auth/api'
+import type { AccountServices } from './service'
 import { cookie, csrfFor, newFormToken, readCookie, SESSION_COOKIE, SIGN_IN_COOKIE, sameToken } from './web-security'
 
 const redirect = (location: string, headers: Record<string, string> = {}) => new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store', ...headers } })
@@ -34,10 +32,9 @@ interface WebSession {
   csrf: string
 }
 
-export function accountPages(context: PluginContext, policy: ThrottlePolicy) {
-  const { db, services, scopes } = context
-  const sessions = services.get(SessionsRef)
-  const keys = services.get(ApiKeyManagerRef)
+export function accountPages(context: PluginContext, account: AccountServices) {
+  const { scopes } = context
+  const { sessions, keys, display } = account
   const scopeGroups = groupScopes(scopes)
 
   /** The signed-in session of the request's cookie, or null. */
@@ -51,7 +48,7 @@ export function accountPages(context: PluginContext, policy: ThrottlePolicy) {
     }
   }
 
-  const frame = (current: WebSession) => ({ title: '', user: current.principal.user, csrf: current.csrf, showDisplay: Boolean(services.find(DisplayAccountsRef)) })
+  const frame = (current: WebSession) => ({ title: '', user: current.principal.user, csrf: current.csrf, showDisplay: Boolean(display) })
   const csrfRefused = () => htmlResponse(messagePage('Refused', 'This form expired or did not come from this site. Reload the page and try again.'), 403)
 
   /** Runs a page that needs a signed-in user; a form post must also carry the CSRF token. */
@@ -96,7 +93,7 @@ export function accountPages(context: PluginContext, policy: ThrottlePolicy) {
         }
         if (!sameToken(field(body, 'csrf'), readCookie(request, SIGN_IN_COOKIE))) return retry('The form expired; please sign in again.', 403)
         try {
-          const started = await signIn(db, sessions, policy, {
+          const started = await account.signIn({
             email: field(body, 'email') ?? '',
             password: field(body, 'password') ?? '',
             address: context.clientAddress(request),
@@ -161,7 +158,6 @@ export function accountPages(context: PluginContext, policy: ThrottlePolicy) {
     .get(
       '/account/display',
       signedIn(async (current) => {
-        const display = services.find(DisplayAccountsRef)
         if (!display) return htmlResponse(messagePage('Not found', 'There is no display account here.'), 404)
         return htmlResponse(displayPage(frame(current), await display.summary(current.principal.user.id)))
       }),
@@ -170,7 +166,6 @@ export function accountPages(context: PluginContext, policy: ThrottlePolicy) {
     .post(
       '/account/display/rotate',
       signedIn(async (current, { set }) => {
-        const display = services.find(DisplayAccountsRef)
         if (!display) return htmlResponse(messagePage('Not found', 'There is no display account here.'), 404)
         const rotated = await display.rotate(actorOf(current.principal, 'account', requestIdOf(set)), current.principal.user.id)
         return htmlResponse(displayPage(frame(current), await display.summary(current.principal.user.id), rotated))

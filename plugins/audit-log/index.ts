@@ -4,7 +4,7 @@ import { PageEnvelope, responses } from '../../src/http/envelope'
 import { pageRequest } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
 import { auditTools } from './tools'
-import { ProjectAccessRef } from '../../src/services/access'
+import { ProjectAccessRef } from '../projects/api'
 import { AuditQuery, AuditRecord } from './model'
 import { listAuditLog, listProjectAuditLog } from './service'
 

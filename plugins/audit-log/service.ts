@@ -2,8 +2,8 @@
 import type { Database } from '../../src/db'
 import { badRequest, forbidden } from '../../src/http/errors'
 import type { PageRequest } from '../../src/http/pagination'
-import type { ProjectAccessService } from '../../src/services/access'
-import { isAdministrator, type Actor } from '../../src/services/auth'
+import type { ProjectAccessService } from '../projects/api'
+import { isAdministrator, type Actor } from '../../src/services/identity'
 import { isoFromText, selectPage } from '../../src/sql'
 import type { AuditQuery } from './model'
 

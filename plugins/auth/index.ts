@@ -1,23 +1,13 @@
 /** The `auth` plugin: organizations, users, API keys, the Bearer check and the operator CLI. */
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import { definePlugin } from '../../src/plugin'
-import { ApiKeyManagerRef, AuthenticatorRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type Revocation, type UserCreatedHook } from '../../src/services/auth'
+import { ApiKeyManagerRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type Revocation, type UserCreatedHook } from './api'
+import { AuthenticatorRef } from '../../src/services/identity'
 import { KeyAuthenticator } from './authenticator'
 import { apiKeys, organizations, sessions, users } from './schema'
 import { createSessions, purgeSessions } from './sessions'
 import { describeError } from '../../src/log'
-import {
-  createApiKey,
-  createOrganization,
-  createUser,
-  deactivateUser,
-  requireActiveUser,
-  INVALIDATE_CHANNEL,
-  listApiKeys,
-  revokeApiKey,
-  serializeKey,
-  type Invalidation,
-} from './service'
+import { createAccounts, INVALIDATE_CHANNEL, listApiKeys, serializeKey, userDirectory, type Invalidation } from './service'
 import { DEFAULT_LOG_N, DEFAULT_PARALLELISM, PasswordHasher } from './password'
 
 const AuthConfig = Type.Object({
@@ -40,18 +30,6 @@ const AuthConfig = Type.Object({
   mobileSessionDays: Type.Integer({ minimum: 1, default: 90 }),
 })
 
-/** One password hasher (one hashing gate) per running service, shared by sign-in and user creation. */
-const hashers = new WeakMap<object, PasswordHasher>()
-function hasherOf(context: { services: object; config: Static<typeof AuthConfig> }): PasswordHasher {
-  let hasher = hashers.get(context.services)
-  if (!hasher) {
-    const { passwordHashLogN, passwordHashParallelism, maxConcurrentHashes, hashQueueTimeoutMs } = context.config
-    hasher = new PasswordHasher({ logN: passwordHashLogN, parallelism: passwordHashParallelism, maxConcurrent: maxConcurrentHashes, maxWaitMs: hashQueueTimeoutMs })
-    hashers.set(context.services, hasher)
-  }
-  return hasher
-}
-
 const cliActor = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
 
 export default definePlugin({
@@ -61,19 +39,22 @@ export default definePlugin({
   tables: { organizations, users, apiKeys, sessions },
 
   async setup(context) {
+    const { config, db, events, log, services } = context
+    const hasher = new PasswordHasher({
+      logN: config.passwordHashLogN,
+      parallelism: config.passwordHashParallelism,
+      maxConcurrent: config.maxConcurrentHashes,
+      maxWaitMs: config.hashQueueTimeoutMs,
+    })
     const authenticator = new KeyAuthenticator(
-      context.db,
-      {
-        cacheTtlSeconds: context.config.keyCacheTtlSeconds,
-        cacheMaxEntries: context.config.keyCacheMaxEntries,
-        requestsPerMinute: context.config.requestsPerMinute,
-      },
-      context.log,
+      db,
+      { cacheTtlSeconds: config.keyCacheTtlSeconds, cacheMaxEntries: config.keyCacheMaxEntries, requestsPerMinute: config.requestsPerMinute },
+      log,
     )
     // Key revocations drop cached keys; sign-outs and deactivations also go to the sessions' listeners (live streams).
     const revocations = new Set<(revocation: Revocation) => void>()
     const resyncs = new Set<() => void>()
-    await context.events.subscribe(
+    await events.subscribe(
       INVALIDATE_CHANNEL,
       (event: Invalidation) => {
         authenticator.invalidate(event)
@@ -87,47 +68,47 @@ export default definePlugin({
     context.onStop(() => authenticator.settle())
     if (context.background) {
       // Ended sessions are kept a day (for support questions), then deleted: sign-ins cannot grow the table without end.
-      const purge = setInterval(() => void purgeSessions(context.db).catch((error) => context.log.warn('could not purge ended sessions', describeError(error))), 3_600_000)
+      const purge = setInterval(() => void purgeSessions(db).catch((error) => log.warn('could not purge ended sessions', describeError(error))), 3_600_000)
       purge.unref?.()
       context.onStop(() => clearInterval(purge))
     }
-    context.services.provide(AuthenticatorRef, authenticator)
-    const { config, db, events } = context
+    services.provide(AuthenticatorRef, authenticator)
     const sessions = createSessions(
       db,
       {
         idleSeconds: { web: config.webSessionIdleMinutes * 60, mobile: config.mobileSessionIdleDays * 86_400 },
         absoluteSeconds: { web: config.webSessionHours * 3600, mobile: config.mobileSessionDays * 86_400 },
       },
-      hasherOf(context),
+      hasher,
     )
-    context.services.provide(SessionsRef, {
+    services.provide(SessionsRef, {
       ...sessions,
       onRevoked(listener, onResync) {
         revocations.add(listener)
         if (onResync) resyncs.add(onResync)
       },
     })
-    const knownScopes = new Set(context.scopes.map((scope) => scope.name))
-    context.services.provide(ApiKeyManagerRef, {
+    const hooks: UserCreatedHook[] = []
+    services.provide(UserLifecycleRef, { onUserCreated: (hook) => void hooks.push(hook), createdHooks: () => hooks })
+    services.provide(UserDirectoryRef, userDirectory)
+    const accounts = createAccounts({ db, events, hasher, hooks, knownScopes: new Set(context.scopes.map((scope) => scope.name)), maxKeysPerUser: config.maxKeysPerUser })
+    services.provide(ApiKeyManagerRef, {
       create: async (actor, ownerId, input) => {
-        const { key, secret } = await createApiKey(db, actor, ownerId, input, knownScopes, config.maxKeysPerUser)
+        const { key, secret } = await accounts.createApiKey(actor, ownerId, input)
         return { key: serializeKey(key), secret }
       },
-      revoke: async (actor, ownerId, keyId) => serializeKey(await revokeApiKey(db, events, actor, keyId, ownerId)),
+      revoke: async (actor, ownerId, keyId) => serializeKey(await accounts.revokeApiKey(actor, keyId, ownerId)),
       list: (ownerId, request) => listApiKeys(db, ownerId, request),
     })
-    const hooks: UserCreatedHook[] = []
-    context.services.provide(UserDirectoryRef, { requireActiveUser })
-    context.services.provide(UserLifecycleRef, { onUserCreated: (hook) => void hooks.push(hook), createdHooks: () => hooks })
+    return { accounts }
   },
 
   cli: {
     'org create': {
       description: 'Create an organization.',
       flags: { name: { required: true, description: 'Organization name' } },
-      async run(context, flags) {
-        const organization = await createOrganization(context.db, cliActor, { name: flags.name })
+      async run(_context, flags, { accounts }) {
+        const organization = await accounts.createOrganization(cliActor, { name: flags.name })
         return { id: organization.id }
       },
     },
@@ -141,28 +122,23 @@ export default definePlugin({
         role: { required: true, description: 'member | administrator | superadministrator' },
         password: { required: true, description: 'Password (at least 8 characters)' },
       },
-      async run(context, flags) {
-        const { user, extra } = await createUser(
-          context.db,
-          cliActor,
-          {
-            organizationId: flags.org,
-            email: flags.email,
-            username: flags.username,
-            displayName: flags.name,
-            role: flags.role,
-            password: flags.password,
-          },
-          { hasher: hasherOf(context), hooks: context.services.get(UserLifecycleRef).createdHooks() },
-        )
+      async run(_context, flags, { accounts }) {
+        const { user, extra } = await accounts.createUser(cliActor, {
+          organizationId: flags.org,
+          email: flags.email,
+          username: flags.username,
+          displayName: flags.name,
+          role: flags.role,
+          password: flags.password,
+        })
         return { id: user.id, ...extra }
       },
     },
     'user deactivate': {
       description: "Deactivate a user; their keys and sessions stop working at once.",
       flags: { id: { required: true, description: 'User id' } },
-      async run(context, flags) {
-        const user = await deactivateUser(context.db, context.events, cliActor, flags.id!)
+      async run(_context, flags, { accounts }) {
+        const user = await accounts.deactivateUser(cliActor, flags.id!)
         return { id: user.id, status: user.status }
       },
     },
@@ -174,24 +150,17 @@ export default definePlugin({
         scopes: { required: true, description: 'Comma-separated scopes' },
         expires: { description: 'Expiry, ISO 8601 (optional)' },
       },
-      async run(context, flags) {
+      async run(_context, flags, { accounts }) {
         const scopes = flags.scopes!.split(',').map((scope) => scope.trim()).filter(Boolean)
-        const { key, secret } = await createApiKey(
-          context.db,
-          cliActor,
-          flags.user!,
-          { name: flags.name, scopes, ...(flags.expires ? { expiresAt: flags.expires } : {}) },
-          new Set(context.scopes.map((scope) => scope.name)),
-          context.config.maxKeysPerUser,
-        )
+        const { key, secret } = await accounts.createApiKey(cliActor, flags.user!, { name: flags.name, scopes, ...(flags.expires ? { expiresAt: flags.expires } : {}) })
         return { id: key.id, secret, prefix: key.prefix, scopes: key.scopes }
       },
     },
     'key revoke': {
       description: 'Revoke an API key; it stops working on every instance at once.',
       flags: { id: { required: true, description: 'Key id' } },
-      async run(context, flags) {
-        const key = await revokeApiKey(context.db, context.events, cliActor, flags.id!)
+      async run(_context, flags, { accounts }) {
+        const key = await accounts.revokeApiKey(cliActor, flags.id!)
         return { id: key.id, revokedAt: key.revokedAt!.toISOString() }
       },
     },

@@ -1,6 +1,6 @@
 /** Organizations, users and API keys. */
 import { sql } from 'drizzle-orm'
-import { check, index, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { check, index, pgTable, pgView, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { primaryId, timestamps } from '../../src/schema'
 
 export const organizations = pgTable('organizations', {
@@ -102,3 +102,20 @@ export const sessions = pgTable(
   },
   (table) => [uniqueIndex('sessions_token_hash_unique').on(table.tokenHash), index('sessions_user_idx').on(table.userId)],
 )
+
+// ---- read models: what other plugins' SQL may read of these tables --------------------------
+
+/**
+ * Users as other plugins may read them: identity, role and status, never email or password
+ * hash. Joined by plugins that show who did something or check who may do it (teams, projects,
+ * display, push).
+ */
+export const userDirectory = pgView('user_directory', {
+  id: uuid().notNull(),
+  organizationId: uuid().notNull(),
+  username: text().notNull(),
+  displayName: text().notNull(),
+  avatarUrl: text(),
+  role: text().notNull(),
+  status: text().notNull(),
+}).as(sql`select id, organization_id, username, display_name, avatar_url, role, status from users`)

@@ -1,13 +1,13 @@
 /** Organizations, users and API keys: the logic the CLI and the account area share. */
 import { and, count, desc, eq, isNull, sql } from 'drizzle-orm'
 import { mutate, type AuditActor } from '../../src/audit'
-import type { Database, Executor } from '../../src/db'
+import { queryText, type Database } from '../../src/db'
 import type { EventBus } from '../../src/events'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
 import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
-import type { ApiKeyView, UserCreatedHook } from '../../src/services/auth'
+import type { ApiKeyView, UserCreatedHook, UserDirectory, UserIdentity } from './api'
 import { validate } from '../../src/validate'
 import { ApiKeyInput, OrganizationInput, UserInput } from './model'
 import type { PasswordHasher } from './password'
@@ -206,15 +206,46 @@ export async function revokeApiKey(
   return revoked
 }
 
-/** Throws 400 naming `field` unless `userId` is an active user of the organization. */
-export async function requireActiveUser(executor: Executor, organizationId: string, userId: string, field: string) {
-  const [user] = isUuid(userId)
-    ? await executor
-        .select({ id: users.id })
-        .from(users)
-        .where(and(eq(users.id, userId), eq(users.organizationId, organizationId), eq(users.status, 'active')))
-    : []
-  if (!user) throw badRequest('No active user with this id in your organization.', field)
+/** Active users of an organization, as other plugins may resolve them (the auth plugin's UserDirectory). */
+export const userDirectory: UserDirectory = {
+  async activeUser(executor, organizationId, userId) {
+    if (!isUuid(userId)) return undefined
+    const [user] = await queryText<UserIdentity>(
+      executor,
+      `select id, username, display_name as "displayName", avatar_url as "avatarUrl" from users where id = $1 and organization_id = $2 and status = 'active'`,
+      [userId, organizationId],
+    )
+    return user
+  },
+  async requireActiveUser(executor, organizationId, userId, field) {
+    const user = await userDirectory.activeUser(executor, organizationId, userId)
+    if (!user) throw badRequest('No active user with this id in your organization.', field)
+    return user
+  },
+}
+
+export interface AccountDeps {
+  db: Database
+  events: EventBus
+  hasher: PasswordHasher
+  /** What other plugins attach to a new user (display accounts), in dependency order. */
+  hooks: readonly UserCreatedHook[]
+  knownScopes: ReadonlySet<string>
+  maxKeysPerUser: number
+}
+
+type OperatorActor = Omit<AuditActor, 'organizationId'>
+
+/** Organizations, users and API keys bound to their dependencies (the CLI and the account area). */
+export function createAccounts(deps: AccountDeps) {
+  const { db, events } = deps
+  return {
+    createOrganization: (actor: OperatorActor, input: unknown) => createOrganization(db, actor, input),
+    createUser: (actor: OperatorActor, input: unknown) => createUser(db, actor, input, { hasher: deps.hasher, hooks: deps.hooks }),
+    deactivateUser: (actor: OperatorActor, userId: string) => deactivateUser(db, events, actor, userId),
+    createApiKey: (actor: OperatorActor, ownerId: string, input: unknown) => createApiKey(db, actor, ownerId, input, deps.knownScopes, deps.maxKeysPerUser),
+    revokeApiKey: (actor: OperatorActor, keyId: string, ownerId?: string) => revokeApiKey(db, events, actor, keyId, ownerId),
+  }
 }
 
 /** One page of a user's keys, newest first. */

@@ -3,7 +3,7 @@ import { Elysia, t } from 'elysia'
 import { Envelope, responses } from '../../src/http/envelope'
 import { definePlugin } from '../../src/plugin'
 import { contentOrderTools } from './tools'
-import { ProjectAccessRef } from '../../src/services/access'
+import { ProjectAccessRef } from '../projects/api'
 import { ContentOrder, ContentOrderInput } from './model'
 import { getContentOrder, putContentOrder } from './service'
 

@@ -7,8 +7,8 @@
 import { mutate } from '../../src/audit'
 import { queryText, type Database, type Executor } from '../../src/db'
 import { badRequest } from '../../src/http/errors'
-import type { ProjectAccessService } from '../../src/services/access'
-import type { Actor } from '../../src/services/auth'
+import type { ProjectAccessService } from '../projects/api'
+import type { Actor } from '../../src/services/identity'
 import { lockProjectOrdering } from '../work-items/schema'
 import type { ContentOrderInput } from './model'
 

@@ -2,7 +2,7 @@
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
 import { defineTool, type PluginContext } from '../../src/plugin'
-import { ProjectAccessRef } from '../../src/services/access'
+import { ProjectAccessRef } from '../projects/api'
 import { ContentOrderInput } from './model'
 import { putContentOrder } from './service'
 

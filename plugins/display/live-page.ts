@@ -5,7 +5,7 @@
  */
 import { queryText, type Database } from '../../src/db'
 import { html, htmlResponse, PAGE_HEADERS, trusted } from '../../src/http/html'
-import type { Principal } from '../../src/services/auth'
+import type { Principal } from '../../src/services/identity'
 import type { FragmentCache } from './fragments'
 import { PAGE_NAME_PATTERN } from './model'
 import { COMPONENT_COLUMNS, FROM_PAGE_COMPONENTS, fromComponentText } from './pages-service'

@@ -12,7 +12,8 @@ import { Timestamp, UuidString } from '../../src/http/models'
 import { describeError, type Logger } from '../../src/log'
 import { queryText, type Database } from '../../src/db'
 import { hashSecret, isWellFormedSecret } from '../../src/secrets'
-import type { Principal, Sessions } from '../../src/services/auth'
+import type { Principal } from '../../src/services/identity'
+import type { Sessions } from '../auth/api'
 import { COMPONENT_TYPES, DISPLAY_CALL, DISPLAY_USAGE, PAGE_LEVELS } from './schema'
 
 /** Display keys: `dpk_` + 36 base62 characters + a 6-character checksum. */

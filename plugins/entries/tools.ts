@@ -3,7 +3,7 @@ import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
 import { pageArguments, pageRequest } from '../../src/http/pagination'
 import { defineTool, type PluginContext } from '../../src/plugin'
-import { ProjectAccessRef } from '../../src/services/access'
+import { ProjectAccessRef } from '../projects/api'
 import { EntryInput, EntryPatch } from './model'
 import * as Entries from './service'
 

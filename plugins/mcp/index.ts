@@ -8,7 +8,7 @@ import { Elysia } from 'elysia'
 import { BodyProblem } from '../../src/http/body'
 import { requestIdOf } from '../../src/http/request-id'
 import { definePlugin } from '../../src/plugin'
-import { actorOf, AuthenticatorRef } from '../../src/services/auth'
+import { actorOf, AuthenticatorRef } from '../../src/services/identity'
 import { createMcpServer } from './server'
 
 const jsonRpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>

@@ -11,7 +11,7 @@ import { insufficientScope, notFound } from '../../src/http/errors'
 import { mapError } from '../../src/http/error-mapper'
 import { describeError, type Logger } from '../../src/log'
 import type { ToolDefinition } from '../../src/plugin'
-import type { Actor } from '../../src/services/auth'
+import type { Actor } from '../../src/services/identity'
 import { validate } from '../../src/validate'
 
 const SERVER_INFO = { name: 'worktrack', version: '1.0.0' }

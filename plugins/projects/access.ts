@@ -7,14 +7,14 @@
 import { queryText, type Database, type Executor } from '../../src/db'
 import { notFound } from '../../src/http/errors'
 import { isUuid } from '../../src/ids'
-import { assertLevel, type AccessLevel, type ProjectAccessService } from '../../src/services/access'
-import type { Actor } from '../../src/services/auth'
+import { assertLevel, type AccessLevel, type ProjectAccessService } from './api'
+import type { Actor } from '../../src/services/identity'
 
 /** The level on the project whose id is `project` of the user in parameter `user` (null: none). */
 const levelExpression = (project: string, user: string) => `greatest(
     (select pm.access_level from project_members pm where pm.project_id = ${project} and pm.user_id = ${user}),
     (select max(pt.access_level) from project_teams pt
-      join team_members tm on tm.team_id = pt.team_id and tm.user_id = ${user}
+      join team_memberships tm on tm.team_id = pt.team_id and tm.user_id = ${user}
       where pt.project_id = ${project}))`
 
 /** $1 project, $2 organization, $3 user. Exported for the benchmarks, which run it under pgbench. */

@@ -1,32 +1,95 @@
 /**
  * Who may open a project: direct members and linked teams, each with a level. Reads need viewer
  * access, changes need owner access, and a project always keeps an owner grant (a direct owner
- * or a team linked as owner): removing or demoting the last one is 409.
+ * or a team linked as owner): removing or demoting the last one is 409. Members and team links
+ * are one kind of thing, a grant to a principal, written once and described twice (GRANTS).
  */
-import { and, asc, count, eq, sql } from 'drizzle-orm'
-import { mutate, type Audit } from '../../src/audit'
-import { queryRows, type Database, type Transaction } from '../../src/db'
+import { sql } from 'drizzle-orm'
+import { mutate } from '../../src/audit'
+import { queryRows, queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
-import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
-import { isoFromText, selectPage } from '../../src/sql'
+import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
-import type { AccessLevel, ProjectAccessService } from '../../src/services/access'
-import type { Actor, UserDirectory } from '../../src/services/auth'
-import { identityColumns, users } from '../auth/schema'
-import { organizationTeam, teams } from '../teams/schema'
-import type { ProjectMemberInput, ProjectTeamInput } from './model'
+import type { Actor } from '../../src/services/identity'
+import { isoFromText, selectPage } from '../../src/sql'
+import type { UserDirectory } from '../auth/api'
+import type { TeamDirectory } from '../teams/api'
+import type { AccessLevel, ProjectAccessService } from './api'
 import { projectMembers, projectTeams } from './schema'
 import { lockProject } from './service'
 
-const iso = (date: Date) => date.toISOString()
+/** What differs between a member and a team link. */
+interface GrantKind {
+  /** The grant table and its principal column. */
+  table: 'project_members' | 'project_teams'
+  column: 'user_id' | 'team_id'
+  /** The body field and resource name (`userId`, `project_member`), the audit verbs' stem. */
+  field: 'userId' | 'teamId'
+  resourceType: 'project_member' | 'project_team'
+  actions: { added: string; updated: string; removed: string }
+  notFound: string
+  duplicate: string
+  /** The principal's columns of a grant row `g` (a join on another plugin's read model). */
+  principal: { columns: string; join: string; shape(row: Record<string, unknown>): Record<string, unknown> }
+}
 
-/**
- * Checks owner access and locks the project row, so grant changes on one project queue up; 404
- * when the project was deleted between the check and the lock.
- */
-async function lockAsOwner(tx: Transaction, access: ProjectAccessService, actor: Actor, projectId: string) {
-  await access.requireProjectAccess(actor, projectId, 'owner', tx)
-  await lockProject(tx, projectId)
+const MEMBER: GrantKind = {
+  table: 'project_members',
+  column: 'user_id',
+  field: 'userId',
+  resourceType: 'project_member',
+  actions: { added: 'project.member_added', updated: 'project.member_updated', removed: 'project.member_removed' },
+  notFound: 'No such project member.',
+  duplicate: 'The user is already a member of this project.',
+  principal: {
+    columns: 'u.username, u.display_name as "displayName", u.avatar_url as "avatarUrl"',
+    join: 'join user_directory u on u.id = g.user_id',
+    shape: (row) => ({ user: { id: row.principalId, username: row.username, displayName: row.displayName, avatarUrl: row.avatarUrl } }),
+  },
+}
+
+const TEAM: GrantKind = {
+  table: 'project_teams',
+  column: 'team_id',
+  field: 'teamId',
+  resourceType: 'project_team',
+  actions: { added: 'project.team_linked', updated: 'project.team_updated', removed: 'project.team_unlinked' },
+  notFound: 'No such team link.',
+  duplicate: 'The team is already linked to this project.',
+  principal: {
+    columns: 't.name as "teamName"',
+    join: 'join team_directory t on t.id = g.team_id',
+    shape: (row) => ({ team: { id: row.principalId, name: row.teamName } }),
+  },
+}
+
+/** $1 project (and $2 principal for one grant): grants with their principal, in creation order. */
+const grantsOf = (kind: GrantKind, one: boolean) => `select g.${kind.column} as "principalId", g.access_level as "accessLevel", g.created_at as "createdAt",
+    ${kind.principal.columns}${one ? '' : ', count(*) over () as total'}
+  from ${kind.table} g ${kind.principal.join}
+  where g.project_id = $1${one ? ` and g.${kind.column} = $2` : ''}
+  order by g.created_at, g.${kind.column}`
+
+/** The members page: exported for the benchmarks, which run it under pgbench (the page's LIMIT and OFFSET are appended). */
+export const MEMBERS_PAGE = grantsOf(MEMBER, false)
+
+interface GrantRow {
+  principalId: string
+  accessLevel: AccessLevel
+  createdAt: string
+  [column: string]: unknown
+}
+
+const serialize = (kind: GrantKind, row: GrantRow) => ({
+  [kind.field]: row.principalId,
+  accessLevel: row.accessLevel,
+  ...kind.principal.shape(row),
+  createdAt: isoFromText(row.createdAt),
+})
+
+async function grantRow(executor: Executor, kind: GrantKind, projectId: string, principalId: string): Promise<GrantRow | undefined> {
+  if (!isUuid(principalId)) return undefined
+  return (await queryText<GrantRow>(executor, grantsOf(kind, true), [projectId, principalId]))[0]
 }
 
 /** Throws 409 when the grant being removed or demoted is the project's last owner grant. */
@@ -41,199 +104,83 @@ async function keepAnOwner(tx: Transaction, projectId: string, losing: AccessLev
   if (Number(row!.owners) <= 1) throw conflict('A project must keep at least one owner; add another owner first.')
 }
 
-// ---- members -------------------------------------------------------------------------------
-
-const memberColumns = {
-  userId: projectMembers.userId,
-  accessLevel: projectMembers.accessLevel,
-  createdAt: projectMembers.createdAt,
-  user: identityColumns,
-}
-type MemberRow = { userId: string; accessLevel: AccessLevel; createdAt: Date; user: { id: string; username: string; displayName: string; avatarUrl: string | null } }
-const serializeMember = (row: MemberRow) => ({ userId: row.userId, accessLevel: row.accessLevel, user: row.user, createdAt: iso(row.createdAt) })
-
-/** $1 project; the page's LIMIT and OFFSET are appended. Exported for the benchmarks. */
-export const MEMBERS_PAGE = `select pm.user_id as "userId", pm.access_level as "accessLevel", pm.created_at as "createdAt",
-    u.username, u.display_name as "displayName", u.avatar_url as "avatarUrl", count(*) over () as total
-  from project_members pm join users u on u.id = pm.user_id
-  where pm.project_id = $1
-  order by pm.created_at, pm.user_id`
-
-/**
- * Members of a project (viewer), a hot read: two statements (the access check, then the page
- * with its total), both plain SQL text.
- */
-export async function listMembers(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, request: PageRequest) {
-  await access.requireProjectAccess(actor, projectId, 'viewer')
-  return selectPage<MemberListRow, ReturnType<typeof serializeMember>>(
-    db,
-    MEMBERS_PAGE,
-    `select count(*) as total from project_members where project_id = $1`,
-    [projectId],
-    request,
-    (row) => ({
-      userId: row.userId,
-      accessLevel: row.accessLevel,
-      user: { id: row.userId, username: row.username, displayName: row.displayName, avatarUrl: row.avatarUrl },
-      createdAt: isoFromText(row.createdAt),
-    }),
-  )
+export interface GrantDeps {
+  db: Database
+  access: ProjectAccessService
+  users: UserDirectory
+  teams: TeamDirectory
 }
 
-interface MemberListRow {
-  userId: string
-  accessLevel: AccessLevel
-  createdAt: string
-  username: string
-  displayName: string
-  avatarUrl: string | null
-  total: string
-}
+/** Members and team links of projects, bound once. */
+export function createGrants({ db, access, users, teams }: GrantDeps) {
+  /** Checks owner access and locks the project row, so grant changes on one project queue up. */
+  const lockAsOwner = async (tx: Transaction, actor: Actor, projectId: string) => {
+    await access.requireProjectAccess(actor, projectId, 'owner', tx)
+    await lockProject(tx, projectId)
+  }
+  /** 400 naming the field unless the principal is an active user / a team of the organization. */
+  const requirePrincipal: Record<GrantKind['field'], (tx: Transaction, actor: Actor, id: string) => Promise<void>> = {
+    userId: async (tx, actor, id) => void (await users.requireActiveUser(tx, actor.organizationId, id, 'userId')),
+    teamId: async (tx, actor, id) => {
+      if (!(await teams.find(tx, actor.organizationId, id))) throw badRequest('No team with this id in your organization.', 'teamId')
+    },
+  }
 
-async function memberRow(tx: Transaction, projectId: string, userId: string): Promise<MemberRow | undefined> {
-  if (!isUuid(userId)) return undefined
-  const [row] = await tx
-    .select(memberColumns)
-    .from(projectMembers)
-    .innerJoin(users, eq(users.id, projectMembers.userId))
-    .where(and(eq(projectMembers.projectId, projectId), eq(projectMembers.userId, userId)))
-  return row
-}
+  const list = async (kind: GrantKind, actor: Actor, projectId: string, request: PageRequest) => {
+    await access.requireProjectAccess(actor, projectId, 'viewer')
+    return selectPage<GrantRow & { total: string }, ReturnType<typeof serialize>>(db, grantsOf(kind, false), `select count(*) as total from ${kind.table} where project_id = $1`, [projectId], request, ({ total: _total, ...row }) => serialize(kind, row))
+  }
 
-export async function addMember(db: Database, access: ProjectAccessService, directory: UserDirectory, actor: Actor, projectId: string, input: ProjectMemberInput) {
-  return mutate(db, actor, async (tx, audit) => {
-    await lockAsOwner(tx, access, actor, projectId)
-    await directory.requireActiveUser(tx, actor.organizationId, input.userId, 'userId')
-    const [inserted] = await tx
-      .insert(projectMembers)
-      .values({ projectId, userId: input.userId, organizationId: actor.organizationId, accessLevel: input.accessLevel })
-      .onConflictDoNothing()
-      .returning()
-    if (!inserted) throw conflict('The user is already a member of this project.', input.userId, 'userId')
-    await grantAudit(audit, 'project.member_added', projectId, input.userId, undefined, { userId: input.userId, accessLevel: input.accessLevel })
-    return serializeMember((await memberRow(tx, projectId, input.userId))!)
+  const add = (kind: GrantKind, actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel) =>
+    mutate(db, actor, async (tx, audit) => {
+      await lockAsOwner(tx, actor, projectId)
+      await requirePrincipal[kind.field](tx, actor, principalId)
+      const inserted = await queryText(
+        tx,
+        `insert into ${kind.table} (project_id, ${kind.column}, organization_id, access_level) values ($1, $2, $3, $4) on conflict do nothing returning 1`,
+        [projectId, principalId, actor.organizationId, accessLevel],
+      )
+      if (!inserted.length) throw conflict(kind.duplicate, principalId, kind.field)
+      await audit({ action: kind.actions.added, resourceType: kind.resourceType, resourceId: principalId, projectId, changes: { after: { [kind.field]: principalId, accessLevel } } })
+      return serialize(kind, (await grantRow(tx, kind, projectId, principalId))!)
+    })
+
+  const update = (kind: GrantKind, actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel) =>
+    mutate(db, actor, async (tx, audit) => {
+      await lockAsOwner(tx, actor, projectId)
+      const current = await grantRow(tx, kind, projectId, principalId)
+      if (!current) throw notFound(kind.notFound)
+      if (current.accessLevel === accessLevel) return serialize(kind, current)
+      await keepAnOwner(tx, projectId, current.accessLevel, accessLevel)
+      await queryText(tx, `update ${kind.table} set access_level = $3, updated_at = now() where project_id = $1 and ${kind.column} = $2`, [projectId, principalId, accessLevel])
+      await audit({
+        action: kind.actions.updated,
+        resourceType: kind.resourceType,
+        resourceId: principalId,
+        projectId,
+        changes: { before: { [kind.field]: principalId, accessLevel: current.accessLevel }, after: { [kind.field]: principalId, accessLevel } },
+      })
+      return serialize(kind, { ...current, accessLevel })
+    })
+
+  const remove = (kind: GrantKind, actor: Actor, projectId: string, principalId: string) =>
+    mutate(db, actor, async (tx, audit) => {
+      await lockAsOwner(tx, actor, projectId)
+      const current = await grantRow(tx, kind, projectId, principalId)
+      if (!current) throw notFound(kind.notFound)
+      await keepAnOwner(tx, projectId, current.accessLevel, null)
+      await queryText(tx, `delete from ${kind.table} where project_id = $1 and ${kind.column} = $2`, [projectId, principalId])
+      await audit({ action: kind.actions.removed, resourceType: kind.resourceType, resourceId: principalId, projectId, changes: { before: { [kind.field]: principalId, accessLevel: current.accessLevel } } })
+      return { id: principalId }
+    })
+
+  const grantsOfKind = (kind: GrantKind) => ({
+    list: (actor: Actor, projectId: string, request: PageRequest) => list(kind, actor, projectId, request),
+    add: (actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel) => add(kind, actor, projectId, principalId, accessLevel),
+    update: (actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel) => update(kind, actor, projectId, principalId, accessLevel),
+    remove: (actor: Actor, projectId: string, principalId: string) => remove(kind, actor, projectId, principalId),
   })
+  return { members: grantsOfKind(MEMBER), teams: grantsOfKind(TEAM) }
 }
 
-export async function updateMember(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, userId: string, accessLevel: AccessLevel) {
-  return mutate(db, actor, async (tx, audit) => {
-    await lockAsOwner(tx, access, actor, projectId)
-    const current = await memberRow(tx, projectId, userId)
-    if (!current) throw notFound('No such project member.')
-    if (current.accessLevel === accessLevel) return serializeMember(current)
-    await keepAnOwner(tx, projectId, current.accessLevel, accessLevel)
-    await tx
-      .update(projectMembers)
-      .set({ accessLevel, updatedAt: new Date() })
-      .where(and(eq(projectMembers.projectId, projectId), eq(projectMembers.userId, userId)))
-    await grantAudit(audit, 'project.member_updated', projectId, userId, { userId, accessLevel: current.accessLevel }, { userId, accessLevel })
-    return serializeMember({ ...current, accessLevel })
-  })
-}
-
-export async function removeMember(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, userId: string) {
-  return mutate(db, actor, async (tx, audit) => {
-    await lockAsOwner(tx, access, actor, projectId)
-    const current = await memberRow(tx, projectId, userId)
-    if (!current) throw notFound('No such project member.')
-    await keepAnOwner(tx, projectId, current.accessLevel, null)
-    await tx.delete(projectMembers).where(and(eq(projectMembers.projectId, projectId), eq(projectMembers.userId, userId)))
-    await grantAudit(audit, 'project.member_removed', projectId, userId, { userId, accessLevel: current.accessLevel }, undefined)
-    return { id: userId }
-  })
-}
-
-// ---- team links ----------------------------------------------------------------------------
-
-const linkColumns = {
-  teamId: projectTeams.teamId,
-  accessLevel: projectTeams.accessLevel,
-  createdAt: projectTeams.createdAt,
-  team: { id: teams.id, name: teams.name },
-}
-type LinkRow = { teamId: string; accessLevel: AccessLevel; createdAt: Date; team: { id: string; name: string } }
-const serializeLink = (row: LinkRow) => ({ teamId: row.teamId, accessLevel: row.accessLevel, team: row.team, createdAt: iso(row.createdAt) })
-
-export async function listTeamLinks(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, request: PageRequest) {
-  await access.requireProjectAccess(actor, projectId, 'viewer')
-  const where = eq(projectTeams.projectId, projectId)
-  const rows = await db
-    .select({ ...linkColumns, total: totalOver() })
-    .from(projectTeams)
-    .innerJoin(teams, eq(teams.id, projectTeams.teamId))
-    .where(where)
-    .orderBy(asc(projectTeams.createdAt), asc(projectTeams.teamId))
-    .limit(window(request).limit)
-    .offset(window(request).offset)
-  return pageWithTotal(rows, request, serializeLink, async () => {
-    const [total] = await db.select({ value: count() }).from(projectTeams).where(where)
-    return total!.value
-  })
-}
-
-async function linkRow(tx: Transaction, projectId: string, teamId: string): Promise<LinkRow | undefined> {
-  if (!isUuid(teamId)) return undefined
-  const [row] = await tx
-    .select(linkColumns)
-    .from(projectTeams)
-    .innerJoin(teams, eq(teams.id, projectTeams.teamId))
-    .where(and(eq(projectTeams.projectId, projectId), eq(projectTeams.teamId, teamId)))
-  return row
-}
-
-export async function linkTeam(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, input: ProjectTeamInput) {
-  return mutate(db, actor, async (tx, audit) => {
-    await lockAsOwner(tx, access, actor, projectId)
-    const team = await organizationTeam(tx, actor.organizationId, input.teamId)
-    if (!team) throw badRequest('No team with this id in your organization.', 'teamId')
-    const [inserted] = await tx
-      .insert(projectTeams)
-      .values({ projectId, teamId: input.teamId, organizationId: actor.organizationId, accessLevel: input.accessLevel })
-      .onConflictDoNothing()
-      .returning()
-    if (!inserted) throw conflict('The team is already linked to this project.', input.teamId, 'teamId')
-    await grantAudit(audit, 'project.team_linked', projectId, input.teamId, undefined, { teamId: input.teamId, accessLevel: input.accessLevel })
-    return serializeLink((await linkRow(tx, projectId, input.teamId))!)
-  })
-}
-
-export async function updateTeamLink(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, teamId: string, accessLevel: AccessLevel) {
-  return mutate(db, actor, async (tx, audit) => {
-    await lockAsOwner(tx, access, actor, projectId)
-    const current = await linkRow(tx, projectId, teamId)
-    if (!current) throw notFound('No such team link.')
-    if (current.accessLevel === accessLevel) return serializeLink(current)
-    await keepAnOwner(tx, projectId, current.accessLevel, accessLevel)
-    await tx
-      .update(projectTeams)
-      .set({ accessLevel, updatedAt: new Date() })
-      .where(and(eq(projectTeams.projectId, projectId), eq(projectTeams.teamId, teamId)))
-    await grantAudit(audit, 'project.team_updated', projectId, teamId, { teamId, accessLevel: current.accessLevel }, { teamId, accessLevel })
-    return serializeLink({ ...current, accessLevel })
-  })
-}
-
-export async function unlinkTeam(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, teamId: string) {
-  return mutate(db, actor, async (tx, audit) => {
-    await lockAsOwner(tx, access, actor, projectId)
-    const current = await linkRow(tx, projectId, teamId)
-    if (!current) throw notFound('No such team link.')
-    await keepAnOwner(tx, projectId, current.accessLevel, null)
-    await tx.delete(projectTeams).where(and(eq(projectTeams.projectId, projectId), eq(projectTeams.teamId, teamId)))
-    await grantAudit(audit, 'project.team_unlinked', projectId, teamId, { teamId, accessLevel: current.accessLevel }, undefined)
-    return { id: teamId }
-  })
-}
-
-/** Records a grant change: resource `project_member` (a user id) or `project_team` (a team id). */
-function grantAudit(
-  audit: Audit,
-  action: `project.${'member' | 'team'}_${string}`,
-  projectId: string,
-  resourceId: string,
-  before: Record<string, unknown> | undefined,
-  after: Record<string, unknown> | undefined,
-) {
-  const resourceType = action.startsWith('project.member') ? 'project_member' : 'project_team'
-  return audit({ action, resourceType, resourceId, projectId, changes: { before, after } })
-}
+export type GrantService = ReturnType<typeof createGrants>

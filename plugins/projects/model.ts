@@ -1,7 +1,7 @@
 /** Request and response models of projects, project members and project-team links. */
 import { t } from 'elysia'
 import { Timestamp, UuidString } from '../../src/http/models'
-import { UserIdentity } from '../auth/model'
+import { UserIdentity } from '../auth/api'
 
 export const NAME_MAX = 200
 export const DESCRIPTION_MAX = 10_000

@@ -1,154 +1,139 @@
-/** Projects: visible lists, creation (the creator becomes owner), updates and deletion by owners. */
-import { asc, count, eq } from 'drizzle-orm'
+/**
+ * Projects: visible lists, creation (the creator becomes owner), updates and deletion by owners,
+ * and the organization-wide team → projects directory. Bound once (`createProjects`); every
+ * function returns the resource in its API shape.
+ */
+import { eq } from 'drizzle-orm'
 import { changedFields, mutate } from '../../src/audit'
 import type { Database, Transaction } from '../../src/db'
 import { checkIfMatch } from '../../src/http/etag'
 import { notFound } from '../../src/http/errors'
-import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
-import type { ProjectAccessService } from '../../src/services/access'
-import { isoFromText, selectPage } from '../../src/sql'
-import type { Actor } from '../../src/services/auth'
-import { organizationTeam } from '../teams/schema'
+import type { PageRequest } from '../../src/http/pagination'
+import type { Actor } from '../../src/services/identity'
+import { selectPage, withIsoTimestamps } from '../../src/sql'
+import type { TeamDirectory } from '../teams/api'
 import { visibleProjectsCondition } from './access'
+import type { AccessLevel, ProjectAccessService } from './api'
 import type { ProjectInput, ProjectPatch } from './model'
-import { projectMembers, projects, projectTeams } from './schema'
+import { projectMembers, projects } from './schema'
 
-type Project = typeof projects.$inferSelect
+type ProjectRow = typeof projects.$inferSelect
 
-export function serializeProject(project: Project) {
-  return {
-    id: project.id,
-    name: project.name,
-    description: project.description,
-    createdBy: project.createdBy,
-    createdAt: project.createdAt.toISOString(),
-    updatedAt: project.updatedAt.toISOString(),
-  }
-}
+const serializeProject = (project: ProjectRow) => ({
+  id: project.id,
+  name: project.name,
+  description: project.description,
+  createdBy: project.createdBy,
+  createdAt: project.createdAt.toISOString(),
+  updatedAt: project.updatedAt.toISOString(),
+})
 
-/** Projects the caller can see, oldest first: a hot read, one statement. */
-export async function listProjects(db: Database, actor: Actor, request: PageRequest) {
-  const { where, parameters } = visibleProjectsCondition(actor)
-  return selectPage<ProjectRow & { total: string }, ReturnType<typeof serializeProjectRow>>(
-    db,
-    `select p.id, p.name, p.description, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt",
-        count(*) over () as total
-      from projects p where ${where}
-      order by p.created_at, p.id`,
-    `select count(*) as total from projects p where ${where}`,
-    parameters,
-    request,
-    serializeProjectRow,
-  )
-}
-
-interface ProjectRow {
-  id: string
-  name: string
-  description: string | null
-  createdBy: string | null
-  createdAt: string
-  updatedAt: string
-}
-
-function serializeProjectRow(row: ProjectRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    createdBy: row.createdBy,
-    createdAt: isoFromText(row.createdAt),
-    updatedAt: isoFromText(row.updatedAt),
-  }
-}
-
-/** A project the caller can see (viewer). */
-export async function getProject(db: Database, access: ProjectAccessService, actor: Actor, projectId: string) {
-  await access.requireProjectAccess(actor, projectId, 'viewer')
-  const [project] = await db.select().from(projects).where(eq(projects.id, projectId))
-  if (!project) throw notFound('No such project.')
-  return project
-}
-
-/** Creates a project; the creator becomes its owner. */
-export async function createProject(db: Database, actor: Actor, input: ProjectInput) {
-  return mutate(db, actor, async (tx, audit) => {
-    const [project] = await tx
-      .insert(projects)
-      .values({ organizationId: actor.organizationId, name: input.name, description: input.description ?? null, createdBy: actor.userId })
-      .returning()
-    await tx.insert(projectMembers).values({ projectId: project!.id, userId: actor.userId, organizationId: actor.organizationId, accessLevel: 'owner' })
-    await audit({
-      action: 'project.created',
-      resourceType: 'project',
-      resourceId: project!.id,
-      projectId: project!.id,
-      changes: { after: { name: project!.name, description: project!.description, ownerId: actor.userId } },
-    })
-    return serializeProject(project!)
-  })
-}
+/** A project's columns as the API shows them, for SQL-text reads (alias `p`). */
+const PROJECT_COLUMNS = `p.id, p.name, p.description, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt"`
+type ProjectTextRow = Omit<ReturnType<typeof serializeProject>, never>
 
 /** Locks the project row `for update` and returns it; 404 when it is gone (deleted meanwhile). */
-export async function lockProject(tx: Transaction, projectId: string): Promise<Project> {
+export async function lockProject(tx: Transaction, projectId: string): Promise<ProjectRow> {
   const [project] = await tx.select().from(projects).where(eq(projects.id, projectId)).for('update')
   if (!project) throw notFound('No such project.')
   return project
 }
 
-export async function updateProject(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, patch: ProjectPatch, ifMatch?: string) {
-  return mutate(db, actor, async (tx, audit) => {
-    await access.requireProjectAccess(actor, projectId, 'owner', tx)
-    const current = await lockProject(tx, projectId)
-    checkIfMatch(ifMatch, current.updatedAt)
-    const changes = changedFields(current, patch)
-    if (!changes) return current
-    const [project] = await tx
-      .update(projects)
-      .set({ ...patch, updatedAt: new Date() })
-      .where(eq(projects.id, projectId))
-      .returning()
-    await audit({ action: 'project.updated', resourceType: 'project', resourceId: projectId, projectId, changes })
-    return project!
-  })
+export interface ProjectDeps {
+  db: Database
+  access: ProjectAccessService
+  teams: TeamDirectory
 }
 
-/** Deletes the project and everything in it (members, team links, and the content plugins' rows). */
-export async function deleteProject(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, ifMatch?: string) {
-  return mutate(db, actor, async (tx, audit) => {
-    await access.requireProjectAccess(actor, projectId, 'owner', tx)
-    const current = await lockProject(tx, projectId)
-    checkIfMatch(ifMatch, current.updatedAt)
-    await tx.delete(projects).where(eq(projects.id, projectId))
-    await audit({
-      action: 'project.deleted',
-      resourceType: 'project',
-      resourceId: projectId,
-      projectId,
-      changes: { before: { name: current.name, description: current.description } },
-    })
-    return { id: projectId }
-  })
+export function createProjects({ db, access, teams }: ProjectDeps) {
+  return {
+    /** Projects the caller can see, oldest first: a hot read, one statement. */
+    list(actor: Actor, request: PageRequest) {
+      const { where, parameters } = visibleProjectsCondition(actor)
+      return selectPage<ProjectTextRow & { total: string }, ProjectTextRow>(
+        db,
+        `select ${PROJECT_COLUMNS}, count(*) over () as total from projects p where ${where} order by p.created_at, p.id`,
+        `select count(*) as total from projects p where ${where}`,
+        parameters,
+        request,
+        ({ total: _total, ...row }) => withIsoTimestamps(row),
+      )
+    },
+
+    /** A project the caller can see (viewer). */
+    async get(actor: Actor, projectId: string) {
+      await access.requireProjectAccess(actor, projectId, 'viewer')
+      const [project] = await db.select().from(projects).where(eq(projects.id, projectId))
+      if (!project) throw notFound('No such project.')
+      return serializeProject(project)
+    },
+
+    /** Creates a project; the creator becomes its owner. */
+    create(actor: Actor, input: ProjectInput) {
+      return mutate(db, actor, async (tx, audit) => {
+        const [project] = await tx
+          .insert(projects)
+          .values({ organizationId: actor.organizationId, name: input.name, description: input.description ?? null, createdBy: actor.userId })
+          .returning()
+        await tx.insert(projectMembers).values({ projectId: project!.id, userId: actor.userId, organizationId: actor.organizationId, accessLevel: 'owner' })
+        await audit({
+          action: 'project.created',
+          resourceType: 'project',
+          resourceId: project!.id,
+          projectId: project!.id,
+          changes: { after: { name: project!.name, description: project!.description, ownerId: actor.userId } },
+        })
+        return serializeProject(project!)
+      })
+    },
+
+    update(actor: Actor, projectId: string, patch: ProjectPatch, ifMatch?: string) {
+      return mutate(db, actor, async (tx, audit) => {
+        await access.requireProjectAccess(actor, projectId, 'owner', tx)
+        const current = await lockProject(tx, projectId)
+        checkIfMatch(ifMatch, current.updatedAt)
+        const changes = changedFields(current, patch)
+        if (!changes) return serializeProject(current)
+        const [project] = await tx
+          .update(projects)
+          .set({ ...patch, updatedAt: new Date() })
+          .where(eq(projects.id, projectId))
+          .returning()
+        await audit({ action: 'project.updated', resourceType: 'project', resourceId: projectId, projectId, changes })
+        return serializeProject(project!)
+      })
+    },
+
+    /** Deletes the project and everything in it (members, team links, and the content plugins' rows). */
+    delete(actor: Actor, projectId: string, ifMatch?: string) {
+      return mutate(db, actor, async (tx, audit) => {
+        await access.requireProjectAccess(actor, projectId, 'owner', tx)
+        const current = await lockProject(tx, projectId)
+        checkIfMatch(ifMatch, current.updatedAt)
+        await tx.delete(projects).where(eq(projects.id, projectId))
+        await audit({ action: 'project.deleted', resourceType: 'project', resourceId: projectId, projectId, changes: { before: { name: current.name, description: current.description } } })
+        return { id: projectId }
+      })
+    },
+
+    /**
+     * The organization-wide directory of projects linked to a team (scope only, as the seed says):
+     * every linked project with the team's level, whether or not the caller can open it.
+     */
+    async teamProjects(actor: Actor, teamId: string, request: PageRequest) {
+      const team = await teams.find(db, actor.organizationId, teamId)
+      if (!team) throw notFound('No such team.')
+      return selectPage<{ id: string; name: string; accessLevel: AccessLevel; total: string }, { id: string; name: string; accessLevel: AccessLevel }>(
+        db,
+        `select p.id, p.name, pt.access_level as "accessLevel", count(*) over () as total
+          from project_teams pt join projects p on p.id = pt.project_id where pt.team_id = $1 order by pt.created_at, pt.project_id`,
+        'select count(*) as total from project_teams where team_id = $1',
+        [team.id],
+        request,
+        ({ total: _total, ...row }) => row,
+      )
+    },
+  }
 }
 
-/**
- * The organization-wide directory of projects linked to a team (scope only, as the seed says):
- * every linked project with the team's level, whether or not the caller can open it.
- */
-export async function listTeamProjects(db: Database, actor: Actor, teamId: string, request: PageRequest) {
-  const team = await organizationTeam(db, actor.organizationId, teamId)
-  if (!team) throw notFound('No such team.')
-  const where = eq(projectTeams.teamId, team.id)
-  const rows = await db
-    .select({ id: projects.id, name: projects.name, accessLevel: projectTeams.accessLevel, total: totalOver() })
-    .from(projectTeams)
-    .innerJoin(projects, eq(projects.id, projectTeams.projectId))
-    .where(where)
-    .orderBy(asc(projectTeams.createdAt), asc(projectTeams.projectId))
-    .limit(window(request).limit)
-    .offset(window(request).offset)
-  return pageWithTotal(rows, request, (row) => row, async () => {
-    const [total] = await db.select({ value: count() }).from(projectTeams).where(where)
-    return total!.value
-  })
-}
+export type ProjectService = ReturnType<typeof createProjects>

@@ -1,14 +1,12 @@
-/** MCP tools of the projects plugin: the same service functions as the REST routes. */
+/** MCP tools of the projects plugin: the same bound services as the REST routes. */
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
 import { pageArguments, pageRequest } from '../../src/http/pagination'
-import { defineTool, type PluginContext } from '../../src/plugin'
-import { ProjectAccessRef } from '../../src/services/access'
-import * as Grants from './grants'
-import * as Projects from './service'
+import { defineTool } from '../../src/plugin'
+import type { GrantService } from './grants'
+import type { ProjectService } from './service'
 
-export function projectTools({ db, services }: PluginContext) {
-  const access = services.get(ProjectAccessRef)
+export function projectTools({ projects, grants }: { projects: ProjectService; grants: GrantService }) {
   return [
     defineTool({
       name: 'list_projects',
@@ -16,7 +14,7 @@ export function projectTools({ db, services }: PluginContext) {
       scopes: ['projects:read'],
       readOnly: true,
       input: t.Object(pageArguments(), { additionalProperties: false }),
-      run: (actor, input) => Projects.listProjects(db, actor, pageRequest(input)),
+      run: (actor, input) => projects.list(actor, pageRequest(input)),
     }),
     defineTool({
       name: 'get_project',
@@ -24,7 +22,7 @@ export function projectTools({ db, services }: PluginContext) {
       scopes: ['projects:read'],
       readOnly: true,
       input: t.Object({ projectId: UuidString() }, { additionalProperties: false }),
-      run: async (actor, input) => Projects.serializeProject(await Projects.getProject(db, access, actor, input.projectId)),
+      run: (actor, input) => projects.get(actor, input.projectId),
     }),
     defineTool({
       name: 'list_project_members',
@@ -32,7 +30,7 @@ export function projectTools({ db, services }: PluginContext) {
       scopes: ['project_access:read'],
       readOnly: true,
       input: t.Object({ projectId: UuidString(), ...pageArguments() }, { additionalProperties: false }),
-      run: (actor, input) => Grants.listMembers(db, access, actor, input.projectId, pageRequest(input)),
+      run: (actor, input) => grants.members.list(actor, input.projectId, pageRequest(input)),
     }),
     defineTool({
       name: 'list_team_projects',
@@ -40,7 +38,7 @@ export function projectTools({ db, services }: PluginContext) {
       scopes: ['team_projects:read'],
       readOnly: true,
       input: t.Object({ teamId: UuidString(), ...pageArguments() }, { additionalProperties: false }),
-      run: (actor, input) => Projects.listTeamProjects(db, actor, input.teamId, pageRequest(input)),
+      run: (actor, input) => projects.teamProjects(actor, input.teamId, pageRequest(input)),
     }),
   ]
 }

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { cert, deleteApp, initializeApp, type App } from 'firebase-admin/app'
 import { getMessaging, type Message, type Messaging } from 'firebase-admin/messaging'
-import type { FcmOptions } from '../../src/services/push'
+import type { FcmOptions } from './api'
 
 const FCM_BATCH = 500
 

@@ -9,8 +9,8 @@
  * project costs a bounded amount of work.
  */
 import { queryText, type Database } from '../../src/db'
-import type { ProjectAccessService } from '../../src/services/access'
-import type { Actor } from '../../src/services/auth'
+import type { ProjectAccessService } from '../projects/api'
+import type { Actor } from '../../src/services/identity'
 import { ENTRY_COLUMNS, fromEntryText, type EntryTextRow } from '../entries/model'
 import { fromRelationshipText, RELATIONSHIP_COLUMNS, type RelationshipTextRow } from '../relationships/model'
 import { fromWorkItemText, WORK_ITEM_COLUMNS, type WorkItemTextRow } from '../work-items/model'

@@ -1,7 +1,7 @@
 /** A project at a glance: work items by status, entry and relationship counts, recent activity. */
 import { queryText, type Database } from '../../src/db'
-import type { ProjectAccessService } from '../../src/services/access'
-import type { Actor } from '../../src/services/auth'
+import type { ProjectAccessService } from '../projects/api'
+import type { Actor } from '../../src/services/identity'
 import { fromWorkItemText, WORK_ITEM_COLUMNS, type WorkItemTextRow } from '../work-items/model'
 
 const COUNTS = `select

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
 import { defineTool, type PluginContext } from '../../src/plugin'
-import { ProjectAccessRef } from '../../src/services/access'
+import { ProjectAccessRef } from '../projects/api'
 import { searchProject } from './service'
 import { projectSummary } from './summary'
 

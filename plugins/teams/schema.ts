@@ -1,8 +1,6 @@
 /** Teams and their members. */
-import { and, eq, sql } from 'drizzle-orm'
-import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import type { Executor } from '../../src/db'
-import { isUuid } from '../../src/ids'
+import { sql } from 'drizzle-orm'
+import { index, pgTable, pgView, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { primaryId, timestamps } from '../../src/schema'
 import { organizationReference, users } from '../auth/schema'
 
@@ -37,16 +35,18 @@ export const teamMembers = pgTable(
   (table) => [primaryKey({ columns: [table.teamId, table.userId] }), index('team_members_user_idx').on(table.userId, table.teamId)],
 )
 
-/**
- * The team `teamId` if it belongs to organization `organizationId` (optionally locked `for
- * update`); undefined otherwise, also for an id that is no UUID. Callers choose their own error.
- */
-export async function organizationTeam(executor: Executor, organizationId: string, teamId: string, lock = false) {
-  if (!isUuid(teamId)) return undefined
-  const query = executor
-    .select()
-    .from(teams)
-    .where(and(eq(teams.id, teamId), eq(teams.organizationId, organizationId)))
-  const [team] = lock ? await query.for('update') : await query
-  return team
-}
+// ---- read models: what other plugins' SQL may read of these tables --------------------------
+
+/** Team names, for plugins that show a team they link to (display access lists). */
+export const teamDirectory = pgView('team_directory', {
+  id: uuid().notNull(),
+  organizationId: uuid().notNull(),
+  name: text().notNull(),
+}).as(sql`select id, organization_id, name from teams`)
+
+/** Who is in which team, for plugins that grant access to teams (projects, display). */
+export const teamMemberships = pgView('team_memberships', {
+  teamId: uuid().notNull(),
+  userId: uuid().notNull(),
+  organizationId: uuid().notNull(),
+}).as(sql`select team_id, user_id, organization_id from team_members`)

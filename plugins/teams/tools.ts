@@ -1,11 +1,11 @@
-/** MCP tools of the teams plugin: the same service functions as the REST routes. */
+/** MCP tools of the teams plugin: the same bound service as the REST routes. */
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
 import { pageArguments, pageRequest } from '../../src/http/pagination'
-import { defineTool, type PluginContext } from '../../src/plugin'
-import * as Teams from './service'
+import { defineTool } from '../../src/plugin'
+import type { TeamService } from './service'
 
-export function teamTools({ db }: PluginContext) {
+export function teamTools(teams: TeamService) {
   return [
     defineTool({
       name: 'list_teams',
@@ -13,7 +13,7 @@ export function teamTools({ db }: PluginContext) {
       scopes: ['teams:read'],
       readOnly: true,
       input: t.Object(pageArguments(), { additionalProperties: false }),
-      run: (actor, input) => Teams.listTeams(db, actor, pageRequest(input)),
+      run: (actor, input) => teams.list(actor, pageRequest(input)),
     }),
     defineTool({
       name: 'list_team_members',
@@ -21,7 +21,7 @@ export function teamTools({ db }: PluginContext) {
       scopes: ['team_members:read'],
       readOnly: true,
       input: t.Object({ teamId: UuidString(), ...pageArguments() }, { additionalProperties: false }),
-      run: (actor, input) => Teams.listTeamMembers(db, actor, input.teamId, pageRequest(input)),
+      run: (actor, input) => teams.members(actor, input.teamId, pageRequest(input)),
     }),
   ]
 }

@@ -1,6 +1,6 @@
 /** Response models of the users plugin. */
 import { t } from 'elysia'
-export { UserIdentity } from '../auth/model'
+export { UserIdentity } from '../auth/api'
 
 export const Me = t.Object(
   {

@@ -3,7 +3,7 @@ import { and, eq } from 'drizzle-orm'
 import type { Database } from '../../src/db'
 import { notFound } from '../../src/http/errors'
 import { isUuid } from '../../src/ids'
-import type { Actor } from '../../src/services/auth'
+import type { Actor } from '../../src/services/identity'
 import { identityColumns, users } from '../auth/schema'
 
 /** The key owner and the key, straight from the authenticated actor (no query). */

@@ -5,7 +5,7 @@
  */
 import { Elysia } from 'elysia'
 import type { Database } from '../db'
-import { actorOf, AuthenticatorRef, type Actor } from '../services/auth'
+import { actorOf, AuthenticatorRef, type Actor } from '../services/identity'
 import type { ServiceRegistry } from '../services/registry'
 import { throwIfBodyProblem } from './body'
 import { envelope } from './envelope'

@@ -3,7 +3,7 @@
  * that turns (key, role, organization) into the exact status and error code. Later issues add
  * their endpoints here; the REST matrix and the MCP twins are both driven from it.
  */
-import type { AccessLevel } from '../../src/services/access'
+import type { AccessLevel } from '../../plugins/projects/api'
 import type { TestService, TestUser } from '../helpers/service'
 
 export const ROLES = ['non-member', 'viewer', 'editor', 'owner', 'administrator', 'superadministrator'] as const

@@ -27,7 +27,7 @@ afterAll(async () => {
 })
 
 async function cli(...args: string[]) {
-  const child = Bun.spawn([process.execPath, 'src/entries/cli.ts', ...args], {
+  const child = Bun.spawn([process.execPath, 'entries/cli.ts', ...args], {
     env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: '', SERVICE_CONFIG: '/nonexistent.json' },
     stdout: 'pipe',
     stderr: 'pipe',

@@ -3,7 +3,7 @@ import { startTestService, type TestService } from '../helpers/service'
 
 /** Starts the real entry with `env` and returns its exit code and stderr. */
 async function startProcess(env: Record<string, string>) {
-  const child = Bun.spawn([process.execPath, 'src/entries/bun.ts'], {
+  const child = Bun.spawn([process.execPath, 'entries/bun.ts'], {
     env: { ...process.env, DATABASE_URL: 'pglite://memory', PORT: '0', LOG_LEVEL: 'silent', ...env },
     stdout: 'pipe',
     stderr: 'pipe',

@@ -1,6 +1,6 @@
 /**
  * Shared pieces of the fault tests: the real service as a separate process (`bun
- * src/entries/bun.ts`, killable), fixtures seeded through the service's own functions, a fetch
+ * entries/bun.ts`, killable), fixtures seeded through the service's own functions, a fetch
  * that can never hang, and the 503 envelope every outage must produce.
  */
 import { expect } from 'bun:test'
@@ -32,10 +32,10 @@ export interface ServiceProcess {
   stop(): Promise<void>
 }
 
-/** Starts `bun src/entries/bun.ts` on `databaseUrl` and waits until /health answers. */
+/** Starts `bun entries/bun.ts` on `databaseUrl` and waits until /health answers. */
 export async function startServiceProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
   const port = await freePort()
-  const child = Bun.spawn([process.execPath, 'src/entries/bun.ts'], {
+  const child = Bun.spawn([process.execPath, 'entries/bun.ts'], {
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), SERVICE_CONFIG: '/nonexistent.json', LOG_LEVEL: 'silent', ...env },
     stdout: 'ignore',
     stderr: 'pipe',

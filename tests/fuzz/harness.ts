@@ -5,7 +5,8 @@
  */
 import fc from 'fast-check'
 import { queryText } from '../../src/db'
-import { SessionsRef, type PrincipalUser } from '../../src/services/auth'
+import { SessionsRef } from '../../plugins/auth/api'
+import { type PrincipalUser } from '../../src/services/identity'
 import type { TestService } from '../helpers/service'
 import { buildRequest, caseOf, CSRF_PLACEHOLDER, pageNamePlaceholder, describeRequest, mcpBodies, type BuildContext, type BuiltRequest, type Case } from './cases'
 import { installChangeLog, type Change, type ChangeLog, type Table } from './checksum'

@@ -7,7 +7,7 @@
 import { buildWorld, createCast, type Cast, type World } from '../authz/table'
 import { createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
 import type { TestService } from '../helpers/service'
-import { SessionsRef } from '../../src/services/auth'
+import { SessionsRef } from '../../plugins/auth/api'
 
 export interface FuzzWorld {
   world: World

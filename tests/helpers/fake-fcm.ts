@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import http2 from 'node:http2'
 import { join } from 'node:path'
 import tls from 'node:tls'
-import type { FcmOptions } from '../../src/services/push'
+import type { FcmOptions } from '../../plugins/push/api'
 
 export const FAKE_PROJECT = 'demo-project'
 

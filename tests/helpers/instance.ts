@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { registry } from '../../plugins'
 import { createService, type Service } from '../../src/app'
 import { loadConfig } from '../../src/config'
-import { FcmOptionsRef } from '../../src/services/push'
+import { FcmOptionsRef } from '../../plugins/push/api'
 import { fakeFcmOptions, redirectFcm } from './fake-fcm'
 
 export interface InstanceProcessOptions {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { setDailyLimit } from '../../plugins/display/accounts'
 import { queryText } from '../../src/db'
-import { FcmOptionsRef } from '../../src/services/push'
+import { FcmOptionsRef } from '../../plugins/push/api'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
 import { FCM_ERRORS, redirectFcm, startFakeFcm, type FakeFcm, type Responder } from '../helpers/fake-fcm'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'

@@ -18,7 +18,7 @@ async function run(command: string[]): Promise<string> {
   return out
 }
 
-const cli = async (...args: string[]) => JSON.parse(await run([process.execPath, 'src/entries/cli.ts', ...args]))
+const cli = async (...args: string[]) => JSON.parse(await run([process.execPath, 'entries/cli.ts', ...args]))
 
 async function waitForHealth(port: number, child: { exitCode: number | null }): Promise<void> {
   const deadline = Date.now() + 60_000
@@ -36,7 +36,7 @@ async function waitForHealth(port: number, child: { exitCode: number | null }): 
 }
 
 const runtimes: Array<{ name: string; build?: string[]; start: string[] }> = [
-  { name: 'bun', start: [process.execPath, 'src/entries/bun.ts'] },
+  { name: 'bun', start: [process.execPath, 'entries/bun.ts'] },
   { name: 'node', build: [bin('bun'), 'run', 'build:node'], start: ['node', 'dist/node/node.js'] },
   { name: 'deno', build: [bin('bun'), 'run', 'build:deno'], start: [bin('deno'), 'run', '--allow-all', 'dist/deno/deno.js'] },
 ]

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { queryText } from '../../src/db'
-import { SessionsRef } from '../../src/services/auth'
+import { SessionsRef } from '../../plugins/auth/api'
 import { usingServer } from '../helpers/database'
 import { SAMPLE_DATA } from '../helpers/display-fixture'
 import type { Instance } from '../helpers/instance'

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FragmentCacheRef } from '../../plugins/display/api'
-import { SessionsRef } from '../../src/services/auth'
+import { SessionsRef } from '../../plugins/auth/api'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
 
 let api: TestService

@@ -1,7 +1,8 @@
-/** Bun entry (the primary runtime): `bun src/entries/bun.ts`. */
-import { boot, refuse, stopOnSignals } from '../main'
+/** Bun entry (the primary runtime): `bun entries/bun.ts`. */
+import { registry } from '../plugins'
+import { boot, refuse, stopOnSignals } from '../src/main'
 
-const started = await boot().catch(refuse)
+const started = await boot(registry).catch(refuse)
 const { service, config } = started
 const server = Bun.serve({
   port: config.server.port,

@@ -2,10 +2,10 @@
  * Project access: the one service every project-scoped plugin asks. It is provided by the
  * `projects` plugin; no other plugin computes access itself.
  */
-import type { Executor } from '../db'
-import { forbidden } from '../http/errors'
-import type { Actor } from './auth'
-import { serviceRef } from './registry'
+import type { Executor } from '../../src/db'
+import { forbidden } from '../../src/http/errors'
+import type { Actor } from '../../src/services/identity'
+import { serviceRef } from '../../src/services/registry'
 
 export type AccessLevel = 'viewer' | 'editor' | 'owner'
 export const ACCESS_LEVELS: readonly AccessLevel[] = ['viewer', 'editor', 'owner']

@@ -1,69 +1,14 @@
-/** Who is calling: the identity every service function receives, and the authenticator ref. */
-import { serviceRef } from './registry'
-
-export type Role = 'member' | 'administrator' | 'superadministrator'
-export const ROLES: readonly Role[] = ['member', 'administrator', 'superadministrator']
-
-/** The door a request came through; recorded in the audit log. */
-export type Via = 'rest' | 'mcp' | 'account' | 'cli' | 'display'
-
-export interface PrincipalUser {
-  id: string
-  organizationId: string
-  email: string
-  username: string
-  displayName: string
-  avatarUrl: string | null
-  role: Role
-}
-
-export interface PrincipalKey {
-  id: string
-  name: string
-  prefix: string
-  scopes: string[]
-  expiresAt: string | null
-}
-
-/** An authenticated user, and the API key used (null for a session). */
-export interface Principal {
-  user: PrincipalUser
-  key: PrincipalKey | null
-  scopes: ReadonlySet<string>
-}
-
-/** A principal acting through one request: what services and the audit writer receive. */
-export interface Actor extends Principal {
-  organizationId: string
-  userId: string
-  role: Role
-  apiKeyId: string | null
-  via: Via
-  requestId: string
-}
-
-/** Builds the actor of one request. */
-export function actorOf(principal: Principal, via: Via, requestId: string): Actor {
-  return {
-    ...principal,
-    organizationId: principal.user.organizationId,
-    userId: principal.user.id,
-    role: principal.user.role,
-    apiKeyId: principal.key?.id ?? null,
-    via,
-    requestId,
-  }
-}
-
-export const isAdministrator = (actor: { role: Role }) =>
-  actor.role === 'administrator' || actor.role === 'superadministrator'
-
-export interface Authenticator {
-  /** Resolves an `Authorization` header value; throws 401 for anything but a live key. */
-  authenticateBearer(authorization: string | null | undefined): Promise<Principal>
-}
-
-export const AuthenticatorRef = serviceRef<Authenticator>('auth.authenticator', 'auth')
+/**
+ * The `auth` plugin's public face: the services and types other plugins may use (sessions, the
+ * user directory, the user-creation hook, the key manager). Everything else of the plugin is its own.
+ */
+import type { AuditActor } from '../../src/audit'
+import type { Executor, Transaction } from '../../src/db'
+import type { Page } from '../../src/http/envelope'
+import type { PageRequest } from '../../src/http/pagination'
+import type { Principal, PrincipalUser } from '../../src/services/identity'
+import { serviceRef } from '../../src/services/registry'
+import type { UserIdentity as UserIdentityModel } from './model'
 
 /** A user as other plugins see it when one is created. */
 export interface CreatedUser {
@@ -76,7 +21,7 @@ export interface CreatedUser {
  * Runs inside the transaction that creates a user (e.g. the display plugin creates the user's
  * display account); the fields it returns are added to the creator's result, shown once.
  */
-export type UserCreatedHook = (tx: import('../db').Transaction, user: CreatedUser) => Promise<Record<string, unknown>>
+export type UserCreatedHook = (tx: Transaction, user: CreatedUser) => Promise<Record<string, unknown>>
 
 export interface UserLifecycle {
   onUserCreated(hook: UserCreatedHook): void
@@ -86,12 +31,20 @@ export interface UserLifecycle {
 
 export const UserLifecycleRef = serviceRef<UserLifecycle>('auth.user-lifecycle', 'auth')
 
+/** The limited identity any organization member may resolve (a TypeBox model: API shapes of other plugins embed it). */
+export { UserIdentity } from './model'
+export type UserIdentity = typeof UserIdentityModel.static
+/** Length caps of credentials, on every door that takes them. */
+export { EMAIL_MAX, KEY_NAME_MAX, PASSWORD_MAX } from './model'
+
 export interface UserDirectory {
   /**
    * Throws 400 BAD_REQUEST naming `field` unless `userId` is an active user of the organization
    * (a body referring to someone unknown, deactivated or elsewhere).
    */
-  requireActiveUser(executor: import('../db').Executor, organizationId: string, userId: string, field: string): Promise<void>
+  requireActiveUser(executor: Executor, organizationId: string, userId: string, field: string): Promise<UserIdentity>
+  /** The identity of an active user of the organization, or undefined (also for an id that is no UUID). */
+  activeUser(executor: Executor, organizationId: string, userId: string): Promise<UserIdentity | undefined>
 }
 
 export const UserDirectoryRef = serviceRef<UserDirectory>('auth.user-directory', 'auth')
@@ -109,15 +62,13 @@ export interface ApiKeyView {
   revokedAt: string | null
 }
 
-type AuditActorOf = import('../audit').AuditActor
-
 /** API keys managed by their owner (the account area). */
 export interface ApiKeyManager {
   /** Validates `input` ({name, scopes, expiresAt?}); returns the key and its secret, shown once. */
-  create(actor: AuditActorOf, ownerId: string, input: unknown): Promise<{ key: ApiKeyView; secret: string }>
+  create(actor: AuditActor, ownerId: string, input: unknown): Promise<{ key: ApiKeyView; secret: string }>
   /** Revokes one of `ownerId`'s keys (404 for anyone else's); takes effect on every instance at once. */
-  revoke(actor: AuditActorOf, ownerId: string, keyId: string): Promise<ApiKeyView>
-  list(ownerId: string, request: import('../http/pagination').PageRequest): Promise<import('../http/envelope').Page<ApiKeyView>>
+  revoke(actor: AuditActor, ownerId: string, keyId: string): Promise<ApiKeyView>
+  list(ownerId: string, request: PageRequest): Promise<Page<ApiKeyView>>
 }
 
 export const ApiKeyManagerRef = serviceRef<ApiKeyManager>('auth.api-keys', 'auth')

@@ -1,5 +1,6 @@
 /** Deno 2 entry: Deno.serve over the service's fetch handler. Built by `npm run build:deno`. */
-import { boot, refuse, stopOnSignals } from '../main'
+import { registry } from '../plugins'
+import { boot, refuse, stopOnSignals } from '../src/main'
 
 declare const Deno: {
   serve(
@@ -9,7 +10,7 @@ declare const Deno: {
   version: { deno: string }
 }
 
-const { service, config } = await boot().catch(refuse)
+const { service, config } = await boot(registry).catch(refuse)
 const server = Deno.serve(
   {
     port: config.server.port,

@@ -1,6 +1,6 @@
 /** `npm run db:migrate`: applies pending migrations to DATABASE_URL (or the embedded database). */
-import { openDatabase } from '../db'
-import { migrate } from '../migrate'
+import { openDatabase } from '../src/db'
+import { migrate } from '../src/migrate'
 
 const database = await openDatabase(process.env.DATABASE_URL || undefined)
 try {

@@ -3,7 +3,7 @@
  * can provide these options before start-up, e.g. a credential that needs no OAuth round trip.
  */
 import type { Credential } from 'firebase-admin/app'
-import { serviceRef } from './registry'
+import { serviceRef } from '../../src/services/registry'
 
 export interface FcmOptions {
   credential: Credential

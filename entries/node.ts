@@ -4,9 +4,10 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
-import { boot, refuse, stopOnSignals } from '../main'
+import { registry } from '../plugins'
+import { boot, refuse, stopOnSignals } from '../src/main'
 
-const { service, config } = await boot().catch(refuse)
+const { service, config } = await boot(registry).catch(refuse)
 
 /**
  * The path and query of a request target: the URL is built on `localhost`, never on the Host

@@ -1,0 +1,159 @@
+/** API v1 routes of projects, their members and linked teams, and the team → projects directory. */
+import { Elysia, t } from 'elysia'
+import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
+import { etagOf, ifMatchHeader } from '../../src/http/etag'
+import { Deleted } from '../../src/http/models'
+import { pageQuery, pageRequest } from '../../src/http/pagination'
+import type { V1Kit } from '../../src/http/v1'
+import type { GrantService } from './grants'
+import { AccessLevelPatch, Project, ProjectInput, ProjectMember, ProjectMemberInput, ProjectPatch, ProjectTeam, ProjectTeamInput, TeamProject } from './model'
+import type { ProjectService } from './service'
+
+const tags = ['Projects']
+const accessTags = ['Project access']
+const ProjectParams = t.Object({ projectId: t.String() })
+const IfMatch = ifMatchHeader('project')
+
+export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: ProjectService; grants: GrantService }) {
+    return new Elysia({ name: 'projects', prefix: '/api/v1' })
+      .use(v1)
+      .get('/projects', ({ actor, query }) => projects.list(actor, pageRequest(query)), {
+        scopes: ['projects:read'],
+        query: t.Object(pageQuery()),
+        response: responses(PageEnvelope(Project)),
+        detail: { tags, summary: 'Projects you can see (oldest first).' },
+      })
+      .post(
+        '/projects',
+        async ({ actor, body, set }) => {
+          set.status = 201
+          const project = await projects.create(actor, body)
+          set.headers.etag = etagOf(project.updatedAt)
+          return project
+        },
+        {
+          scopes: ['projects:write'],
+          body: ProjectInput,
+          response: responses(Envelope(Project), { status: 201, extra: [422] }),
+          detail: { tags, summary: 'Create a project; you become its owner.' },
+        },
+      )
+      .get(
+        '/projects/:projectId',
+        async ({ actor, params, set }) => {
+          const project = await projects.get(actor, params.projectId)
+          set.headers.etag = etagOf(project.updatedAt)
+          return project
+        },
+        { scopes: ['projects:read'], params: ProjectParams, response: responses(Envelope(Project)), detail: { tags, summary: 'A project (viewer).' } },
+      )
+      .patch(
+        '/projects/:projectId',
+        async ({ actor, params, body, headers, set }) => {
+          const project = await projects.update(actor, params.projectId, body, headers['if-match'])
+          set.headers.etag = etagOf(project.updatedAt)
+          return project
+        },
+        {
+          scopes: ['projects:write'],
+          params: ProjectParams,
+          headers: IfMatch,
+          body: ProjectPatch,
+          response: responses(Envelope(Project), { extra: [409] }),
+          detail: { tags, summary: 'Update a project (owner).' },
+        },
+      )
+      .delete('/projects/:projectId', ({ actor, params, headers }) => projects.delete(actor, params.projectId, headers['if-match']), {
+        scopes: ['projects:write'],
+        params: ProjectParams,
+        headers: IfMatch,
+        response: responses(Envelope(Deleted), { extra: [409] }),
+        detail: { tags, summary: 'Delete a project and everything in it (owner).' },
+      })
+      .get('/projects/:projectId/members', ({ actor, params, query }) => grants.members.list(actor, params.projectId, pageRequest(query)), {
+        scopes: ['project_access:read'],
+        params: ProjectParams,
+        query: t.Object(pageQuery()),
+        response: responses(PageEnvelope(ProjectMember)),
+        detail: { tags: accessTags, summary: 'Direct members of a project (viewer).' },
+      })
+      .post(
+        '/projects/:projectId/members',
+        async ({ actor, params, body, set }) => {
+          set.status = 201
+          return grants.members.add(actor, params.projectId, body.userId, body.accessLevel)
+        },
+        {
+          scopes: ['project_access:write'],
+          params: ProjectParams,
+          body: ProjectMemberInput,
+          response: responses(Envelope(ProjectMember), { status: 201, extra: [409, 422] }),
+          detail: { tags: accessTags, summary: 'Add an active user of your organization as a member (owner).' },
+        },
+      )
+      .patch(
+        '/projects/:projectId/members/:userId',
+        ({ actor, params, body }) => grants.members.update(actor, params.projectId, params.userId, body.accessLevel),
+        {
+          scopes: ['project_access:write'],
+          params: t.Object({ projectId: t.String(), userId: t.String() }),
+          body: AccessLevelPatch,
+          response: responses(Envelope(ProjectMember), { extra: [409] }),
+          detail: { tags: accessTags, summary: "Change a member's level (owner); demoting the last owner is 409." },
+        },
+      )
+      .delete('/projects/:projectId/members/:userId', ({ actor, params }) => grants.members.remove(actor, params.projectId, params.userId), {
+        scopes: ['project_access:write'],
+        params: t.Object({ projectId: t.String(), userId: t.String() }),
+        response: responses(Envelope(Deleted), { extra: [409] }),
+        detail: { tags: accessTags, summary: 'Remove a member (owner); removing the last owner is 409.' },
+      })
+      .get('/projects/:projectId/teams', ({ actor, params, query }) => grants.teams.list(actor, params.projectId, pageRequest(query)), {
+        scopes: ['project_access:read'],
+        params: ProjectParams,
+        query: t.Object(pageQuery()),
+        response: responses(PageEnvelope(ProjectTeam)),
+        detail: { tags: accessTags, summary: 'Teams linked to a project (viewer).' },
+      })
+      .post(
+        '/projects/:projectId/teams',
+        async ({ actor, params, body, set }) => {
+          set.status = 201
+          return grants.teams.add(actor, params.projectId, body.teamId, body.accessLevel)
+        },
+        {
+          scopes: ['project_access:write'],
+          params: ProjectParams,
+          body: ProjectTeamInput,
+          response: responses(Envelope(ProjectTeam), { status: 201, extra: [409, 422] }),
+          detail: { tags: accessTags, summary: 'Link a team of your organization with a level (owner).' },
+        },
+      )
+      .patch(
+        '/projects/:projectId/teams/:teamId',
+        ({ actor, params, body }) => grants.teams.update(actor, params.projectId, params.teamId, body.accessLevel),
+        {
+          scopes: ['project_access:write'],
+          params: t.Object({ projectId: t.String(), teamId: t.String() }),
+          body: AccessLevelPatch,
+          response: responses(Envelope(ProjectTeam), { extra: [409] }),
+          detail: { tags: accessTags, summary: "Change a linked team's level (owner)." },
+        },
+      )
+      .delete('/projects/:projectId/teams/:teamId', ({ actor, params }) => grants.teams.remove(actor, params.projectId, params.teamId), {
+        scopes: ['project_access:write'],
+        params: t.Object({ projectId: t.String(), teamId: t.String() }),
+        response: responses(Envelope(Deleted), { extra: [409] }),
+        detail: { tags: accessTags, summary: 'Unlink a team (owner).' },
+      })
+      .get('/teams/:teamId/projects', ({ actor, params, query }) => projects.teamProjects(actor, params.teamId, pageRequest(query)), {
+        scopes: ['team_projects:read'],
+        params: t.Object({ teamId: t.String() }),
+        query: t.Object(pageQuery()),
+        response: responses(PageEnvelope(TeamProject)),
+        detail: {
+          tags: ['Teams'],
+          summary: 'Projects linked to a team: an organization-wide directory (scope only), read only. Links are managed on the project.',
+        },
+      })
+}

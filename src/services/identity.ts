@@ -1,0 +1,72 @@
+/**
+ * Who is calling: the identity the core hands every route, service and audit record, and the one
+ * service the core itself needs from a plugin (the Bearer check of API v1, provided by `auth`).
+ */
+import { serviceRef } from './registry'
+
+export type Role = 'member' | 'administrator' | 'superadministrator'
+export const ROLES: readonly Role[] = ['member', 'administrator', 'superadministrator']
+
+/** The door a request came through; recorded in the audit log. */
+export type Via = 'rest' | 'mcp' | 'account' | 'cli' | 'display'
+
+export interface PrincipalUser {
+  id: string
+  organizationId: string
+  email: string
+  username: string
+  displayName: string
+  avatarUrl: string | null
+  role: Role
+}
+
+export interface PrincipalKey {
+  id: string
+  name: string
+  prefix: string
+  scopes: string[]
+  expiresAt: string | null
+}
+
+/** An authenticated user, and the API key used (null for a session). */
+export interface Principal {
+  user: PrincipalUser
+  key: PrincipalKey | null
+  scopes: ReadonlySet<string>
+}
+
+/** A principal acting through one request: what services and the audit writer receive. */
+export interface Actor extends Principal {
+  organizationId: string
+  userId: string
+  role: Role
+  apiKeyId: string | null
+  via: Via
+  requestId: string
+  /** A POST with an Idempotency-Key (API v1): its record commits with the change (src/audit.ts). */
+  idempotency?: import('../http/idempotency').IdempotentRequest
+}
+
+/** Builds the actor of one request. */
+export function actorOf(principal: Principal, via: Via, requestId: string): Actor {
+  return {
+    ...principal,
+    organizationId: principal.user.organizationId,
+    userId: principal.user.id,
+    role: principal.user.role,
+    apiKeyId: principal.key?.id ?? null,
+    via,
+    requestId,
+  }
+}
+
+export const isAdministrator = (actor: { role: Role }) => actor.role === 'administrator' || actor.role === 'superadministrator'
+
+/** The Bearer check the API v1 kit runs on every request. */
+export interface Authenticator {
+  /** Resolves an `Authorization` header value; throws 401 for anything but a live key. */
+  authenticateBearer(authorization: string | null | undefined): Promise<Principal>
+}
+
+/** Provided by the `auth` plugin; the core's only dependency on a plugin, declared here as what it needs. */
+export const AuthenticatorRef = serviceRef<Authenticator>('core.authenticator', 'auth')
