@@ -85,3 +85,13 @@ export async function listProjectAuditLog(db: Database, access: ProjectAccessSer
   requireAdministrator(actor)
   return page(db, condition, request)
 }
+
+/** The audit logs, bound once. */
+export function createAuditLog({ db, access }: { db: Database; access: ProjectAccessService }) {
+  return {
+    organization: (actor: Actor, query: AuditQuery, request: PageRequest) => listAuditLog(db, access, actor, query, request),
+    project: (actor: Actor, projectId: string, query: AuditQuery, request: PageRequest) => listProjectAuditLog(db, access, actor, projectId, query, request),
+  }
+}
+
+export type AuditLogService = ReturnType<typeof createAuditLog>

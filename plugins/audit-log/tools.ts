@@ -2,12 +2,10 @@
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
 import { pageArguments, pageRequest } from '../../src/http/pagination'
-import { defineTool, type PluginContext } from '../../src/plugin'
-import { ProjectAccessRef } from '../projects/api'
-import { listAuditLog, listProjectAuditLog } from './service'
+import { defineTool } from '../../src/plugin'
+import type { AuditLogService } from './service'
 
-export function auditTools({ db, services }: PluginContext) {
-  const access = services.get(ProjectAccessRef)
+export function auditTools(auditLog: AuditLogService) {
   return [
     defineTool({
       name: 'list_audit_logs',
@@ -26,7 +24,7 @@ export function auditTools({ db, services }: PluginContext) {
         { additionalProperties: false },
       ),
       run: (actor, { projectId, ...query }) =>
-        projectId ? listProjectAuditLog(db, access, actor, projectId, query, pageRequest(query)) : listAuditLog(db, access, actor, query, pageRequest(query)),
+        projectId ? auditLog.project(actor, projectId, query, pageRequest(query)) : auditLog.organization(actor, query, pageRequest(query)),
     }),
   ]
 }

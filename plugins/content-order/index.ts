@@ -2,10 +2,12 @@
 import { Elysia, t } from 'elysia'
 import { Envelope, responses } from '../../src/http/envelope'
 import { definePlugin } from '../../src/plugin'
-import { contentOrderTools } from './tools'
+import { EntriesRef } from '../entries/api'
 import { ProjectAccessRef } from '../projects/api'
+import { WorkItemsRef } from '../work-items/api'
 import { ContentOrder, ContentOrderInput } from './model'
-import { getContentOrder, putContentOrder } from './service'
+import { createContentOrder } from './service'
+import { contentOrderTools } from './tools'
 
 const tags = ['Content order']
 
@@ -14,19 +16,21 @@ export default definePlugin({
   description: 'The order of work items in a project and of entries in each work item.',
   dependencies: ['projects', 'work-items', 'entries'],
   tags: [{ name: 'Content order', description: 'Positions of work items and entries. Editors reorder in one transaction.' }],
-  tools: contentOrderTools,
 
-  routes: ({ db, http, services }) => {
-    const access = services.get(ProjectAccessRef)
-    return new Elysia({ name: 'content-order', prefix: '/api/v1/projects/:projectId/content-order' })
+  setup: ({ db, services }) => ({
+    contentOrder: createContentOrder({ db, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef), entries: services.get(EntriesRef) }),
+  }),
+  tools: (_context, { contentOrder }) => contentOrderTools(contentOrder),
+  routes: ({ http }, { contentOrder }) =>
+    new Elysia({ name: 'content-order', prefix: '/api/v1/projects/:projectId/content-order' })
       .use(http.v1)
-      .get('', ({ actor, params }) => getContentOrder(db, access, actor, params.projectId), {
+      .get('', ({ actor, params }) => contentOrder.get(actor, params.projectId), {
         scopes: ['work_items:read', 'entries:read'],
         params: t.Object({ projectId: t.String() }),
         response: responses(Envelope(ContentOrder)),
         detail: { tags, summary: 'The full order: work item ids, and entry ids per work item (viewer).' },
       })
-      .put('', ({ actor, params, body }) => putContentOrder(db, access, actor, params.projectId, body), {
+      .put('', ({ actor, params, body }) => contentOrder.put(actor, params.projectId, body), {
         scopes: ['work_items:write', 'entries:write'],
         params: t.Object({ projectId: t.String() }),
         body: ContentOrderInput,
@@ -36,6 +40,5 @@ export default definePlugin({
           summary:
             'Reorder (editor). Each list gives the new order of the ids it names; they take the positions those ids held, the others stay. Any id outside the project is 400 naming it; all or nothing.',
         },
-      })
-  },
+      }),
 })

@@ -1,13 +1,11 @@
-/** MCP tool of the content-order plugin: the same service function as `PUT …/content-order`. */
+/** MCP tool of the content-order plugin: the same bound service as `PUT …/content-order`. */
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
-import { defineTool, type PluginContext } from '../../src/plugin'
-import { ProjectAccessRef } from '../projects/api'
+import { defineTool } from '../../src/plugin'
 import { ContentOrderInput } from './model'
-import { putContentOrder } from './service'
+import type { ContentOrderService } from './service'
 
-export function contentOrderTools({ db, services }: PluginContext) {
-  const access = services.get(ProjectAccessRef)
+export function contentOrderTools(contentOrder: ContentOrderService) {
   return [
     defineTool({
       name: 'reorder_content',
@@ -15,7 +13,7 @@ export function contentOrderTools({ db, services }: PluginContext) {
         'Reorder work items and/or the entries of work items (needs editor access). Each list gives the new order of the ids it names; they take the positions those ids held.',
       scopes: ['work_items:write', 'entries:write'],
       input: t.Object({ projectId: UuidString(), ...ContentOrderInput.properties }, { additionalProperties: false, minProperties: 2 }),
-      run: (actor, { projectId, ...order }) => putContentOrder(db, access, actor, projectId, order),
+      run: (actor, { projectId, ...order }) => contentOrder.put(actor, projectId, order),
     }),
   ]
 }

@@ -1,6 +1,6 @@
 /** Entries (comments, notes, logs) of work items. */
 import { sql } from 'drizzle-orm'
-import { check, index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core'
+import { check, index, integer, pgTable, pgView, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { primaryId, timestamps, tsvector } from '../../src/schema'
 import { organizationReference, userReference } from '../auth/schema'
 import { projectReference } from '../projects/schema'
@@ -35,3 +35,20 @@ export const entries = pgTable(
 )
 
 export type EntryRow = typeof entries.$inferSelect
+
+// ---- read models: what other plugins' SQL may read of these tables --------------------------
+
+/** Entries as other plugins read them (search, summaries, content order): the API's columns, project and search document. */
+export const entryDocuments = pgView('entry_documents', {
+  id: uuid().notNull(),
+  organizationId: uuid().notNull(),
+  projectId: uuid().notNull(),
+  workItemId: uuid().notNull(),
+  kind: text().notNull(),
+  body: text().notNull(),
+  authorId: uuid(),
+  position: integer().notNull(),
+  createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
+  updatedAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
+  searchVector: tsvector(),
+}).as(sql`select id, organization_id, project_id, work_item_id, kind, body, author_id, position, created_at, updated_at, search_vector from entries`)

@@ -2,15 +2,13 @@
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
 import { pageArguments, pageRequest } from '../../src/http/pagination'
-import { defineTool, type PluginContext } from '../../src/plugin'
-import { ProjectAccessRef } from '../projects/api'
+import { defineTool } from '../../src/plugin'
 import { EntryInput, EntryPatch } from './model'
-import * as Entries from './service'
+import type { EntryService } from './service'
 
 const target = { workItemId: UuidString(), entryId: UuidString() }
 
-export function entryTools({ db, services }: PluginContext) {
-  const access = services.get(ProjectAccessRef)
+export function entryTools(entries: EntryService) {
   return [
     defineTool({
       name: 'list_entries',
@@ -18,21 +16,21 @@ export function entryTools({ db, services }: PluginContext) {
       scopes: ['entries:read'],
       readOnly: true,
       input: t.Object({ workItemId: UuidString(), ...pageArguments() }, { additionalProperties: false }),
-      run: (actor, input) => Entries.listEntries(db, access, actor, input.workItemId, pageRequest(input)),
+      run: (actor, input) => entries.list(actor, input.workItemId, pageRequest(input)),
     }),
     defineTool({
       name: 'create_entry',
       description: 'Add an entry to a work item (needs editor access); `kind` defaults to comment.',
       scopes: ['entries:write'],
       input: t.Object({ workItemId: UuidString(), ...EntryInput.properties }, { additionalProperties: false }),
-      run: async (actor, { workItemId, ...body }) => Entries.createEntry(db, access, actor, workItemId, body),
+      run: (actor, { workItemId, ...body }) => entries.create(actor, workItemId, body),
     }),
     defineTool({
       name: 'update_entry',
       description: 'Edit an entry (editor access, and its author or a project owner).',
       scopes: ['entries:write'],
       input: t.Object({ ...target, ...EntryPatch.properties }, { additionalProperties: false, minProperties: 3 }),
-      run: async (actor, { workItemId, entryId, ...patch }) => Entries.serializeEntry(await Entries.updateEntry(db, access, actor, workItemId, entryId, patch)),
+      run: (actor, { workItemId, entryId, ...patch }) => entries.update(actor, workItemId, entryId, patch),
     }),
     defineTool({
       name: 'delete_entry',
@@ -40,7 +38,7 @@ export function entryTools({ db, services }: PluginContext) {
       scopes: ['entries:write'],
       destructive: true,
       input: t.Object(target, { additionalProperties: false }),
-      run: (actor, input) => Entries.deleteEntry(db, access, actor, input.workItemId, input.entryId),
+      run: (actor, input) => entries.delete(actor, input.workItemId, input.entryId),
     }),
   ]
 }

@@ -1,6 +1,6 @@
 /** Typed links between two work items of the same project. */
 import { sql } from 'drizzle-orm'
-import { check, index, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { check, index, pgTable, pgView, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { primaryId, timestamps } from '../../src/schema'
 import { organizationReference, userReference } from '../auth/schema'
 import { projectReference } from '../projects/schema'
@@ -38,3 +38,18 @@ export const relationships = pgTable(
 )
 
 export type RelationshipRow = typeof relationships.$inferSelect
+
+// ---- read models: what other plugins' SQL may read of these tables --------------------------
+
+/** Relationships as other plugins read them (search matches a relationship through either end). */
+export const relationshipLinks = pgView('relationship_links', {
+  id: uuid().notNull(),
+  organizationId: uuid().notNull(),
+  projectId: uuid().notNull(),
+  sourceWorkItemId: uuid().notNull(),
+  targetWorkItemId: uuid().notNull(),
+  type: text().notNull(),
+  createdBy: uuid(),
+  createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
+  updatedAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
+}).as(sql`select id, organization_id, project_id, source_work_item_id, target_work_item_id, type, created_by, created_at, updated_at from relationships`)

@@ -2,7 +2,7 @@
  * Relationships between work items of one project: both ends in the project, no self links, no
  * duplicates (for `relates_to`, in either direction). Viewers read, editors write.
  */
-import { and, eq, inArray, or, type SQL } from 'drizzle-orm'
+import { and, eq, or, type SQL } from 'drizzle-orm'
 import { mutate } from '../../src/audit'
 import type { Database, Executor } from '../../src/db'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
@@ -11,41 +11,23 @@ import { isUuid } from '../../src/ids'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
 import { selectPage } from '../../src/sql'
-import { workItems } from '../work-items/schema'
+import type { WorkItemsFace } from '../work-items/api'
 import { fromRelationshipText, RELATIONSHIP_COLUMNS, type RelationshipInput, type RelationshipQuery, type RelationshipResource, type RelationshipTextRow } from './model'
 import { relationships, type RelationshipRow } from './schema'
 
 type RelationshipType = RelationshipRow['type']
 
-export function serializeRelationship(row: RelationshipRow): RelationshipResource {
-  return {
-    id: row.id,
-    projectId: row.projectId,
-    sourceWorkItemId: row.sourceWorkItemId,
-    targetWorkItemId: row.targetWorkItemId,
-    type: row.type,
-    createdBy: row.createdBy,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-  }
-}
+const serializeRelationship = (row: RelationshipRow): RelationshipResource => ({
+  id: row.id,
+  projectId: row.projectId,
+  sourceWorkItemId: row.sourceWorkItemId,
+  targetWorkItemId: row.targetWorkItemId,
+  type: row.type,
+  createdBy: row.createdBy,
+  createdAt: row.createdAt.toISOString(),
+  updatedAt: row.updatedAt.toISOString(),
+})
 
-/** Relationships of a project, oldest first, optionally those touching one work item (viewer). */
-export async function listRelationships(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, query: RelationshipQuery, request: PageRequest) {
-  await access.requireProjectAccess(actor, projectId, 'viewer')
-  const parameters: unknown[] = [projectId]
-  let where = 'r.project_id = $1'
-  if (query.workItemId) where += ` and $2 in (r.source_work_item_id, r.target_work_item_id)`
-  if (query.workItemId) parameters.push(query.workItemId)
-  return selectPage<RelationshipTextRow & { total: string }, RelationshipResource>(
-    db,
-    `select ${RELATIONSHIP_COLUMNS}, count(*) over () as total from relationships r where ${where} order by r.created_at, r.id`,
-    `select count(*) as total from relationships r where ${where}`,
-    parameters,
-    request,
-    ({ total: _total, ...row }) => fromRelationshipText(row),
-  )
-}
 
 async function findRelationship(executor: Executor, projectId: string, relationshipId: string, lock = false) {
   if (!isUuid(relationshipId)) throw notFound('No such relationship.')
@@ -56,11 +38,6 @@ async function findRelationship(executor: Executor, projectId: string, relations
   const [row] = lock ? await query.for('update') : await query
   if (!row) throw notFound('No such relationship.')
   return row
-}
-
-export async function getRelationship(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, relationshipId: string) {
-  await access.requireProjectAccess(actor, projectId, 'viewer')
-  return findRelationship(db, projectId, relationshipId)
 }
 
 /** The existing relationship equal to (source, target, type), if any. */
@@ -76,79 +53,110 @@ async function requireNoDuplicate(executor: Executor, source: string, target: st
   if (existing && existing.id !== exceptId) throw conflict('This relationship already exists.', existing.id)
 }
 
-export async function createRelationship(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, input: RelationshipInput) {
-  return mutate(db, actor, async (tx, audit) => {
-    await access.requireProjectAccess(actor, projectId, 'editor', tx)
-    if (input.sourceWorkItemId === input.targetWorkItemId) throw badRequest('A work item cannot be related to itself.', 'targetWorkItemId')
-    const found = await tx
-      .select({ id: workItems.id })
-      .from(workItems)
-      .where(and(eq(workItems.projectId, projectId), inArray(workItems.id, [input.sourceWorkItemId, input.targetWorkItemId])))
-    const inProject = new Set(found.map((row) => row.id))
-    for (const field of ['sourceWorkItemId', 'targetWorkItemId'] as const)
-      if (!inProject.has(input[field])) throw badRequest('No work item with this id in the project.', field)
-    // A duplicate (also a concurrent create of one link) is decided by the unique indexes; when the
-    // insert yields no row, the existing link is looked up for the 409.
-    const [row] = await tx
-      .insert(relationships)
-      .values({
-        organizationId: actor.organizationId,
-        projectId,
-        sourceWorkItemId: input.sourceWorkItemId,
-        targetWorkItemId: input.targetWorkItemId,
-        type: input.type,
-        createdBy: actor.userId,
+export interface RelationshipDeps {
+  db: Database
+  access: ProjectAccessService
+  workItems: WorkItemsFace
+}
+
+/** Relationships bound once; every function returns the resource in its API shape. */
+export function createRelationships({ db, access, workItems }: RelationshipDeps) {
+  return {
+    /** Relationships of a project, oldest first, optionally those touching one work item (viewer). */
+    async list(actor: Actor, projectId: string, query: RelationshipQuery, request: PageRequest) {
+      await access.requireProjectAccess(actor, projectId, 'viewer')
+      const parameters: unknown[] = [projectId]
+      let where = 'r.project_id = $1'
+      if (query.workItemId) where += ` and $2 in (r.source_work_item_id, r.target_work_item_id)`
+      if (query.workItemId) parameters.push(query.workItemId)
+      return selectPage<RelationshipTextRow & { total: string }, RelationshipResource>(
+        db,
+        `select ${RELATIONSHIP_COLUMNS}, count(*) over () as total from relationships r where ${where} order by r.created_at, r.id`,
+        `select count(*) as total from relationships r where ${where}`,
+        parameters,
+        request,
+        ({ total: _total, ...row }) => fromRelationshipText(row),
+      )
+    },
+
+    async get(actor: Actor, projectId: string, relationshipId: string) {
+      await access.requireProjectAccess(actor, projectId, 'viewer')
+      return serializeRelationship(await findRelationship(db, projectId, relationshipId))
+    },
+
+    create(actor: Actor, projectId: string, input: RelationshipInput) {
+      return mutate(db, actor, async (tx, audit) => {
+        await access.requireProjectAccess(actor, projectId, 'editor', tx)
+        if (input.sourceWorkItemId === input.targetWorkItemId) throw badRequest('A work item cannot be related to itself.', 'targetWorkItemId')
+        const inProject = new Set(await workItems.inProject(tx, projectId, [input.sourceWorkItemId, input.targetWorkItemId]))
+        for (const field of ['sourceWorkItemId', 'targetWorkItemId'] as const)
+          if (!inProject.has(input[field])) throw badRequest('No work item with this id in the project.', field)
+        // A duplicate (also a concurrent create of one link) is decided by the unique indexes; when the
+        // insert yields no row, the existing link is looked up for the 409.
+        const [row] = await tx
+          .insert(relationships)
+          .values({
+            organizationId: actor.organizationId,
+            projectId,
+            sourceWorkItemId: input.sourceWorkItemId,
+            targetWorkItemId: input.targetWorkItemId,
+            type: input.type,
+            createdBy: actor.userId,
+          })
+          .onConflictDoNothing()
+          .returning()
+        if (!row) await requireNoDuplicate(tx, input.sourceWorkItemId, input.targetWorkItemId, input.type)
+        await audit({
+          action: 'relationship.created',
+          resourceType: 'relationship',
+          resourceId: row!.id,
+          projectId,
+          changes: { after: { sourceWorkItemId: row!.sourceWorkItemId, targetWorkItemId: row!.targetWorkItemId, type: row!.type } },
+        })
+        return serializeRelationship(row!)
       })
-      .onConflictDoNothing()
-      .returning()
-    if (!row) await requireNoDuplicate(tx, input.sourceWorkItemId, input.targetWorkItemId, input.type)
-    await audit({
-      action: 'relationship.created',
-      resourceType: 'relationship',
-      resourceId: row!.id,
-      projectId,
-      changes: { after: { sourceWorkItemId: row!.sourceWorkItemId, targetWorkItemId: row!.targetWorkItemId, type: row!.type } },
-    })
-    return serializeRelationship(row!)
-  })
+    },
+
+    update(actor: Actor, projectId: string, relationshipId: string, type: RelationshipType) {
+      return mutate(db, actor, async (tx, audit) => {
+        const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
+        const current = await findRelationship(tx, projectId, relationshipId, true)
+        assertLevel(granted, 'editor')
+        if (current.type === type) return serializeRelationship(current)
+        await requireNoDuplicate(tx, current.sourceWorkItemId, current.targetWorkItemId, type, current.id)
+        const [row] = await tx
+          .update(relationships)
+          .set({ type, updatedAt: new Date() })
+          .where(eq(relationships.id, current.id))
+          .returning()
+        await audit({
+          action: 'relationship.updated',
+          resourceType: 'relationship',
+          resourceId: current.id,
+          projectId,
+          changes: { before: { type: current.type }, after: { type } },
+        })
+        return serializeRelationship(row!)
+      })
+    },
+
+    delete(actor: Actor, projectId: string, relationshipId: string) {
+      return mutate(db, actor, async (tx, audit) => {
+        const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
+        const current = await findRelationship(tx, projectId, relationshipId, true)
+        assertLevel(granted, 'editor')
+        await tx.delete(relationships).where(eq(relationships.id, current.id))
+        await audit({
+          action: 'relationship.deleted',
+          resourceType: 'relationship',
+          resourceId: current.id,
+          projectId,
+          changes: { before: { sourceWorkItemId: current.sourceWorkItemId, targetWorkItemId: current.targetWorkItemId, type: current.type } },
+        })
+        return { id: current.id }
+      })
+    },
+  }
 }
 
-export async function updateRelationship(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, relationshipId: string, type: RelationshipType) {
-  return mutate(db, actor, async (tx, audit) => {
-    const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
-    const current = await findRelationship(tx, projectId, relationshipId, true)
-    assertLevel(granted, 'editor')
-    if (current.type === type) return current
-    await requireNoDuplicate(tx, current.sourceWorkItemId, current.targetWorkItemId, type, current.id)
-    const [row] = await tx
-      .update(relationships)
-      .set({ type, updatedAt: new Date() })
-      .where(eq(relationships.id, current.id))
-      .returning()
-    await audit({
-      action: 'relationship.updated',
-      resourceType: 'relationship',
-      resourceId: current.id,
-      projectId,
-      changes: { before: { type: current.type }, after: { type } },
-    })
-    return row!
-  })
-}
-
-export async function deleteRelationship(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, relationshipId: string) {
-  return mutate(db, actor, async (tx, audit) => {
-    const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
-    const current = await findRelationship(tx, projectId, relationshipId, true)
-    assertLevel(granted, 'editor')
-    await tx.delete(relationships).where(eq(relationships.id, current.id))
-    await audit({
-      action: 'relationship.deleted',
-      resourceType: 'relationship',
-      resourceId: current.id,
-      projectId,
-      changes: { before: { sourceWorkItemId: current.sourceWorkItemId, targetWorkItemId: current.targetWorkItemId, type: current.type } },
-    })
-    return { id: current.id }
-  })
-}
+export type RelationshipService = ReturnType<typeof createRelationships>

@@ -2,13 +2,11 @@
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
 import { pageArguments, pageRequest } from '../../src/http/pagination'
-import { defineTool, type PluginContext } from '../../src/plugin'
-import { ProjectAccessRef } from '../projects/api'
+import { defineTool } from '../../src/plugin'
 import { RelationshipInput } from './model'
-import * as Relationships from './service'
+import type { RelationshipService } from './service'
 
-export function relationshipTools({ db, services }: PluginContext) {
-  const access = services.get(ProjectAccessRef)
+export function relationshipTools(relationships: RelationshipService) {
   return [
     defineTool({
       name: 'list_relationships',
@@ -16,14 +14,14 @@ export function relationshipTools({ db, services }: PluginContext) {
       scopes: ['relationships:read'],
       readOnly: true,
       input: t.Object({ projectId: UuidString(), ...pageArguments(), workItemId: t.Optional(UuidString()) }, { additionalProperties: false }),
-      run: (actor, input) => Relationships.listRelationships(db, access, actor, input.projectId, input, pageRequest(input)),
+      run: (actor, input) => relationships.list(actor, input.projectId, input, pageRequest(input)),
     }),
     defineTool({
       name: 'create_relationship',
       description: 'Link two work items of one project: blocks, relates_to, duplicates or parent_of (needs editor access).',
       scopes: ['relationships:write'],
       input: t.Object({ projectId: UuidString(), ...RelationshipInput.properties }, { additionalProperties: false }),
-      run: async (actor, { projectId, ...body }) => Relationships.createRelationship(db, access, actor, projectId, body),
+      run: (actor, { projectId, ...body }) => relationships.create(actor, projectId, body),
     }),
     defineTool({
       name: 'delete_relationship',
@@ -31,7 +29,7 @@ export function relationshipTools({ db, services }: PluginContext) {
       scopes: ['relationships:write'],
       destructive: true,
       input: t.Object({ projectId: UuidString(), relationshipId: UuidString() }, { additionalProperties: false }),
-      run: (actor, input) => Relationships.deleteRelationship(db, access, actor, input.projectId, input.relationshipId),
+      run: (actor, input) => relationships.delete(actor, input.projectId, input.relationshipId),
     }),
   ]
 }

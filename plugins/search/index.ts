@@ -4,10 +4,10 @@ import { Envelope, responses } from '../../src/http/envelope'
 import { queryInteger } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
 import { ProjectAccessRef } from '../projects/api'
-import { Entry } from '../entries/model'
-import { Relationship } from '../relationships/model'
-import { WorkItem } from '../work-items/model'
-import { searchProject } from './service'
+import { Entry } from '../entries/api'
+import { Relationship } from '../relationships/api'
+import { WorkItem } from '../work-items/api'
+import { createSearch } from './service'
 import { searchTools } from './tools'
 
 const SearchResult = t.Object(
@@ -19,14 +19,15 @@ export default definePlugin({
   name: 'search',
   description: 'Full-text search (with prefix and substring fallback) over a project.',
   dependencies: ['projects', 'work-items', 'entries', 'relationships'],
+  // Reads the work_item_documents, entry_documents and relationship_links read models of its dependencies.
   tags: [{ name: 'Search', description: 'Needs all three read scopes and viewer access.' }],
-  tools: searchTools,
 
-  routes: ({ db, http, services }) => {
-    const access = services.get(ProjectAccessRef)
+  setup: ({ db, services }) => ({ search: createSearch({ db, access: services.get(ProjectAccessRef) }) }),
+  tools: (_context, { search }) => searchTools(search),
+  routes: ({ http }, { search }) => {
     return new Elysia({ name: 'search', prefix: '/api/v1/projects/:projectId/search' }).use(http.v1).get(
       '',
-      ({ actor, params, query }) => searchProject(db, access, actor, params.projectId, { q: query.q, limit: query.limit ?? 20 }),
+      ({ actor, params, query }) => search.search(actor, params.projectId, { q: query.q, limit: query.limit ?? 20 }),
       {
         scopes: ['work_items:read', 'entries:read', 'relationships:read'],
         params: t.Object({ projectId: t.String() }),

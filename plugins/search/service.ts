@@ -1,5 +1,6 @@
 /**
- * Project search: PostgreSQL full-text search on generated tsvector columns (GIN indexes), every
+ * Project search over the read models the searched plugins export (work_item_documents,
+ * entry_documents, relationship_links): PostgreSQL full-text search on generated tsvector columns (GIN indexes), every
  * word matched as a prefix (`auth` finds "authentication"); when the words find fewer than
  * `limit`, a substring fallback on work item titles and entry bodies through trigram indexes for
  * terms of three characters or more ("ntica" finds "authentication"). Ranked by ts_rank (title weighs A, description and bodies
@@ -11,9 +12,10 @@
 import { queryText, type Database } from '../../src/db'
 import type { ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
-import { ENTRY_COLUMNS, fromEntryText, type EntryTextRow } from '../entries/model'
-import { fromRelationshipText, RELATIONSHIP_COLUMNS, type RelationshipTextRow } from '../relationships/model'
-import { fromWorkItemText, WORK_ITEM_COLUMNS, type WorkItemTextRow } from '../work-items/model'
+import { projectSummary } from './summary'
+import { ENTRY_COLUMNS, fromEntryText, type EntryTextRow } from '../entries/api'
+import { fromRelationshipText, RELATIONSHIP_COLUMNS, type RelationshipTextRow } from '../relationships/api'
+import { fromWorkItemText, WORK_ITEM_COLUMNS, type WorkItemTextRow } from '../work-items/api'
 
 const SUBSTRING_MIN = 3
 
@@ -57,19 +59,19 @@ const scored = (table: string, column: string, bonus: number) => `
   select t.*, ts_rank(t.search_vector, to_tsquery('simple', $2)) + case when $3::text is not null and t.${column} ilike $3 then ${bonus} else 0 end as score
   from ${table} t join candidates c on c.id = t.id`
 
-const WORK_ITEMS = `with ${candidates('work_items', 'title')}
-  select ${WORK_ITEM_COLUMNS} from (${scored('work_items', 'title', 0.2)}) w order by w.score desc, w.created_at, w.id limit $4`
+const WORK_ITEMS = `with ${candidates('work_item_documents', 'title')}
+  select ${WORK_ITEM_COLUMNS} from (${scored('work_item_documents', 'title', 0.2)}) w order by w.score desc, w.created_at, w.id limit $4`
 
-const ENTRIES = `with ${candidates('entries', 'body')}
-  select ${ENTRY_COLUMNS} from (${scored('entries', 'body', 0.1)}) e order by e.score desc, e.created_at, e.id limit $4`
+const ENTRIES = `with ${candidates('entry_documents', 'body')}
+  select ${ENTRY_COLUMNS} from (${scored('entry_documents', 'body', 0.1)}) e order by e.score desc, e.created_at, e.id limit $4`
 
 /** A relationship matches when either end matches; it ranks by its better end. */
-const RELATIONSHIPS = `with ${candidates('work_items', 'title')}, matched as (${scored('work_items', 'title', 0.2)})
+const RELATIONSHIPS = `with ${candidates('work_item_documents', 'title')}, matched as (${scored('work_item_documents', 'title', 0.2)})
   select ${RELATIONSHIP_COLUMNS} from (
-    select r.*, max(m.score) as score from relationships r
+    select r.*, max(m.score) as score from relationship_links r
       join matched m on m.id = r.source_work_item_id or m.id = r.target_work_item_id
       where r.project_id = $1
-      group by r.id
+      group by r.id, r.organization_id, r.project_id, r.source_work_item_id, r.target_work_item_id, r.type, r.created_by, r.created_at, r.updated_at
   ) r order by r.score desc, r.created_at, r.id limit $4`
 
 interface SearchOptions {
@@ -92,3 +94,13 @@ export async function searchProject(db: Database, access: ProjectAccessService, 
     relationships: relationships.map(fromRelationshipText),
   }
 }
+
+/** Search and the project summary, bound once. */
+export function createSearch({ db, access }: { db: Database; access: ProjectAccessService }) {
+  return {
+    search: (actor: Actor, projectId: string, options: SearchOptions) => searchProject(db, access, actor, projectId, options),
+    summary: (actor: Actor, projectId: string) => projectSummary(db, access, actor, projectId),
+  }
+}
+
+export type SearchService = ReturnType<typeof createSearch>

@@ -1,15 +1,15 @@
-/** A project at a glance: work items by status, entry and relationship counts, recent activity. */
+/** A project at a glance: work items by status, entry and relationship counts, recent activity (through the owners' read models). */
 import { queryText, type Database } from '../../src/db'
 import type { ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
-import { fromWorkItemText, WORK_ITEM_COLUMNS, type WorkItemTextRow } from '../work-items/model'
+import { fromWorkItemText, WORK_ITEM_COLUMNS, type WorkItemTextRow } from '../work-items/api'
 
 const COUNTS = `select
-    (select coalesce(json_object_agg(status, n), '{}') from (select status, count(*) as n from work_items where project_id = $1 group by status) s) as "byStatus",
-    (select count(*) from entries where project_id = $1) as entries,
-    (select count(*) from relationships where project_id = $1) as relationships`
+    (select coalesce(json_object_agg(status, n), '{}') from (select status, count(*) as n from work_item_documents where project_id = $1 group by status) s) as "byStatus",
+    (select count(*) from entry_documents where project_id = $1) as entries,
+    (select count(*) from relationship_links where project_id = $1) as relationships`
 
-const RECENT = `select ${WORK_ITEM_COLUMNS} from work_items w where w.project_id = $1 order by w.updated_at desc, w.id desc limit 10`
+const RECENT = `select ${WORK_ITEM_COLUMNS} from work_item_documents w where w.project_id = $1 order by w.updated_at desc, w.id desc limit 10`
 
 /** Counted in SQL (never by loading rows): two statements after the access check. */
 export async function projectSummary(db: Database, access: ProjectAccessService, actor: Actor, projectId: string) {

@@ -2,13 +2,10 @@
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
-import { defineTool, type PluginContext } from '../../src/plugin'
-import { ProjectAccessRef } from '../projects/api'
-import { searchProject } from './service'
-import { projectSummary } from './summary'
+import { defineTool } from '../../src/plugin'
+import type { SearchService } from './service'
 
-export function searchTools({ db, services }: PluginContext) {
-  const access = services.get(ProjectAccessRef)
+export function searchTools(search: SearchService) {
   return [
     defineTool({
       name: 'search_project',
@@ -23,7 +20,7 @@ export function searchTools({ db, services }: PluginContext) {
         },
         { additionalProperties: false },
       ),
-      run: (actor, input) => searchProject(db, access, actor, input.projectId, { q: input.q, limit: input.limit ?? 20 }),
+      run: (actor, input) => search.search(actor, input.projectId, { q: input.q, limit: input.limit ?? 20 }),
     }),
     defineTool({
       name: 'project_summary',
@@ -31,7 +28,7 @@ export function searchTools({ db, services }: PluginContext) {
       scopes: ['work_items:read', 'entries:read', 'relationships:read'],
       readOnly: true,
       input: t.Object({ projectId: UuidString() }, { additionalProperties: false }),
-      run: (actor, input) => projectSummary(db, access, actor, input.projectId),
+      run: (actor, input) => search.summary(actor, input.projectId),
     }),
   ]
 }

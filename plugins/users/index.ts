@@ -2,9 +2,10 @@
 import { Elysia, t } from 'elysia'
 import { Envelope, responses } from '../../src/http/envelope'
 import { definePlugin } from '../../src/plugin'
-import { userTools } from './tools'
+import { UserDirectoryRef } from '../auth/api'
 import { Me, UserIdentity } from './model'
-import { getUser, me } from './service'
+import { createUsers } from './service'
+import { userTools } from './tools'
 
 export default definePlugin({
   name: 'users',
@@ -12,17 +13,18 @@ export default definePlugin({
   dependencies: ['auth'],
   scopes: [{ name: 'users:read', description: 'Resolve limited user identity information.' }],
   tags: [{ name: 'Users', description: 'Limited identity of organization members.' }],
-  tools: userTools,
 
-  routes: ({ db, http }) =>
+  setup: ({ db, services }) => ({ users: createUsers({ db, directory: services.get(UserDirectoryRef) }) }),
+  tools: (_context, { users }) => userTools(users),
+  routes: ({ http }, { users }) =>
     new Elysia({ name: 'users', prefix: '/api/v1/users' })
       .use(http.v1)
-      .get('/me', ({ actor }) => me(actor), {
+      .get('/me', ({ actor }) => users.me(actor), {
         scopes: [],
         response: responses(Envelope(Me)),
         detail: { tags: ['Users'], summary: 'The key owner and the key in use (no scope needed).' },
       })
-      .get('/:userId', ({ actor, params }) => getUser(db, actor, params.userId), {
+      .get('/:userId', ({ actor, params }) => users.get(actor, params.userId), {
         scopes: ['users:read'],
         params: t.Object({ userId: t.String() }),
         response: responses(Envelope(UserIdentity)),

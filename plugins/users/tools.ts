@@ -1,10 +1,10 @@
 /** MCP tool of the users plugin: limited identity of an organization member. */
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
-import { defineTool, type PluginContext } from '../../src/plugin'
-import { getUser } from './service'
+import { defineTool } from '../../src/plugin'
+import type { UserService } from './service'
 
-export function userTools({ db }: PluginContext) {
+export function userTools(users: UserService) {
   return [
     defineTool({
       name: 'get_user',
@@ -12,7 +12,7 @@ export function userTools({ db }: PluginContext) {
       scopes: ['users:read'],
       readOnly: true,
       input: t.Object({ userId: UuidString() }, { additionalProperties: false }),
-      run: (actor, input) => getUser(db, actor, input.userId),
+      run: (actor, input) => users.get(actor, input.userId),
     }),
   ]
 }

@@ -1,7 +1,6 @@
 /** Work items, and the per-project counter their numbers come from. */
 import { sql } from 'drizzle-orm'
-import { check, date, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { queryText, type Executor } from '../../src/db'
+import { check, date, index, integer, pgTable, pgView, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { primaryId, timestamps, tsvector } from '../../src/schema'
 import { organizationReference, userReference } from '../auth/schema'
 import { projectReference, projects } from '../projects/schema'
@@ -51,18 +50,28 @@ export const workItemCounters = pgTable('work_item_counters', {
 
 export type WorkItemRow = typeof workItems.$inferSelect
 
+// ---- read models: what other plugins' SQL may read of these tables --------------------------
+
 /**
- * Takes the project's ordering lock (the counter row), creating the counter if needed, and
- * returns the last number handed out. Every change of positions in a project (new work items,
- * new entries, content order) takes it first, so positions never collide.
+ * Work items as other plugins read them (search, summaries, content order): every column the API
+ * shows, plus the search document. Positions change only through this plugin's public face.
  */
-export async function lockProjectOrdering(executor: Executor, projectId: string, advance = false): Promise<number> {
-  const [row] = await queryText<{ lastNumber: number }>(
-    executor,
-    `insert into work_item_counters (project_id, last_number) values ($1, $2)
-       on conflict (project_id) do update set last_number = work_item_counters.last_number + $2
-       returning last_number as "lastNumber"`,
-    [projectId, advance ? 1 : 0],
-  )
-  return row!.lastNumber
-}
+export const workItemDocuments = pgView('work_item_documents', {
+  id: uuid().notNull(),
+  organizationId: uuid().notNull(),
+  projectId: uuid().notNull(),
+  number: integer().notNull(),
+  title: text().notNull(),
+  description: text(),
+  status: text().notNull(),
+  priority: integer().notNull(),
+  assigneeId: uuid(),
+  dueDate: date({ mode: 'string' }),
+  position: integer().notNull(),
+  createdBy: uuid(),
+  createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
+  updatedAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
+  searchVector: tsvector(),
+}).as(
+  sql`select id, organization_id, project_id, number, title, description, status, priority, assignee_id, due_date, position, created_by, created_at, updated_at, search_vector from work_items`,
+)

@@ -2,17 +2,13 @@
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
 import { pageArguments, pageRequest } from '../../src/http/pagination'
-import { defineTool, type PluginContext } from '../../src/plugin'
-import { ProjectAccessRef } from '../projects/api'
-import { UserDirectoryRef } from '../auth/api'
+import { defineTool } from '../../src/plugin'
 import { Status, WorkItemInput, WorkItemPatch } from './model'
-import * as WorkItems from './service'
+import type { WorkItemService } from './service'
 
 const target = { projectId: UuidString(), workItemId: UuidString() }
 
-export function workItemTools({ db, services }: PluginContext) {
-  const access = services.get(ProjectAccessRef)
-  const directory = services.get(UserDirectoryRef)
+export function workItemTools(workItems: WorkItemService) {
   return [
     defineTool({
       name: 'list_work_items',
@@ -23,7 +19,7 @@ export function workItemTools({ db, services }: PluginContext) {
         { projectId: UuidString(), ...pageArguments(), status: t.Optional(Status), assigneeId: t.Optional(UuidString()) },
         { additionalProperties: false },
       ),
-      run: (actor, input) => WorkItems.listWorkItems(db, access, actor, input.projectId, input, pageRequest(input)),
+      run: (actor, input) => workItems.list(actor, input.projectId, input, pageRequest(input)),
     }),
     defineTool({
       name: 'get_work_item',
@@ -31,22 +27,21 @@ export function workItemTools({ db, services }: PluginContext) {
       scopes: ['work_items:read'],
       readOnly: true,
       input: t.Object(target, { additionalProperties: false }),
-      run: async (actor, input) => WorkItems.serializeWorkItem(await WorkItems.getWorkItem(db, access, actor, input.projectId, input.workItemId)),
+      run: (actor, input) => workItems.get(actor, input.projectId, input.workItemId),
     }),
     defineTool({
       name: 'create_work_item',
       description: 'Create a work item at the end of the project (needs editor access). Only `title` is required.',
       scopes: ['work_items:write'],
       input: t.Object({ projectId: UuidString(), ...WorkItemInput.properties }, { additionalProperties: false }),
-      run: async (actor, { projectId, ...body }) => WorkItems.createWorkItem(db, access, directory, actor, projectId, body),
+      run: (actor, { projectId, ...body }) => workItems.create(actor, projectId, body),
     }),
     defineTool({
       name: 'update_work_item',
       description: 'Change fields of a work item (needs editor access).',
       scopes: ['work_items:write'],
       input: t.Object({ ...target, ...WorkItemPatch.properties }, { additionalProperties: false, minProperties: 3 }),
-      run: async (actor, { projectId, workItemId, ...patch }) =>
-        WorkItems.serializeWorkItem(await WorkItems.updateWorkItem(db, access, directory, actor, projectId, workItemId, patch)),
+      run: (actor, { projectId, workItemId, ...patch }) => workItems.update(actor, projectId, workItemId, patch),
     }),
     defineTool({
       name: 'delete_work_item',
@@ -54,7 +49,7 @@ export function workItemTools({ db, services }: PluginContext) {
       scopes: ['work_items:write'],
       destructive: true,
       input: t.Object(target, { additionalProperties: false }),
-      run: (actor, input) => WorkItems.deleteWorkItem(db, access, actor, input.projectId, input.workItemId),
+      run: (actor, input) => workItems.delete(actor, input.projectId, input.workItemId),
     }),
   ]
 }

@@ -160,10 +160,12 @@ export class ChangeLog {
       // With announcements, the log is read only when something was written.
       if (this.latest === null || this.latest > readUpTo) {
         this.reads++
-        const rows = await this.read('select seq::text as seq, table_name as "table", op, row_text as "row" from fuzz_changes where seq > $1 order by seq', readUpTo)
+        // Ordered by the number: `order by seq` would sort the text alias ("99" after "101") and
+        // move readUpTo back, so changes already accounted for came round again.
+        const rows = await this.read('select seq::text as seq, table_name as "table", op, row_text as "row" from fuzz_changes where seq > $1 order by fuzz_changes.seq', readUpTo)
         const more = rows.map((row) => ({ ...(row as Omit<Change, 'seq'>), seq: Number(row.seq) }))
         changes = changes.concat(more)
-        if (more.length) readUpTo = more.at(-1)!.seq
+        for (const change of more) readUpTo = Math.max(readUpTo, change.seq)
       }
       const left = netChanges(changes.filter((change) => !allowed.includes(change.table)))
       if (!left.length || Date.now() > deadline) {

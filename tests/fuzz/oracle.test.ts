@@ -64,3 +64,30 @@ describe('the fuzz oracle', () => {
     expect(resolveOperation(ops, 'PUT', '/api/v1/teams/x')).toBeNull()
   })
 })
+
+describe('the change log', () => {
+  test('reports each change once, also when its sequence crosses into more digits (99 → 100)', async () => {
+    const { createTestDatabase } = await import('../helpers/database')
+    const { installChangeLog } = await import('./checksum')
+    const { queryText } = await import('../../src/db')
+    const { migrate } = await import('../../src/migrate')
+    const database = await createTestDatabase()
+    try {
+      await migrate(database.db)
+      const log = await installChangeLog(database)
+      const seen: number[] = []
+      // One row, then three per read, so one read spans 98..100 (the log's sequence starts at 1).
+      await queryText(database.db, `insert into sign_in_throttle (key, failures) values ('first', 1)`, [])
+      expect(await log.since([], 0)).toHaveLength(1)
+      for (let i = 0; i < 45; i++) {
+        await queryText(database.db, `insert into sign_in_throttle (key, failures) select 'change-' || n, 1 from generate_series($1::int, $1::int + 2) n`, [i * 3])
+        const changes = await log.since([], 0)
+        expect(changes).toHaveLength(3)
+        seen.push(...changes.map((change) => change.seq))
+      }
+      expect(new Set(seen).size).toBe(135)
+    } finally {
+      await database.close()
+    }
+  })
+})

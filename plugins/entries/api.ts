@@ -1,0 +1,16 @@
+/**
+ * The `entries` plugin's public face: the entry model and its SQL-text columns (for plugins that
+ * read entries through the `entry_documents` read model, aliased `e`), and what content order may
+ * call inside its transaction.
+ */
+import type { Transaction } from '../../src/db'
+import { serviceRef } from '../../src/services/registry'
+
+export { Entry, ENTRY_COLUMNS, fromEntryText, type EntryResource, type EntryTextRow } from './model'
+
+export interface EntriesFace {
+  /** Renumbers entries 0..n-1 in the order of `ids` (the caller holds the project's ordering lock). */
+  writeOrder(tx: Transaction, ids: readonly string[]): Promise<void>
+}
+
+export const EntriesRef = serviceRef<EntriesFace>('entries.face', 'entries')

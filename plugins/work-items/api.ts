@@ -1,0 +1,26 @@
+/**
+ * The `work-items` plugin's public face: the work item model and its SQL-text columns (for plugins
+ * that read work items through the `work_item_documents` read model, aliased `w`), and the
+ * functions other plugins may call inside their own transactions.
+ */
+import type { Executor, Transaction } from '../../src/db'
+import { serviceRef } from '../../src/services/registry'
+
+export { fromWorkItemText, WORK_ITEM_COLUMNS, WorkItem, type WorkItemResource, type WorkItemTextRow } from './model'
+
+export interface WorkItemsFace {
+  /**
+   * Takes the project's ordering lock in `tx` (creating it if needed) and returns the last work
+   * item number handed out, advanced by one with `advance`. Every change of positions in a project
+   * (new work items, new entries, content order) takes it first, so positions never collide.
+   */
+  lockOrdering(tx: Transaction, projectId: string, advance?: boolean): Promise<number>
+  /** Renumbers work items 0..n-1 in the order of `ids` (the caller holds the ordering lock). */
+  writeOrder(tx: Transaction, ids: readonly string[]): Promise<void>
+  /** The project of a work item of the organization, or undefined (also for an id that is no UUID). */
+  projectOf(executor: Executor, organizationId: string, workItemId: string): Promise<string | undefined>
+  /** Of `ids`, those of work items in the project. */
+  inProject(executor: Executor, projectId: string, ids: readonly string[]): Promise<string[]>
+}
+
+export const WorkItemsRef = serviceRef<WorkItemsFace>('work-items.face', 'work-items')
