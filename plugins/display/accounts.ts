@@ -6,8 +6,9 @@ import { badRequest, notFound } from '../../src/http/errors'
 import { isUuid } from '../../src/ids'
 import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
 import type { DisplayAccounts } from './api'
-import { users } from '../auth/schema'
-import { DISPLAY_KEY_PREFIX, nextUtcMidnight } from './model'
+import type { UserDirectory } from '../auth/api'
+import { nextUtcMidnight } from './answers'
+import { DISPLAY_KEY_PREFIX } from './model'
 import { displayAccounts, displayUsage } from './schema'
 
 /** Creates the display account of a new user, in the user's transaction; returns the key once. */
@@ -34,7 +35,7 @@ export async function setDailyLimit(db: Database, userId: string, dailyLimit: nu
   })
 }
 
-export function createDisplayAccounts(db: Database, defaultLimit: number): DisplayAccounts {
+export function createDisplayAccounts(db: Database, defaultLimit: number, users: UserDirectory): DisplayAccounts {
   return {
     async summary(userId) {
       const [row] = await db
@@ -51,8 +52,9 @@ export function createDisplayAccounts(db: Database, defaultLimit: number): Displ
       const apiKey = generateSecret(DISPLAY_KEY_PREFIX)
       const prefix = secretPrefix(apiKey)
       await mutate(db, actor, async (tx, audit) => {
-        const [user] = await tx.select({ organizationId: users.organizationId }).from(users).where(eq(users.id, userId))
-        if (!user) throw notFound('No such user.')
+        // A user of the actor's organization (the account area rotates its user's own key).
+        if (!(await users.activeUser(tx, actor.organizationId, userId))) throw notFound('No such user.')
+        const user = { organizationId: actor.organizationId }
         const [previous] = await tx.select({ prefix: displayAccounts.keyPrefix }).from(displayAccounts).where(eq(displayAccounts.userId, userId)).for('update')
         await tx
           .insert(displayAccounts)

@@ -1,9 +1,28 @@
 /**
  * The `display` plugin's public face: what other plugins (the account area, push) and tests may
- * use. Everything else of the plugin is its own.
+ * use — display accounts, counted display calls on a page (the seam `POST /api/message` is built
+ * on), page visibility, the display API's answers and OpenAPI pieces, the fragment cache. Push
+ * reads a page's audience through the read model `page_viewers` (schema.ts).
  */
 import type { AuditActor } from '../../src/audit'
+import type { Actor } from '../../src/services/identity'
 import { serviceRef } from '../../src/services/registry'
+import type { DisplayError, Outcome, Refusal } from './answers'
+
+export {
+  checkBody,
+  displayFailure,
+  displayJson,
+  mobileSession,
+  refusalResponse,
+  requireJson,
+  usageHeaders,
+  type DisplayError,
+  type Outcome,
+  type Refusal,
+  type Usage,
+} from './answers'
+export { displayErrorDoc, DISPLAY_TAGS, failureDocs, header, invalidApiKeyDoc, invalidSessionDoc, json, limitExceededDoc, NOT_ENVELOPE, usageHeaderDocs } from './openapi'
 
 export interface DisplayAccountSummary {
   /** The first 8 characters of the `dpk_…` key; null for a user who has no display account yet. */
@@ -22,6 +41,42 @@ export interface DisplayAccounts {
 }
 
 export const DisplayAccountsRef = serviceRef<DisplayAccounts>('display.accounts', 'display')
+
+/** What a caller adds to a counted call on a page: its CTEs, its result columns and their parameters. */
+export interface PageEffect {
+  /**
+   * CTEs appended after display's `account` (user_id, organization_id, role), `counted` and
+   * `target` (the page: id, name, organization_id, created_by, editable); they must act only on
+   * `counted` and `where t.editable`. Their parameters are numbered from `first`.
+   */
+  ctes(first: number): string
+  /** Result columns (SQL) read from those CTEs. */
+  columns: string
+  parameters: unknown[]
+}
+
+/** The counted, limit-checked display call, owned by display (`POST /api/component`) and used by push (`POST /api/message`). */
+export interface DisplayCalls {
+  /** The body's display key, hashed, or the refusal (400 not an object or no apiKey, 401 a malformed key). */
+  keyOf(body: unknown): { keyHash: string } | Refusal
+  /** A valid key's call whose body was refused: counted and 400 with `problem` (or 429 / 401), in one statement. */
+  refuseCounted(keyHash: string, problem: DisplayError): Promise<Refusal>
+  /**
+   * A counted call acting on the page named `pageName` (any case), allowed only to its editors:
+   * ONE statement with the caller's `effect`. Refused 401, 429, 404 pageNotFound or 403
+   * readOnlyAccess, each counted as the display API counts; otherwise the row with `effect`'s columns.
+   */
+  onPage<R extends Record<string, unknown>>(keyHash: string, pageName: string, effect: PageEffect): Promise<Outcome<{ row: R }>>
+}
+
+export const DisplayCallsRef = serviceRef<DisplayCalls>('display.calls', 'display')
+
+export interface DisplayPages {
+  /** The page if the actor may see it; 404 otherwise (unknown, elsewhere, or invisible). */
+  requireVisible(actor: Actor, pageId: string): Promise<{ id: string; name: string }>
+}
+
+export const DisplayPagesRef = serviceRef<DisplayPages>('display.pages', 'display')
 
 export interface FragmentCacheStats {
   entries: number

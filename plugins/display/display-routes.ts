@@ -13,7 +13,8 @@ import type { Sessions } from '../auth/api'
 import type { FragmentCache } from './fragments'
 import { findVisiblePage, LIVE_CSS, LIVE_JS, livePage, pageCells, pageComponents } from './live-page'
 import type { LiveStreams } from './live-streams'
-import { Component, ComponentData, ComponentUpdate, displayFailure, displayJson, mobileSession, refusalResponse, requireJson, usageHeaders } from './model'
+import { displayFailure, displayJson, mobileSession, refusalResponse, requireJson, usageHeaders } from './answers'
+import { Component, ComponentData, ComponentUpdate } from './model'
 import { displayErrorDoc, DISPLAY_TAGS, failureDocs, invalidApiKeyDoc, invalidSessionDoc, json, limitExceededDoc, NOT_ENVELOPE, usageHeaderDocs } from './openapi'
 import { updateComponent, type ChangeNotifier } from './update'
 
@@ -82,8 +83,17 @@ const pageComponentsDetail = {
   },
 }
 
+/** What the display API's routes and the live pages use, bound at setup. */
+export interface DisplayRouteDeps {
+  db: Database
+  log: Logger
+  sessions: Sessions
+  streams: LiveStreams
+  fragments: FragmentCache
+  notifier: ChangeNotifier
+}
 
-export function displayRoutes(db: Database, sessions: Sessions, streams: LiveStreams, fragments: FragmentCache, notifier: ChangeNotifier, log: Logger) {
+export function displayRoutes({ db, log, sessions, streams, fragments, notifier }: DisplayRouteDeps) {
   /** The web session of a live page request, or null (the page then sends to sign-in). */
   const viewer = async (request: Request) => sessions.authenticate(readCookie(request, SESSION_COOKIE), 'web').catch(() => null)
   const notFoundPage = () => htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Not found</title></head><body><p>No such page.</p></body></html>`, 404)

@@ -6,13 +6,13 @@ import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { describeError } from '../../src/log'
 import { definePlugin } from '../../src/plugin'
-import { SessionsRef, UserLifecycleRef } from '../auth/api'
-import { TeamEventsRef } from '../teams/api'
-import { DisplayAccountsRef } from './api'
-import { serviceRef } from '../../src/services/registry'
+import { SessionsRef, UserDirectoryRef, UserLifecycleRef } from '../auth/api'
+import { TeamDirectoryRef, TeamEventsRef } from '../teams/api'
 import { createDisplayAccount, createDisplayAccounts, setDailyLimit } from './accounts'
 import { displayRoutes } from './display-routes'
-import { FragmentCacheRef } from './api'
+import { DisplayAccountsRef, DisplayCallsRef, DisplayPagesRef, FragmentCacheRef } from './api'
+import { createDisplayCalls } from './calls'
+import { createPages } from './pages-service'
 import { FragmentCache } from './fragments'
 import { LiveStreams } from './live-streams'
 import { components, displayAccounts, displayUsage, pageAccess, pages } from './schema'
@@ -26,17 +26,13 @@ const DisplayConfig = Type.Object({
   fragmentCacheMegabytes: Type.Integer({ minimum: 1, maximum: 4096, default: 32, description: "Memory for the live pages' rendered SVG, per instance (least recently used out first)." }),
 })
 
-/** This plugin's own registry slot for its live streams (set up in `setup`, used by the routes). */
-const LiveStreamsRef = serviceRef<LiveStreams>('display.live-streams', 'display')
-const FragmentsRef = serviceRef<FragmentCache>('display.fragment-cache', 'display')
-const NotifierRef = serviceRef<ChangeNotifier>('display.change-notifier', 'display')
-
 export default definePlugin({
   name: 'display',
   description: 'Dashboard pages and components, POST /api/component with an exact daily limit, and live pages.',
   dependencies: ['auth', 'teams'],
   config: DisplayConfig,
   tables: { displayAccounts, displayUsage, pages, pageAccess, components },
+  readModels: { page_viewers: 'Who sees a page, one row per page and user: creator, access list users, members of teams on it (push addresses messages with it).' },
   scopes: [
     { name: 'dashboards:read', description: 'Read dashboard pages, their access lists and components.' },
     { name: 'dashboards:write', description: 'Create pages; manage the pages you created (administrators: all).' },
@@ -52,16 +48,23 @@ export default definePlugin({
 
   async setup(context) {
     const { db, services, config, events, log } = context
+    const users = services.get(UserDirectoryRef)
+    const sessions = services.get(SessionsRef)
     services.get(UserLifecycleRef).onUserCreated(async (tx, user) => ({ displayApiKey: await createDisplayAccount(tx, user, config.defaultDailyLimit) }))
-    services.provide(DisplayAccountsRef, createDisplayAccounts(db, config.defaultDailyLimit))
+    services.provide(DisplayAccountsRef, createDisplayAccounts(db, config.defaultDailyLimit, users))
+    services.provide(DisplayCallsRef, createDisplayCalls(db))
+    const pages = createPages({ db, users, teams: services.get(TeamDirectoryRef), maxComponentsPerPage: config.maxComponentsPerPage })
+    services.provide(DisplayPagesRef, {
+      async requireVisible(actor, pageId) {
+        const { id, name } = await pages.get(actor, pageId)
+        return { id, name }
+      },
+    })
     const fragments = new FragmentCache(config.fragmentCacheMegabytes * 1024 * 1024)
-    services.provide(FragmentsRef, fragments)
     services.provide(FragmentCacheRef, fragments)
-    const streams = new LiveStreams(db, log, fragments, services.get(SessionsRef), config.maxStreamsPerUser)
-    services.provide(LiveStreamsRef, streams)
+    const streams = new LiveStreams(db, log, fragments, sessions, config.maxStreamsPerUser)
     if (context.background) await streams.watch(events, services.get(TeamEventsRef))
     const notifier = new ChangeNotifier(db, (error) => log.warn('could not notify live viewers', describeError(error)))
-    services.provide(NotifierRef, notifier)
     await events.subscribe(DISPLAY_CHANNEL, (changes: Array<{ pageId: string; componentId: string }>) => {
       for (const change of changes) void streams.publish(change)
     })
@@ -69,12 +72,11 @@ export default definePlugin({
       await notifier.stop()
       streams.closeAll()
     })
+    return { pages, sessions, streams, fragments, notifier }
   },
 
-  routes: ({ db, http, services, log, config }) =>
-    new Elysia({ name: 'display' })
-      .use(dashboardRoutes(db, http.v1, { maxComponentsPerPage: config.maxComponentsPerPage }))
-      .use(displayRoutes(db, services.get(SessionsRef), services.get(LiveStreamsRef), services.get(FragmentsRef), services.get(NotifierRef), log)),
+  routes: ({ db, http, log }, bound) =>
+    new Elysia({ name: 'display' }).use(dashboardRoutes(http.v1, bound.pages)).use(displayRoutes({ db, log, ...bound })),
 
   cli: {
     'display-limit set': {

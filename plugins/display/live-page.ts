@@ -9,7 +9,7 @@ import type { Principal } from '../../src/services/identity'
 import type { FragmentCache } from './fragments'
 import { PAGE_NAME_PATTERN } from './model'
 import { COMPONENT_COLUMNS, FROM_PAGE_COMPONENTS, fromComponentText } from './pages-service'
-import { ACTOR, MAY_USE_PAGE } from './schema'
+import { ACTOR, MAY_USE_PAGE } from './page-access'
 
 const LIVE_HEADERS = { ...PAGE_HEADERS, 'content-security-policy': PAGE_HEADERS['content-security-policy']!.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'") }
 

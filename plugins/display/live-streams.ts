@@ -17,9 +17,9 @@ import type { Revocation, Sessions } from '../auth/api'
 import type { TeamEvents, TeamMembershipLoss } from '../teams/api'
 import type { FragmentCache } from './fragments'
 import { componentCell, type ComponentCell } from './live-page'
-import { displayJson } from './model'
+import { displayJson } from './answers'
 import { COMPONENT_COLUMNS, fromComponentText, PAGE_ACCESS_CHANNEL } from './pages-service'
-import { MAY_USE_PAGE } from './schema'
+import { MAY_USE_PAGE } from './page-access'
 
 const SWEEP_EVERY_MS = 30_000
 
@@ -38,7 +38,7 @@ interface Listener extends StreamViewer {
 
 /** $1 pair keys, $2 users, $3 pages: the pairs whose user (still active) may still see the page. */
 const STILL_VISIBLE = `select l.key from unnest($1::text[], $2::uuid[], $3::uuid[]) as l(key, user_id, page_id)
-  join users u on u.id = l.user_id and u.status = 'active'
+  join user_directory u on u.id = l.user_id and u.status = 'active'
   join pages p on p.id = l.page_id
   cross join lateral (select u.id as user_id, u.organization_id, u.role) a
   where ${MAY_USE_PAGE}`

@@ -11,10 +11,11 @@ import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
 import { isoFromText, selectPage, withIsoTimestamps } from '../../src/sql'
-import { users } from '../auth/schema'
-import { teams } from '../teams/schema'
+import type { UserDirectory } from '../auth/api'
+import type { TeamDirectory } from '../teams/api'
 import type { ComponentInput, ComponentPatch, PageAccessInput, PageInput, PagePatch } from './model'
-import { ACTOR, actorParameters, components, MAY_USE_PAGE, pageAccess, pages } from './schema'
+import { ACTOR, actorParameters, MAY_USE_PAGE } from './page-access'
+import { components, pageAccess, pages } from './schema'
 
 /** NOTIFY channel of access changes of a page (`{pageId}`: an entry removed, or the page deleted); live streams re-check on it. */
 export const PAGE_ACCESS_CHANNEL = 'display_page_access'
@@ -22,11 +23,9 @@ export const PAGE_ACCESS_CHANNEL = 'display_page_access'
 type PageRow = typeof pages.$inferSelect
 type ComponentRow = typeof components.$inferSelect
 
-export function serializePage(row: PageRow) {
-  return { id: row.id, name: row.name, title: row.title, createdBy: row.createdBy, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() }
-}
+const serializePage = (row: PageRow) => ({ id: row.id, name: row.name, title: row.title, createdBy: row.createdBy, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() })
 
-export function serializeComponent(row: ComponentRow) {
+function serializeComponent(row: ComponentRow) {
   return {
     id: row.id,
     pageId: row.pageId,
@@ -73,61 +72,10 @@ async function requireUniqueName(executor: Executor, organizationId: string, nam
   if (existing) throw conflict('A page with this name already exists.', existing.id, 'name')
 }
 
-/** Pages the actor may see, oldest first. */
-export function listPages(db: Database, actor: Actor, request: PageRequest) {
-  return selectPage<{ id: string; name: string; title: string | null; createdBy: string | null; createdAt: string; updatedAt: string; total: string }, ReturnType<typeof serializePage>>(
-    db,
-    `select p.id, p.name, p.title, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt", count(*) over () as total
-      from pages p, ${ACTOR} where ${MAY_USE_PAGE} order by p.created_at, p.id`,
-    `select count(*) as total from pages p, ${ACTOR} where ${MAY_USE_PAGE}`,
-    actorParameters(actor),
-    request,
-    ({ total: _total, ...row }) => withIsoTimestamps(row),
-  )
-}
 
-export async function getPage(db: Database, actor: Actor, pageId: string) {
-  return (await findPage(db, actor, pageId)).page
-}
 
-/** Creates a page; the caller is its creator (and so manages it). */
-export async function createPage(db: Database, actor: Actor, input: PageInput) {
-  return mutate(db, actor, async (tx, audit) => {
-    const [page] = await tx
-      .insert(pages)
-      .values({ organizationId: actor.organizationId, name: input.name, title: input.title ?? null, createdBy: actor.userId })
-      .onConflictDoNothing()
-      .returning()
-    // Nothing inserted: the name is taken (any case), so this throws the 409 naming that page.
-    if (!page) await requireUniqueName(tx, actor.organizationId, input.name)
-    await audit({ action: 'page.created', resourceType: 'page', resourceId: page!.id, changes: { after: { name: page!.name, title: page!.title } } })
-    return serializePage(page!)
-  })
-}
 
-export async function updatePage(db: Database, actor: Actor, pageId: string, patch: PagePatch) {
-  return mutate(db, actor, async (tx, audit) => {
-    const found = await findPage(tx, actor, pageId, true)
-    requireManage(found)
-    const changes = changedFields(found.page, patch)
-    if (!changes) return found.page
-    if (patch.name !== undefined) await requireUniqueName(tx, actor.organizationId, patch.name, pageId)
-    const [page] = await tx.update(pages).set({ ...patch, updatedAt: new Date() }).where(eq(pages.id, pageId)).returning()
-    await audit({ action: 'page.updated', resourceType: 'page', resourceId: pageId, changes })
-    return page!
-  })
-}
 
-export async function deletePage(db: Database, actor: Actor, pageId: string) {
-  return mutate(db, actor, async (tx, audit) => {
-    const found = await findPage(tx, actor, pageId, true)
-    requireManage(found)
-    await tx.delete(pages).where(eq(pages.id, pageId))
-    await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
-    await audit({ action: 'page.deleted', resourceType: 'page', resourceId: pageId, changes: { before: { name: found.page.name, title: found.page.title } } })
-    return { id: pageId }
-  })
-}
 
 // ---- access list ----------------------------------------------------------------------------
 
@@ -143,65 +91,12 @@ export interface PageAccessView {
 /** The access list's columns (alias `pa`, with the user `u` and team `t` it names). */
 const ACCESS_COLUMNS = `pa.principal_type as "principalType", pa.principal_id as "principalId", coalesce(u.username, t.name) as name,
   pa.level, pa.created_at as "createdAt"`
-const ACCESS_NAMES = `left join users u on pa.principal_type = 'user' and u.id = pa.principal_id
-  left join teams t on pa.principal_type = 'team' and t.id = pa.principal_id`
+const ACCESS_NAMES = `left join user_directory u on pa.principal_type = 'user' and u.id = pa.principal_id
+  left join team_directory t on pa.principal_type = 'team' and t.id = pa.principal_id`
 
-export async function listPageAccess(db: Database, actor: Actor, pageId: string, request: PageRequest) {
-  await findPage(db, actor, pageId)
-  return selectPage<PageAccessView & { total: string }, PageAccessView>(
-    db,
-    `select ${ACCESS_COLUMNS}, count(*) over () as total from page_access pa ${ACCESS_NAMES}
-      where pa.page_id = $1 order by pa.created_at, pa.principal_id`,
-    `select count(*) as total from page_access where page_id = $1`,
-    [pageId],
-    request,
-    ({ total: _total, ...row }) => ({ ...row, createdAt: isoFromText(row.createdAt) }),
-  )
-}
 
-export async function grantPageAccess(db: Database, actor: Actor, pageId: string, input: PageAccessInput): Promise<PageAccessView> {
-  if ((input.userId === undefined) === (input.teamId === undefined)) throw badRequest('Give exactly one of userId and teamId.', input.userId === undefined ? 'userId' : 'teamId')
-  const level = input.level ?? 'viewer'
-  return mutate(db, actor, async (tx, audit) => {
-    requireManage(await findPage(tx, actor, pageId, true))
-    const principalType = input.userId !== undefined ? 'user' : 'team'
-    const principalId = (input.userId ?? input.teamId)!
-    const [principal] =
-      principalType === 'user'
-        ? await tx.select({ name: users.username }).from(users).where(and(eq(users.id, principalId), eq(users.organizationId, actor.organizationId), eq(users.status, 'active')))
-        : await tx.select({ name: teams.name }).from(teams).where(and(eq(teams.id, principalId), eq(teams.organizationId, actor.organizationId)))
-    if (!principal) throw badRequest(`No ${principalType} with this id in your organization.`, `${principalType}Id`)
-    const [row] = await tx.insert(pageAccess).values({ pageId, principalType, principalId, level, organizationId: actor.organizationId }).onConflictDoNothing().returning()
-    if (!row) throw conflict('This user or team is already on the access list.', principalId, `${principalType}Id`)
-    await audit({ action: 'page.access_granted', resourceType: 'page', resourceId: pageId, changes: { after: { principalType, principalId, level } } })
-    return { principalType, principalId, name: principal.name, level, createdAt: row.createdAt.toISOString() }
-  })
-}
 
-export async function updatePageAccess(db: Database, actor: Actor, pageId: string, principalId: string, level: 'viewer' | 'editor'): Promise<PageAccessView> {
-  return mutate(db, actor, async (tx, audit) => {
-    requireManage(await findPage(tx, actor, pageId, true))
-    const [current] = isUuid(principalId)
-      ? await queryText<PageAccessView>(tx, `select ${ACCESS_COLUMNS} from page_access pa ${ACCESS_NAMES} where pa.page_id = $1 and pa.principal_id = $2`, [pageId, principalId])
-      : []
-    if (!current) throw notFound('Not on the access list.')
-    if (current.level === level) return { ...current, createdAt: isoFromText(current.createdAt) }
-    await tx.update(pageAccess).set({ level }).where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId)))
-    await audit({ action: 'page.access_updated', resourceType: 'page', resourceId: pageId, changes: { before: { principalId, level: current.level }, after: { principalId, level } } })
-    return { ...current, level, createdAt: isoFromText(current.createdAt) }
-  })
-}
 
-export async function revokePageAccess(db: Database, actor: Actor, pageId: string, principalId: string) {
-  return mutate(db, actor, async (tx, audit) => {
-    requireManage(await findPage(tx, actor, pageId, true))
-    const [row] = isUuid(principalId) ? await tx.delete(pageAccess).where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId))).returning() : []
-    if (!row) throw notFound('Not on the access list.')
-    await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
-    await audit({ action: 'page.access_revoked', resourceType: 'page', resourceId: pageId, changes: { before: { principalType: row.principalType, principalId, level: row.level } } })
-    return { id: principalId }
-  })
-}
 
 // ---- components -----------------------------------------------------------------------------
 
@@ -213,18 +108,6 @@ export const fromComponentText = (row: ComponentTextRow) => withIsoTimestamps(ro
 /** The components of page $1 in grid order (row, then column), after the columns of a `select`. */
 export const FROM_PAGE_COMPONENTS = 'from components c where c.page_id = $1 order by c.y, c.x, c.id'
 
-/** Components of a page in grid order (row, then column). */
-export async function listComponents(db: Database, actor: Actor, pageId: string, request: PageRequest) {
-  await findPage(db, actor, pageId)
-  return selectPage<ComponentTextRow & { total: string }, ReturnType<typeof serializeComponent>>(
-    db,
-    `select ${COMPONENT_COLUMNS}, count(*) over () as total ${FROM_PAGE_COMPONENTS}`,
-    'select count(*) as total from components where page_id = $1',
-    [pageId],
-    request,
-    ({ total: _total, ...row }) => fromComponentText(row),
-  )
-}
 
 async function findComponent(executor: Executor, pageId: string, componentId: string, lock = false) {
   if (!isUuid(componentId)) throw notFound('No such component.')
@@ -234,64 +117,201 @@ async function findComponent(executor: Executor, pageId: string, componentId: st
   return row
 }
 
-export async function getComponent(db: Database, actor: Actor, pageId: string, componentId: string) {
-  await findPage(db, actor, pageId)
-  return findComponent(db, pageId, componentId)
+export interface PageDeps {
+  db: Database
+  users: UserDirectory
+  teams: TeamDirectory
+  maxComponentsPerPage: number
 }
 
-/** Adds a component (its type is fixed for good); placed below the others unless `y` is given. */
-export async function createComponent(db: Database, actor: Actor, pageId: string, input: ComponentInput, maxComponents: number) {
-  return mutate(db, actor, async (tx, audit) => {
-    // The page row is locked: concurrent creates on one page count one after another.
-    requireManage(await findPage(tx, actor, pageId, true))
-    const [{ next, count }] = (await queryText<{ next: number; count: number }>(
-      tx,
-      'select coalesce(max(y + height), 0)::int as next, count(*)::int as count from components where page_id = $1',
-      [pageId],
-    )) as [{ next: number; count: number }]
-    if (count >= maxComponents) throw conflict(`A page holds at most ${maxComponents} components (display.maxComponentsPerPage); delete one first.`)
-    const [row] = await tx
-      .insert(components)
-      .values({
-        organizationId: actor.organizationId,
-        pageId,
-        type: input.type,
-        title: input.title ?? null,
-        x: input.x ?? 0,
-        y: input.y ?? next,
-        width: input.width ?? 12,
-        height: input.height ?? 4,
+/** Pages, their access lists and components, bound once; every function returns its API shape. */
+export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps) {
+  return {
+    /** Pages the actor may see, oldest first. */
+    list(actor: Actor, request: PageRequest) {
+      return selectPage<{ id: string; name: string; title: string | null; createdBy: string | null; createdAt: string; updatedAt: string; total: string }, ReturnType<typeof serializePage>>(
+        db,
+        `select p.id, p.name, p.title, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt", count(*) over () as total
+          from pages p, ${ACTOR} where ${MAY_USE_PAGE} order by p.created_at, p.id`,
+        `select count(*) as total from pages p, ${ACTOR} where ${MAY_USE_PAGE}`,
+        actorParameters(actor),
+        request,
+        ({ total: _total, ...row }) => withIsoTimestamps(row),
+      )
+    },
+
+    async get(actor: Actor, pageId: string) {
+      return serializePage((await findPage(db, actor, pageId)).page)
+    },
+
+    /** Creates a page; the caller is its creator (and so manages it). */
+    async create(actor: Actor, input: PageInput) {
+      return mutate(db, actor, async (tx, audit) => {
+        const [page] = await tx
+          .insert(pages)
+          .values({ organizationId: actor.organizationId, name: input.name, title: input.title ?? null, createdBy: actor.userId })
+          .onConflictDoNothing()
+          .returning()
+        // Nothing inserted: the name is taken (any case), so this throws the 409 naming that page.
+        if (!page) await requireUniqueName(tx, actor.organizationId, input.name)
+        await audit({ action: 'page.created', resourceType: 'page', resourceId: page!.id, changes: { after: { name: page!.name, title: page!.title } } })
+        return serializePage(page!)
       })
-      .returning()
-    await audit({ action: 'component.created', resourceType: 'component', resourceId: row!.id, changes: { after: { pageId, type: row!.type, title: row!.title } } })
-    return serializeComponent(row!)
-  })
+    },
+
+    async update(actor: Actor, pageId: string, patch: PagePatch) {
+      return mutate(db, actor, async (tx, audit) => {
+        const found = await findPage(tx, actor, pageId, true)
+        requireManage(found)
+        const changes = changedFields(found.page, patch)
+        if (!changes) return serializePage(found.page)
+        if (patch.name !== undefined) await requireUniqueName(tx, actor.organizationId, patch.name, pageId)
+        const [page] = await tx.update(pages).set({ ...patch, updatedAt: new Date() }).where(eq(pages.id, pageId)).returning()
+        await audit({ action: 'page.updated', resourceType: 'page', resourceId: pageId, changes })
+        return serializePage(page!)
+      })
+    },
+
+    async delete(actor: Actor, pageId: string) {
+      return mutate(db, actor, async (tx, audit) => {
+        const found = await findPage(tx, actor, pageId, true)
+        requireManage(found)
+        await tx.delete(pages).where(eq(pages.id, pageId))
+        await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
+        await audit({ action: 'page.deleted', resourceType: 'page', resourceId: pageId, changes: { before: { name: found.page.name, title: found.page.title } } })
+        return { id: pageId }
+      })
+    },
+
+    async accessList(actor: Actor, pageId: string, request: PageRequest) {
+      await findPage(db, actor, pageId)
+      return selectPage<PageAccessView & { total: string }, PageAccessView>(
+        db,
+        `select ${ACCESS_COLUMNS}, count(*) over () as total from page_access pa ${ACCESS_NAMES}
+          where pa.page_id = $1 order by pa.created_at, pa.principal_id`,
+        `select count(*) as total from page_access where page_id = $1`,
+        [pageId],
+        request,
+        ({ total: _total, ...row }) => ({ ...row, createdAt: isoFromText(row.createdAt) }),
+      )
+    },
+
+    async grant(actor: Actor, pageId: string, input: PageAccessInput): Promise<PageAccessView> {
+      if ((input.userId === undefined) === (input.teamId === undefined)) throw badRequest('Give exactly one of userId and teamId.', input.userId === undefined ? 'userId' : 'teamId')
+      const level = input.level ?? 'viewer'
+      return mutate(db, actor, async (tx, audit) => {
+        requireManage(await findPage(tx, actor, pageId, true))
+        const principalType = input.userId !== undefined ? 'user' : 'team'
+        const principalId = (input.userId ?? input.teamId)!
+        const name = principalType === 'user' ? (await users.activeUser(tx, actor.organizationId, principalId))?.username : (await teams.find(tx, actor.organizationId, principalId))?.name
+        if (name === undefined) throw badRequest(`No ${principalType} with this id in your organization.`, `${principalType}Id`)
+        const [row] = await tx.insert(pageAccess).values({ pageId, principalType, principalId, level, organizationId: actor.organizationId }).onConflictDoNothing().returning()
+        if (!row) throw conflict('This user or team is already on the access list.', principalId, `${principalType}Id`)
+        await audit({ action: 'page.access_granted', resourceType: 'page', resourceId: pageId, changes: { after: { principalType, principalId, level } } })
+        return { principalType, principalId, name, level, createdAt: row.createdAt.toISOString() }
+      })
+    },
+
+    async updateAccess(actor: Actor, pageId: string, principalId: string, level: 'viewer' | 'editor'): Promise<PageAccessView> {
+      return mutate(db, actor, async (tx, audit) => {
+        requireManage(await findPage(tx, actor, pageId, true))
+        const [current] = isUuid(principalId)
+          ? await queryText<PageAccessView>(tx, `select ${ACCESS_COLUMNS} from page_access pa ${ACCESS_NAMES} where pa.page_id = $1 and pa.principal_id = $2`, [pageId, principalId])
+          : []
+        if (!current) throw notFound('Not on the access list.')
+        if (current.level === level) return { ...current, createdAt: isoFromText(current.createdAt) }
+        await tx.update(pageAccess).set({ level }).where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId)))
+        await audit({ action: 'page.access_updated', resourceType: 'page', resourceId: pageId, changes: { before: { principalId, level: current.level }, after: { principalId, level } } })
+        return { ...current, level, createdAt: isoFromText(current.createdAt) }
+      })
+    },
+
+    async revoke(actor: Actor, pageId: string, principalId: string) {
+      return mutate(db, actor, async (tx, audit) => {
+        requireManage(await findPage(tx, actor, pageId, true))
+        const [row] = isUuid(principalId) ? await tx.delete(pageAccess).where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId))).returning() : []
+        if (!row) throw notFound('Not on the access list.')
+        await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
+        await audit({ action: 'page.access_revoked', resourceType: 'page', resourceId: pageId, changes: { before: { principalType: row.principalType, principalId, level: row.level } } })
+        return { id: principalId }
+      })
+    },
+
+    /** Components of a page in grid order (row, then column). */
+    async components(actor: Actor, pageId: string, request: PageRequest) {
+      await findPage(db, actor, pageId)
+      return selectPage<ComponentTextRow & { total: string }, ReturnType<typeof serializeComponent>>(
+        db,
+        `select ${COMPONENT_COLUMNS}, count(*) over () as total ${FROM_PAGE_COMPONENTS}`,
+        'select count(*) as total from components where page_id = $1',
+        [pageId],
+        request,
+        ({ total: _total, ...row }) => fromComponentText(row),
+      )
+    },
+
+    async component(actor: Actor, pageId: string, componentId: string) {
+      await findPage(db, actor, pageId)
+      return serializeComponent(await findComponent(db, pageId, componentId))
+    },
+
+    /** Adds a component (its type is fixed for good); placed below the others unless `y` is given. */
+    async createComponent(actor: Actor, pageId: string, input: ComponentInput) {
+      return mutate(db, actor, async (tx, audit) => {
+        // The page row is locked: concurrent creates on one page count one after another.
+        requireManage(await findPage(tx, actor, pageId, true))
+        const [{ next, count }] = (await queryText<{ next: number; count: number }>(
+          tx,
+          'select coalesce(max(y + height), 0)::int as next, count(*)::int as count from components where page_id = $1',
+          [pageId],
+        )) as [{ next: number; count: number }]
+        if (count >= maxComponentsPerPage) throw conflict(`A page holds at most ${maxComponentsPerPage} components (display.maxComponentsPerPage); delete one first.`)
+        const [row] = await tx
+          .insert(components)
+          .values({
+            organizationId: actor.organizationId,
+            pageId,
+            type: input.type,
+            title: input.title ?? null,
+            x: input.x ?? 0,
+            y: input.y ?? next,
+            width: input.width ?? 12,
+            height: input.height ?? 4,
+          })
+          .returning()
+        await audit({ action: 'component.created', resourceType: 'component', resourceId: row!.id, changes: { after: { pageId, type: row!.type, title: row!.title } } })
+        return serializeComponent(row!)
+      })
+    },
+
+    async updateComponent(actor: Actor, pageId: string, componentId: string, patch: ComponentPatch) {
+      return mutate(db, actor, async (tx, audit) => {
+        const found = await findPage(tx, actor, pageId)
+        const current = await findComponent(tx, pageId, componentId, true)
+        requireManage(found)
+        const changes = changedFields(current, patch)
+        if (!changes) return serializeComponent(current)
+        const [row] = await tx
+          .update(components)
+          .set({ ...patch, version: sql`${components.version} + 1`, updatedAt: new Date() })
+          .where(eq(components.id, componentId))
+          .returning()
+        await audit({ action: 'component.updated', resourceType: 'component', resourceId: componentId, changes })
+        return serializeComponent(row!)
+      })
+    },
+
+    async deleteComponent(actor: Actor, pageId: string, componentId: string) {
+      return mutate(db, actor, async (tx, audit) => {
+        const found = await findPage(tx, actor, pageId)
+        const current = await findComponent(tx, pageId, componentId, true)
+        requireManage(found)
+        await tx.delete(components).where(eq(components.id, componentId))
+        await audit({ action: 'component.deleted', resourceType: 'component', resourceId: componentId, changes: { before: { pageId, type: current.type, title: current.title } } })
+        return { id: componentId }
+      })
+    },
+  }
 }
 
-export async function updateComponentSettings(db: Database, actor: Actor, pageId: string, componentId: string, patch: ComponentPatch) {
-  return mutate(db, actor, async (tx, audit) => {
-    const found = await findPage(tx, actor, pageId)
-    const current = await findComponent(tx, pageId, componentId, true)
-    requireManage(found)
-    const changes = changedFields(current, patch)
-    if (!changes) return current
-    const [row] = await tx
-      .update(components)
-      .set({ ...patch, version: sql`${components.version} + 1`, updatedAt: new Date() })
-      .where(eq(components.id, componentId))
-      .returning()
-    await audit({ action: 'component.updated', resourceType: 'component', resourceId: componentId, changes })
-    return row!
-  })
-}
-
-export async function deleteComponent(db: Database, actor: Actor, pageId: string, componentId: string) {
-  return mutate(db, actor, async (tx, audit) => {
-    const found = await findPage(tx, actor, pageId)
-    const current = await findComponent(tx, pageId, componentId, true)
-    requireManage(found)
-    await tx.delete(components).where(eq(components.id, componentId))
-    await audit({ action: 'component.deleted', resourceType: 'component', resourceId: componentId, changes: { before: { pageId, type: current.type, title: current.title } } })
-    return { id: componentId }
-  })
-}
+export type PageService = ReturnType<typeof createPages>

@@ -1,6 +1,6 @@
 /** Display accounts and their daily usage, dashboard pages, their access lists and components. */
 import { sql } from 'drizzle-orm'
-import { check, date, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { check, date, doublePrecision, index, integer, jsonb, pgTable, pgView, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { primaryId, timestamps } from '../../src/schema'
 import { organizationReference, userReference, users } from '../auth/schema'
 
@@ -101,43 +101,18 @@ export const components = pgTable(
   ],
 )
 
-// ---- SQL shared by the display API's calls (component updates here, messages in `push`) ----
+// ---- read models: what other plugins' SQL may read of these tables --------------------------
 
 /**
- * The first CTEs of every display API call: `account` (a live key of an active user) and `counted`
- * (this call counted, unless the day's limit is used up: the row update is the check). $1 key hash.
+ * Who sees a page (and so receives its messages), one row per page and user: its creator, users
+ * on its access list, and members of teams on it, at any level. Push addresses messages with it.
  */
-export const DISPLAY_CALL = `account as (
-    select a.user_id, a.daily_limit, u.organization_id, u.role
-    from display_accounts a join users u on u.id = a.user_id
-    where a.key_hash = $1 and u.status = 'active'
-  ),
-  counted as (
-    insert into display_usage (user_id, day, calls)
-    select user_id, (now() at time zone 'utc')::date, 1 from account where daily_limit > 0
-    on conflict (user_id, day) do update set calls = display_usage.calls + 1
-      where display_usage.calls < (select daily_limit from account)
-    returning calls
-  )`
-
-/** The usage columns of a display call's answer (account alias `a`). */
-export const DISPLAY_USAGE = `a.user_id as "userId", a.daily_limit as "dailyLimit", (select calls from counted) as calls,
-    (select calls from display_usage where user_id = a.user_id and day = (now() at time zone 'utc')::date) as "callsBefore"`
-
-/** The calling user as the one-row `a` that MAY_USE_PAGE reads, for a FROM list ($1 user, $2 organization, $3 role). */
-export const ACTOR = `(select $1::uuid as user_id, $2::uuid as organization_id, $3::text as role) a`
-/** ACTOR's parameters ($1..$3) for an API v1 actor. */
-export const actorParameters = (actor: { userId: string; organizationId: string; role: string }) => [actor.userId, actor.organizationId, actor.role]
-
-/** An access-list entry `pa` that names the user `a` or one of their teams. */
-const NAMES_USER = '(pa.principal_id = a.user_id or pa.principal_id in (select tm.team_id from team_members tm where tm.user_id = a.user_id))'
-
-/** Pages the account's user may see: creator, administrators, or the access list (user or team) at any level. Alias `p`, account `a` (DISPLAY_CALL's `account`, or ACTOR). */
-export const MAY_USE_PAGE = `p.organization_id = a.organization_id and (
-    a.role in ('administrator', 'superadministrator') or p.created_by = a.user_id
-    or exists (select 1 from page_access pa where pa.page_id = p.id and ${NAMES_USER}))`
-
-/** Of the pages MAY_USE_PAGE admits, those the user may feed (display API): creator, administrators, or an `editor` entry. */
-export const MAY_EDIT_PAGE = `(a.role in ('administrator', 'superadministrator') or p.created_by = a.user_id
-    or exists (select 1 from page_access pa where pa.page_id = p.id and pa.level = 'editor' and ${NAMES_USER}))`
-
+export const pageViewers = pgView('page_viewers', {
+  pageId: uuid().notNull(),
+  userId: uuid().notNull(),
+  organizationId: uuid().notNull(),
+}).as(
+  sql`select id as page_id, created_by as user_id, organization_id from pages where created_by is not null
+    union select page_id, principal_id, organization_id from page_access where principal_type = 'user'
+    union select pa.page_id, tm.user_id, pa.organization_id from page_access pa join team_memberships tm on tm.team_id = pa.principal_id where pa.principal_type = 'team'`,
+)

@@ -9,8 +9,10 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { queryText, type Database } from '../../src/db'
 import { pointerToField } from '../../src/http/validation-items'
 import { isUuid } from '../../src/ids'
-import { ComponentData, ComponentUpdate, displayKeyOf, limitExceeded, readOnly, refuseCounted, unknownKey, usageOf, type DisplayError, type Outcome, type UsageRow } from './model'
-import { DISPLAY_CALL, DISPLAY_USAGE, MAY_EDIT_PAGE, MAY_USE_PAGE } from './schema'
+import { limitExceeded, readOnly, unknownKey, usageOf, type DisplayError, type Outcome, type UsageRow } from './answers'
+import { DISPLAY_CALL, DISPLAY_USAGE, displayKeyOf, refuseCounted } from './calls'
+import { ComponentData, ComponentUpdate } from './model'
+import { MAY_EDIT_PAGE, MAY_USE_PAGE } from './page-access'
 
 export const DISPLAY_CHANNEL = 'display_updates'
 

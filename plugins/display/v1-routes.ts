@@ -1,21 +1,20 @@
 /** API v1 management of pages, their access lists and components (`dashboards:read` / `:write`). */
 import { Elysia, t } from 'elysia'
-import type { Database } from '../../src/db'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
 import { Component, ComponentInput, ComponentPatch, Page, PageAccessEntry, PageAccessInput, PageAccessPatch, PageInput, PagePatch } from './model'
-import * as Pages from './pages-service'
+import type { PageService } from './pages-service'
 
 const tags = ['Dashboards']
 const PageParams = t.Object({ pageId: t.String() })
 const ComponentParams = t.Object({ pageId: t.String(), componentId: t.String() })
 
-export function dashboardRoutes(db: Database, v1: V1Kit, limits: { maxComponentsPerPage: number }) {
+export function dashboardRoutes(v1: V1Kit, pages: PageService) {
   return new Elysia({ name: 'dashboards', prefix: '/api/v1/pages' })
     .use(v1)
-    .get('', ({ actor, query }) => Pages.listPages(db, actor, pageRequest(query)), {
+    .get('', ({ actor, query }) => pages.list(actor, pageRequest(query)), {
       scopes: ['dashboards:read'],
       query: t.Object(pageQuery()),
       response: responses(PageEnvelope(Page)),
@@ -25,7 +24,7 @@ export function dashboardRoutes(db: Database, v1: V1Kit, limits: { maxComponents
       '',
       async ({ actor, body, set }) => {
         set.status = 201
-        return Pages.createPage(db, actor, body)
+        return pages.create(actor, body)
       },
       {
         scopes: ['dashboards:write'],
@@ -34,26 +33,26 @@ export function dashboardRoutes(db: Database, v1: V1Kit, limits: { maxComponents
         detail: { tags, summary: 'Create a page; you are its creator. Names are unique in the organization (any case).' },
       },
     )
-    .get('/:pageId', async ({ actor, params }) => Pages.serializePage(await Pages.getPage(db, actor, params.pageId)), {
+    .get('/:pageId', ({ actor, params }) => pages.get(actor, params.pageId), {
       scopes: ['dashboards:read'],
       params: PageParams,
       response: responses(Envelope(Page)),
       detail: { tags, summary: 'A page you can see.' },
     })
-    .patch('/:pageId', async ({ actor, params, body }) => Pages.serializePage(await Pages.updatePage(db, actor, params.pageId, body)), {
+    .patch('/:pageId', ({ actor, params, body }) => pages.update(actor, params.pageId, body), {
       scopes: ['dashboards:write'],
       params: PageParams,
       body: PagePatch,
       response: responses(Envelope(Page), { extra: [409] }),
       detail: { tags, summary: 'Rename or retitle a page (its creator or an administrator).' },
     })
-    .delete('/:pageId', ({ actor, params }) => Pages.deletePage(db, actor, params.pageId), {
+    .delete('/:pageId', ({ actor, params }) => pages.delete(actor, params.pageId), {
       scopes: ['dashboards:write'],
       params: PageParams,
       response: responses(Envelope(Deleted)),
       detail: { tags, summary: 'Delete a page and its components (its creator or an administrator).' },
     })
-    .get('/:pageId/access', ({ actor, params, query }) => Pages.listPageAccess(db, actor, params.pageId, pageRequest(query)), {
+    .get('/:pageId/access', ({ actor, params, query }) => pages.accessList(actor, params.pageId, pageRequest(query)), {
       scopes: ['dashboards:read'],
       params: PageParams,
       query: t.Object(pageQuery()),
@@ -64,7 +63,7 @@ export function dashboardRoutes(db: Database, v1: V1Kit, limits: { maxComponents
       '/:pageId/access',
       async ({ actor, params, body, set }) => {
         set.status = 201
-        return Pages.grantPageAccess(db, actor, params.pageId, body)
+        return pages.grant(actor, params.pageId, body)
       },
       {
         scopes: ['dashboards:write'],
@@ -77,20 +76,20 @@ export function dashboardRoutes(db: Database, v1: V1Kit, limits: { maxComponents
         },
       },
     )
-    .patch('/:pageId/access/:principalId', ({ actor, params, body }) => Pages.updatePageAccess(db, actor, params.pageId, params.principalId, body.level), {
+    .patch('/:pageId/access/:principalId', ({ actor, params, body }) => pages.updateAccess(actor, params.pageId, params.principalId, body.level), {
       scopes: ['dashboards:write'],
       params: t.Object({ pageId: t.String(), principalId: t.String() }),
       body: PageAccessPatch,
       response: responses(Envelope(PageAccessEntry)),
       detail: { tags, summary: "Change an access entry's level: `viewer` or `editor` (creator or administrator)." },
     })
-    .delete('/:pageId/access/:principalId', ({ actor, params }) => Pages.revokePageAccess(db, actor, params.pageId, params.principalId), {
+    .delete('/:pageId/access/:principalId', ({ actor, params }) => pages.revoke(actor, params.pageId, params.principalId), {
       scopes: ['dashboards:write'],
       params: t.Object({ pageId: t.String(), principalId: t.String() }),
       response: responses(Envelope(Deleted)),
       detail: { tags, summary: 'Take a user or team off the access list.' },
     })
-    .get('/:pageId/components', ({ actor, params, query }) => Pages.listComponents(db, actor, params.pageId, pageRequest(query)), {
+    .get('/:pageId/components', ({ actor, params, query }) => pages.components(actor, params.pageId, pageRequest(query)), {
       scopes: ['dashboards:read'],
       params: PageParams,
       query: t.Object(pageQuery()),
@@ -101,7 +100,7 @@ export function dashboardRoutes(db: Database, v1: V1Kit, limits: { maxComponents
       '/:pageId/components',
       async ({ actor, params, body, set }) => {
         set.status = 201
-        return Pages.createComponent(db, actor, params.pageId, body, limits.maxComponentsPerPage)
+        return pages.createComponent(actor, params.pageId, body)
       },
       {
         scopes: ['dashboards:write'],
@@ -111,7 +110,7 @@ export function dashboardRoutes(db: Database, v1: V1Kit, limits: { maxComponents
         detail: { tags, summary: 'Add a component; its `id` is the `componentId` of POST /api/component and its `type` is fixed. 409 past `display.maxComponentsPerPage` (100).' },
       },
     )
-    .get('/:pageId/components/:componentId', async ({ actor, params }) => Pages.serializeComponent(await Pages.getComponent(db, actor, params.pageId, params.componentId)), {
+    .get('/:pageId/components/:componentId', ({ actor, params }) => pages.component(actor, params.pageId, params.componentId), {
       scopes: ['dashboards:read'],
       params: ComponentParams,
       response: responses(Envelope(Component)),
@@ -119,7 +118,7 @@ export function dashboardRoutes(db: Database, v1: V1Kit, limits: { maxComponents
     })
     .patch(
       '/:pageId/components/:componentId',
-      async ({ actor, params, body }) => Pages.serializeComponent(await Pages.updateComponentSettings(db, actor, params.pageId, params.componentId, body)),
+      ({ actor, params, body }) => pages.updateComponent(actor, params.pageId, params.componentId, body),
       {
         scopes: ['dashboards:write'],
         params: ComponentParams,
@@ -128,7 +127,7 @@ export function dashboardRoutes(db: Database, v1: V1Kit, limits: { maxComponents
         detail: { tags, summary: "Change a component's title or grid position (not its type or data)." },
       },
     )
-    .delete('/:pageId/components/:componentId', ({ actor, params }) => Pages.deleteComponent(db, actor, params.pageId, params.componentId), {
+    .delete('/:pageId/components/:componentId', ({ actor, params }) => pages.deleteComponent(actor, params.pageId, params.componentId), {
       scopes: ['dashboards:write'],
       params: ComponentParams,
       response: responses(Envelope(Deleted)),

@@ -1,7 +1,7 @@
 /** Devices: FCM registration tokens of signed-in mobile (or web) apps. */
 import { queryText, type Database } from '../../src/db'
 import { isoFromText } from '../../src/sql'
-import type { DisplayError } from '../display/model'
+import { Type } from '@sinclair/typebox'
 
 export const PLATFORMS = ['android', 'ios', 'web'] as const
 /** FCM tokens are ~160 URL-safe characters; anything printable without spaces, up to 4 KiB, is kept. */
@@ -14,16 +14,14 @@ export interface Device {
   lastSeenAt: string
 }
 
-/** The first problem of a registration body, or null. */
-export function checkDeviceBody(body: unknown): DisplayError | null {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { message: 'invalidRequest', detail: 'The body must be a JSON object.' }
-  const problem = (field: string, detail: string): DisplayError => ({ message: 'invalidRequest', detail, field })
-  for (const key of Object.keys(body)) if (key !== 'token' && key !== 'platform') return problem(key, 'Unknown field.')
-  const { token, platform } = body as Record<string, unknown>
-  if (typeof token !== 'string' || !TOKEN.test(token)) return problem('token', 'Expected the FCM registration token: 1..4096 printable characters, no spaces.')
-  if (typeof platform !== 'string' || !(PLATFORMS as readonly string[]).includes(platform)) return problem('platform', `Expected one of ${PLATFORMS.join(', ')}.`)
-  return null
-}
+/** The body of `POST /api/devices`: checked with this schema, and documented by it. */
+export const DeviceBody = Type.Object(
+  {
+    token: Type.String({ pattern: '^[\\x21-\\x7e]{1,4096}$', description: 'The FCM registration token: 1..4096 printable characters, no spaces.' }),
+    platform: Type.Union(PLATFORMS.map((platform) => Type.Literal(platform)), { description: `One of ${PLATFORMS.join(', ')}.` }),
+  },
+  { title: 'DeviceInput', additionalProperties: false },
+)
 
 /**
  * Registers `token` for the user, or refreshes it: a token belongs to the user who registered it

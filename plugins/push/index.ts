@@ -7,11 +7,12 @@ import { Elysia } from 'elysia'
 import { describeError } from '../../src/log'
 import { definePlugin } from '../../src/plugin'
 import { SessionsRef } from '../auth/api'
+import { DisplayCallsRef, DisplayPagesRef } from '../display/api'
 import { FcmOptionsRef } from './api'
-import { serviceRef } from '../../src/services/registry'
 import { FcmSender, fcmOptionsFromDisk } from './fcm'
 import { Outbox, pruneStaleDevices } from './outbox'
-import { messageReportRoutes, pushApiRoutes, type PushRouteOptions } from './routes'
+import { messageReportRoutes, pushApiRoutes } from './routes'
+import { createMessages } from './messages'
 import { deliveries, devices, messages } from './schema'
 
 const PushConfig = Type.Object({
@@ -31,31 +32,27 @@ const PushConfig = Type.Object({
 
 const OUTBOX_CHANNEL = 'push_outbox'
 
-/** This plugin's own slot: what the routes need from setup. */
-const RouteOptionsRef = serviceRef<PushRouteOptions>('push.route-options', 'push')
-
 export default definePlugin({
   name: 'push',
   description: 'Devices, POST /api/message, and FCM delivery from a durable outbox (firebase-admin).',
-  dependencies: ['auth', 'teams', 'display'],
+  dependencies: ['auth', 'display'],
   config: PushConfig,
   tables: { devices, messages, deliveries },
 
   async setup({ db, services, config, events, log, onStop, background }) {
     const fcm = services.find(FcmOptionsRef) ?? fcmOptionsFromDisk(config.credentialsFile)
+    // A message wakes this instance's workers at once and, through NOTIFY, every other instance's.
+    let dispatched = () => {}
     if (!fcm) {
       if (background)
         log.warn('push: no FCM credentials (GOOGLE_APPLICATION_CREDENTIALS or push.credentialsFile); the sender is off and messages are recorded as undelivered')
-      services.provide(RouteOptionsRef, { senderOn: false, dispatched: () => {}, maxDevicesPerUser: config.maxDevicesPerUser })
     } else {
       const sender = new FcmSender(fcm)
       const outbox = new Outbox(db, sender, config, log)
-      // A message wakes this instance's workers at once and, through NOTIFY, every other instance's.
-      const dispatched = () => {
+      dispatched = () => {
         outbox.wake()
         events.publish(db, OUTBOX_CHANNEL, null).catch((error: Error) => log.warn('push: could not notify other instances', describeError(error)))
       }
-      services.provide(RouteOptionsRef, { senderOn: true, dispatched, maxDevicesPerUser: config.maxDevicesPerUser })
       if (config.workers && background) {
         await events.subscribe(OUTBOX_CHANNEL, () => outbox.wake(), () => outbox.wake())
         outbox.start()
@@ -65,27 +62,27 @@ export default definePlugin({
         await sender.close()
       })
     }
-    const prune = async () => {
-      const removed = await pruneStaleDevices(db, config.deviceRetentionDays).catch((error: Error) => {
-        log.warn('push: could not remove stale devices', describeError(error))
-        return 0
+    if (background) {
+      const prune = async () => {
+        const removed = await pruneStaleDevices(db, config.deviceRetentionDays).catch((error: Error) => {
+          log.warn('push: could not remove stale devices', describeError(error))
+          return 0
+        })
+        if (removed) log.info('push: removed stale devices', { count: removed, days: config.deviceRetentionDays })
+      }
+      // Once soon after start (instances restart more often than the interval), then periodically.
+      const first = setTimeout(() => void prune(), 30_000)
+      const timer = setInterval(() => void prune(), config.pruneIntervalMinutes * 60_000)
+      first.unref?.()
+      timer.unref?.()
+      onStop(() => {
+        clearTimeout(first)
+        clearInterval(timer)
       })
-      if (removed) log.info('push: removed stale devices', { count: removed, days: config.deviceRetentionDays })
     }
-    if (!background) return
-    // Once soon after start (instances restart more often than the interval), then periodically.
-    const first = setTimeout(() => void prune(), 30_000)
-    const timer = setInterval(() => void prune(), config.pruneIntervalMinutes * 60_000)
-    first.unref?.()
-    timer.unref?.()
-    onStop(() => {
-      clearTimeout(first)
-      clearInterval(timer)
-    })
+    const messages = createMessages({ db, calls: services.get(DisplayCallsRef), pages: services.get(DisplayPagesRef), senderOn: Boolean(fcm) })
+    return { messages, sessions: services.get(SessionsRef), dispatched, maxDevicesPerUser: config.maxDevicesPerUser }
   },
 
-  routes: ({ db, http, services, log }) =>
-    new Elysia({ name: 'push' })
-      .use(pushApiRoutes(db, services.get(SessionsRef), log, services.get(RouteOptionsRef)))
-      .use(messageReportRoutes(db, http.v1)),
+  routes: ({ db, http, log }, bound) => new Elysia({ name: 'push' }).use(pushApiRoutes({ db, log, ...bound })).use(messageReportRoutes(http.v1, bound.messages)),
 })

@@ -4,22 +4,39 @@
  */
 import { Type } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
-import type { Database } from '../../src/db'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { Timestamp, UuidString } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
+import type { Database } from '../../src/db'
 import type { V1Kit } from '../../src/http/v1'
 import { routeOf, type Logger } from '../../src/log'
 import { requestIdOf } from '../../src/http/request-id'
 import type { Sessions } from '../auth/api'
-import { displayFailure, displayJson, mobileSession, refusalResponse, requireJson, usageHeaders } from '../display/model'
-import { displayErrorDoc, DISPLAY_TAGS, failureDocs, header, invalidApiKeyDoc, invalidSessionDoc, json, limitExceededDoc, NOT_ENVELOPE, usageHeaderDocs } from '../display/openapi'
-import { checkDeviceBody, PLATFORMS, registerDevice, removeDevice } from './devices'
-import { getMessageReport, listMessageReports, MAX_MESSAGE, sendMessage } from './messages'
+import {
+  checkBody,
+  displayErrorDoc,
+  displayFailure,
+  displayJson,
+  DISPLAY_TAGS,
+  failureDocs,
+  header,
+  invalidApiKeyDoc,
+  invalidSessionDoc,
+  json,
+  limitExceededDoc,
+  mobileSession,
+  NOT_ENVELOPE,
+  refusalResponse,
+  requireJson,
+  usageHeaderDocs,
+  usageHeaders,
+} from '../display/api'
+import { DeviceBody, PLATFORMS, registerDevice, removeDevice } from './devices'
+import { MessageBody, type MessageService } from './messages'
 
-// ---- OpenAPI: documentation only. The handlers check bodies themselves and build every answer,
-// so none of this runs per request (no Elysia body/response schema). The error and header shapes
-// are the display API's (plugins/display/openapi.ts).
+// ---- OpenAPI: the handlers check bodies with the same schemas (compiled once) and build every
+// answer themselves, so nothing more runs per request (no Elysia body/response schema). The error
+// and header shapes are the display API's (the display plugin's public face).
 
 const displayTags = DISPLAY_TAGS
 
@@ -30,16 +47,7 @@ const messageDetail = {
   security: [],
   requestBody: {
     required: true,
-    content: json(
-      Type.Object(
-        {
-          apiKey: Type.String({ description: 'Your display key, `dpk_…`.' }),
-          pageName: Type.String({ minLength: 1, maxLength: 100, description: 'The page, in any case; its name is the notification title.' }),
-          message: Type.String({ minLength: 1, maxLength: MAX_MESSAGE, description: `The notification body: 1..${MAX_MESSAGE} characters (code points), not only whitespace.` }),
-        },
-        { title: 'MessageInput', additionalProperties: false },
-      ),
-    ),
+    content: json(MessageBody),
   },
   responses: {
     200: {
@@ -78,12 +86,7 @@ const registerDeviceDetail = {
   summary: "Register (or refresh) this app's FCM token for push notifications; a token belongs to the user who registered it last. A user keeps at most push.maxDevicesPerUser (20) devices: the one seen least recently goes.",
   requestBody: {
     required: true,
-    content: json(
-      Type.Object(
-        { token: Type.String({ pattern: '^[\\x21-\\x7e]{1,4096}$', description: 'The FCM registration token: 1..4096 printable characters, no spaces.' }), platform: Platform },
-        { title: 'DeviceInput', additionalProperties: false },
-      ),
-    ),
+    content: json(DeviceBody),
   },
   responses: {
     200: deviceAnswer('Already yours: refreshed (`lastSeenAt`).'),
@@ -107,16 +110,19 @@ const removeDeviceDetail = {
 }
 
 
-export interface PushRouteOptions {
-  /** True when an FCM sender is configured (deliveries start `pending`, else `undelivered`). */
-  senderOn: boolean
+/** What the push routes use, bound at setup. */
+export interface PushRouteDeps {
+  db: Database
+  log: Logger
+  sessions: Sessions
+  messages: MessageService
   /** Called after a message is recorded: the local outbox workers look at once. */
   dispatched: () => void
   /** Devices one user keeps (push.maxDevicesPerUser). */
   maxDevicesPerUser: number
 }
 
-export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, options: PushRouteOptions) {
+export function pushApiRoutes({ db, log, sessions, messages, dispatched, maxDevicesPerUser }: PushRouteDeps) {
   return new Elysia({ name: 'push-api' })
     .post(
       '/api/message',
@@ -124,9 +130,9 @@ export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, opt
         const refused = requireJson(request, body)
         if (refused) return refused
         try {
-          const outcome = await sendMessage(db, body, options.senderOn)
+          const outcome = await messages.send(body)
           if (!outcome.ok) return refusalResponse(outcome)
-          if (outcome.targeted > 0) options.dispatched()
+          if (outcome.targeted > 0) dispatched()
           return new Response('Message sent successfully', {
             status: 200,
             headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-message-id': outcome.messageId, ...usageHeaders(outcome.usage, 200) },
@@ -145,10 +151,10 @@ export function pushApiRoutes(db: Database, sessions: Sessions, log: Logger, opt
           if (principal instanceof Response) return principal
           const refused = requireJson(request, body)
           if (refused) return refused
-          const problem = checkDeviceBody(body)
+          const problem = checkBody(DeviceBody, body)
           if (problem) return displayJson(400, problem)
           const { token, platform } = body as { token: string; platform: string }
-          const { created, ...device } = await registerDevice(db, principal.user, token, platform, options.maxDevicesPerUser)
+          const { created, ...device } = await registerDevice(db, principal.user, token, platform, maxDevicesPerUser)
           return displayJson(created ? 201 : 200, { device })
         } catch (error) {
           return displayFailure(error, log, { requestId: requestIdOf(set), route: routeOf(request, route) })
@@ -192,17 +198,17 @@ const MessageReport = t.Object(
   { title: 'MessageReport' },
 )
 
-export function messageReportRoutes(db: Database, v1: V1Kit) {
+export function messageReportRoutes(v1: V1Kit, messages: MessageService) {
   return new Elysia({ name: 'push-reports', prefix: '/api/v1/pages' })
     .use(v1)
-    .get('/:pageId/messages', ({ actor, params, query }) => listMessageReports(db, actor, params.pageId, pageRequest(query)), {
+    .get('/:pageId/messages', ({ actor, params, query }) => messages.reports(actor, params.pageId, pageRequest(query)), {
       scopes: ['dashboards:read'],
       params: t.Object({ pageId: t.String() }),
       query: t.Object(pageQuery()),
       response: responses(PageEnvelope(MessageReport)),
       detail: { tags, summary: 'Messages sent to a page you can see (POST /api/message), newest first, with their delivery counts.' },
     })
-    .get('/:pageId/messages/:messageId', ({ actor, params }) => getMessageReport(db, actor, params.pageId, params.messageId), {
+    .get('/:pageId/messages/:messageId', ({ actor, params }) => messages.report(actor, params.pageId, params.messageId), {
       scopes: ['dashboards:read'],
       params: t.Object({ pageId: t.String(), messageId: t.String() }),
       response: responses(Envelope(MessageReport)),
