@@ -71,8 +71,8 @@ export async function listAuditLog(db: Database, access: ProjectAccessService, a
   const condition = withFilters({ where: ['a.organization_id = $1'], parameters: [actor.organizationId] }, query)
   requireAdministrator(actor)
   if (actor.role !== 'superadministrator') {
-    const visible = access.visibleProjectsCondition(actor, condition.parameters.length + 1)
-    condition.where.push(`(a.project_id is null or exists (select 1 from projects p where p.id = a.project_id and ${visible.where}))`)
+    const visible = access.visibleProjectIds(actor, condition.parameters.length + 1)
+    condition.where.push(`(a.project_id is null or a.project_id in (${visible.sql}))`)
     condition.parameters.push(...visible.parameters)
   }
   return page(db, condition, request)

@@ -37,6 +37,7 @@ export default definePlugin({
   description: 'Organizations, users, API keys with scopes, and the Bearer check every API v1 route uses.',
   config: AuthConfig,
   tables: { organizations, users, apiKeys, sessions },
+  readModels: { user_directory: 'Users as others may read them: id, organization_id, username, display_name, avatar_url, role, status (never email or password hash).' },
 
   async setup(context) {
     const { config, db, events, log, services } = context

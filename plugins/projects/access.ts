@@ -35,7 +35,10 @@ export function visibleProjectsCondition(actor: Actor, first = 1): { where: stri
 
 export function createProjectAccess(db: Database): ProjectAccessService {
   return {
-    visibleProjectsCondition,
+    visibleProjectIds(actor, first) {
+      const { where, parameters } = visibleProjectsCondition(actor, first)
+      return { sql: `select p.id from projects p where ${where}`, parameters }
+    },
     async requireProjectAccess(actor, projectId, required, executor: Executor = db) {
       if (!isUuid(projectId)) throw notFound('No such project.')
       const superadministrator = actor.role === 'superadministrator'

@@ -39,10 +39,11 @@ export interface ProjectAccessService {
    */
   requireProjectAccess(actor: Actor, projectId: string, required: AccessLevel, executor?: Executor): Promise<ProjectAccess>
   /**
-   * The projects the actor can see, as SQL text: a condition on a `projects` row aliased `p`,
-   * with its parameters numbered from `$first` (default 1). The same rule as the check.
+   * The ids of the projects the actor can see, as a SQL subquery (`select p.id from projects p
+   * where …`) with its parameters numbered from `$first`: the same rule as the check, for list
+   * statements of other plugins (`… where x.project_id in (<sql>)`).
    */
-  visibleProjectsCondition(actor: Actor, first?: number): { where: string; parameters: string[] }
+  visibleProjectIds(actor: Actor, first: number): { sql: string; parameters: string[] }
 }
 
 export const ProjectAccessRef = serviceRef<ProjectAccessService>('projects.access', 'projects')
