@@ -4,7 +4,7 @@
  */
 import { Elysia, t, type TSchema } from 'elysia'
 import { bearerToken } from '../../src/http/credentials'
-import { envelope, Envelope, ErrorEnvelope, PageEnvelope } from '../../src/http/envelope'
+import { Envelope, enveloping, errorResponse, PageEnvelope } from '../../src/http/envelope'
 import { Timestamp, UuidString } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import { requestIdOf } from '../../src/http/request-id'
@@ -41,16 +41,15 @@ const DisplayAccount = t.Object(
   { title: 'DisplayAccount' },
 )
 
-const error = (description: string) => t.Object(ErrorEnvelope.properties, { description })
-/** Error answers of the account API (API v1 envelope), by status. */
+/** Error answers of the account API (API v1 envelope), by status: the shared table's wording unless the account area means more. */
 const ERRORS = {
-  400: error('BAD_REQUEST: invalid JSON, body field or query parameter (`field` names it).'),
-  401: error('UNAUTHORIZED: no live mobile session token (signing in: a wrong email or password, the same answer for both).'),
-  404: error('NOT_FOUND: no such key of yours, or no display account here.'),
-  409: error('CONFLICT: you already hold the most active API keys allowed (auth.maxKeysPerUser); revoke one first.'),
-  429: error('RATE_LIMITED: too many failed sign-ins for this email from this address, for the email, or for the address; see Retry-After.'),
-  500: error('INTERNAL: never carries internal detail.'),
-  503: error('UNAVAILABLE: the database cannot answer right now, or (signing in) every password-hashing slot is busy; see Retry-After.'),
+  400: errorResponse(400),
+  401: errorResponse(401, 'UNAUTHORIZED: no live mobile session token (signing in: a wrong email or password, the same answer for both).'),
+  404: errorResponse(404, 'NOT_FOUND: no such key of yours, or no display account here.'),
+  409: errorResponse(409, 'CONFLICT: you already hold the most active API keys allowed (auth.maxKeysPerUser); revoke one first.'),
+  429: errorResponse(429, 'RATE_LIMITED: too many failed sign-ins for this email from this address, for the email, or for the address; see Retry-After.'),
+  500: errorResponse(500),
+  503: errorResponse(503, 'UNAVAILABLE: the database cannot answer right now, or (signing in) every password-hashing slot is busy; see Retry-After.'),
 }
 type ErrorStatus = keyof typeof ERRORS
 /** The `response` map of an account API route: `success` under `status`, plus the listed errors and 500/503. */
@@ -77,10 +76,7 @@ export function accountApi(context: PluginContext, account: AccountServices) {
         detail: { security },
       }),
     })
-    .onAfterHandle({ as: 'local' }, ({ responseValue, set }) => {
-      if (responseValue instanceof Response) return responseValue
-      return envelope(responseValue, requestIdOf(set))
-    })
+    .onAfterHandle({ as: 'local' }, enveloping())
     .post(
       '/sessions',
       async ({ request, body, set }) => {

@@ -4,27 +4,11 @@
  * envelope written once under components and referenced, and the answers every API v1 route
  * can give (the v1 kit's checks and Idempotency-Key) documented on each of them.
  */
-import { ErrorEnvelope } from '../../src/http/envelope'
+import { ERROR_DESCRIPTIONS, ErrorEnvelope, V1_ERROR_STATUSES, V1_POST_ERROR_STATUSES } from '../../src/http/envelope'
 
 const STATUS_TEXT: Record<string, string> = { '200': 'OK', '201': 'Created', '202': 'Accepted', '204': 'No Content', '503': 'Not ready' }
 const ERROR_SCHEMA = 'ErrorEnvelope'
 const ERROR_REF = { $ref: `#/components/schemas/${ERROR_SCHEMA}` }
-
-/** What the v1 kit (src/http/v1.ts) can answer on any route: key, scope, input, visibility, rate, failures. */
-const V1_ERRORS: Record<string, string> = {
-  '400': 'BAD_REQUEST: invalid JSON, query parameter, size or field (`field` names it).',
-  '401': 'UNAUTHORIZED: missing, malformed, unknown, revoked or expired key, or a deactivated owner.',
-  '403': 'INSUFFICIENT_SCOPE (the key lacks a scope) or FORBIDDEN (access level or role too low).',
-  '404': 'NOT_FOUND: unknown, or not visible to the key owner.',
-  '429': 'RATE_LIMITED: per-key request rate exceeded; see Retry-After.',
-  '500': 'INTERNAL: never carries internal detail.',
-  '503': 'UNAVAILABLE: the database is unreachable; retry.',
-}
-/** And on any POST, through Idempotency-Key. */
-const V1_POST_ERRORS: Record<string, string> = {
-  '409': 'CONFLICT: a duplicate (names the existing id), or a request with the same Idempotency-Key still running.',
-  '422': 'IDEMPOTENCY_MISMATCH: the Idempotency-Key was used with a different body.',
-}
 
 type Json = Record<string, any>
 
@@ -71,9 +55,9 @@ export function tidyDocument(document: Json): Json {
         response.description ??= STATUS_TEXT[status] ?? 'Response'
       }
       if (!isV1(operation)) continue
-      const errors = method === 'post' ? { ...V1_ERRORS, ...V1_POST_ERRORS } : V1_ERRORS
-      for (const [status, description] of Object.entries(errors))
-        operation.responses[status] ??= { description, content: { 'application/json': { schema: ERROR_REF } } }
+      const statuses = method === 'post' ? [...V1_ERROR_STATUSES, ...V1_POST_ERROR_STATUSES] : V1_ERROR_STATUSES
+      for (const status of statuses)
+        operation.responses[status] ??= { description: ERROR_DESCRIPTIONS[status], content: { 'application/json': { schema: ERROR_REF } } }
     }
   }
   // The code's own schema when no route declared one (the JSON round trip drops TypeBox's symbols).

@@ -7,11 +7,11 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { Page } from '../../src/http/envelope'
-import { insufficientScope, notFound } from '../../src/http/errors'
+import { notFound } from '../../src/http/errors'
 import { mapError } from '../../src/http/error-mapper'
 import { describeError, type Logger } from '../../src/log'
 import type { ToolDefinition } from '../../src/plugin'
-import type { Actor } from '../../src/services/identity'
+import { missingScopes, requireScopes, type Actor } from '../../src/services/identity'
 import { validate } from '../../src/validate'
 
 const SERVER_INFO = { name: 'worktrack', version: '1.0.0' }
@@ -37,7 +37,7 @@ function failure(error: unknown, log: Logger, tool: string, requestId: string): 
 /** JSON Schema of a TypeBox schema (the TypeBox symbols dropped). */
 const jsonSchema = (schema: unknown) => JSON.parse(JSON.stringify(schema))
 
-const allowed = (tool: ToolDefinition, actor: Actor) => tool.scopes.every((scope) => actor.scopes.has(scope))
+const allowed = (tool: ToolDefinition, actor: Actor) => missingScopes(actor, tool.scopes).length === 0
 
 /** One schema validator for every per-request server: building one (Ajv) per request cost ~30 % of a call. */
 const schemaValidator = new AjvJsonSchemaValidator()
@@ -59,8 +59,7 @@ export function createMcpServer(tools: readonly ToolDefinition[], actor: Actor, 
     const tool = tools.find((candidate) => candidate.name === name)
     try {
       if (!tool) throw notFound(`No tool named "${name}".`)
-      const missing = tool.scopes.filter((scope) => !actor.scopes.has(scope))
-      if (missing.length) throw insufficientScope(missing)
+      requireScopes(actor, tool.scopes)
       return success(await tool.run(actor, validate(tool.input, args ?? {})))
     } catch (error) {
       return failure(error, log, name, actor.requestId)

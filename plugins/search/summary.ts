@@ -2,7 +2,7 @@
 import { queryText, type Database } from '../../src/db'
 import type { ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
-import { fromWorkItemText, WORK_ITEM_COLUMNS, type WorkItemTextRow } from '../work-items/api'
+import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_STATUSES, type WorkItemStatus, type WorkItemTextRow } from '../work-items/api'
 
 const COUNTS = `select
     (select coalesce(json_object_agg(status, n), '{}') from (select status, count(*) as n from work_item_documents where project_id = $1 group by status) s) as "byStatus",
@@ -19,8 +19,8 @@ export async function projectSummary(db: Database, access: ProjectAccessService,
     queryText<WorkItemTextRow>(db, RECENT, [projectId]),
   ])
   const raw = typeof counts!.byStatus === 'string' ? JSON.parse(counts!.byStatus) : counts!.byStatus
-  const byStatus = { todo: 0, in_progress: 0, done: 0, cancelled: 0 }
-  for (const [status, n] of Object.entries(raw as Record<string, number | string>)) byStatus[status as keyof typeof byStatus] = Number(n)
+  const byStatus = Object.fromEntries(WORK_ITEM_STATUSES.map((status) => [status, 0])) as Record<WorkItemStatus, number>
+  for (const [status, n] of Object.entries(raw as Record<string, number | string>)) byStatus[status as WorkItemStatus] = Number(n)
   return {
     projectId,
     workItems: { total: Object.values(byStatus).reduce((a, b) => a + b, 0), byStatus },

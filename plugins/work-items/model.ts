@@ -3,11 +3,12 @@ import { t } from 'elysia'
 import { CalendarDate, Integer, Timestamp, UuidString } from '../../src/http/models'
 import { pageQuery } from '../../src/http/pagination'
 import { withIsoTimestamps } from '../../src/sql'
+import { WORK_ITEM_STATUSES } from './schema'
 
 export const TITLE_MAX = 500
 export const DESCRIPTION_MAX = 50_000
 
-export const Status = t.Union([t.Literal('todo'), t.Literal('in_progress'), t.Literal('done'), t.Literal('cancelled')])
+export const Status = t.Union(WORK_ITEM_STATUSES.map((status) => t.Literal(status)))
 const Priority = Integer({ minimum: 0, maximum: 4, description: '0 none, 1 urgent, 2 high, 3 medium, 4 low.' })
 const DueDate = t.Union([CalendarDate(), t.Null()])
 

@@ -6,6 +6,7 @@ import { organizationReference, userReference } from '../auth/schema'
 import { projectReference, projects } from '../projects/schema'
 
 export const WORK_ITEM_STATUSES = ['todo', 'in_progress', 'done', 'cancelled'] as const
+export type WorkItemStatus = (typeof WORK_ITEM_STATUSES)[number]
 
 export const workItems = pgTable(
   'work_items',
@@ -35,7 +36,7 @@ export const workItems = pgTable(
     index('work_items_project_updated_idx').on(table.projectId, table.updatedAt.desc(), table.id.desc()),
     index('work_items_search_idx').using('gin', table.searchVector),
     index('work_items_title_trgm_idx').using('gin', sql`${table.title} gin_trgm_ops`),
-    check('work_items_status_check', sql`${table.status} in ('todo', 'in_progress', 'done', 'cancelled')`),
+    check('work_items_status_check', sql`${table.status} in (${sql.raw(WORK_ITEM_STATUSES.map((status) => `'${status}'`).join(', '))})`),
     check('work_items_priority_check', sql`${table.priority} between 0 and 4`),
   ],
 )

@@ -1,6 +1,7 @@
 /** The one JSON envelope of API v1: `{data, errors, meta}`, for successes, pages and errors. */
 import { t, type TSchema } from 'elysia'
 import type { ErrorItem } from './errors'
+import { requestIdOf } from './request-id'
 
 export interface PageMeta {
   page: number
@@ -21,6 +22,19 @@ export class Page<T> {
 export function envelope(value: unknown, requestId: string) {
   if (value instanceof Page) return { data: value.items, errors: [], meta: { requestId, ...value.meta } }
   return { data: value ?? null, errors: [], meta: { requestId } }
+}
+
+/**
+ * The one after-handle hook of the enveloped route groups (API v1, the account API): a
+ * `Response` passes through, anything else is wrapped; `prepare` may first swap the value (v1:
+ * an idempotent replay).
+ */
+export function enveloping(prepare?: (context: any) => unknown) {
+  return async (context: any) => {
+    if (context.responseValue instanceof Response) return context.responseValue
+    const value = prepare ? await prepare(context) : context.responseValue
+    return envelope(value, requestIdOf(context.set))
+  }
 }
 
 /** The error envelope. */
@@ -59,19 +73,29 @@ export const Envelope = <T extends TSchema>(data: T) =>
 export const PageEnvelope = <T extends TSchema>(item: T) =>
   t.Object({ data: t.Array(item), errors: t.Array(ErrorItemSchema, { maxItems: 0 }), meta: PageMetaSchema })
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
+/**
+ * What each error status means: the one table behind every route's documented error answers
+ * (`responses()` here, the v1 answers the docs plugin adds to each route, the account API).
+ */
+export const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
   400: 'BAD_REQUEST: invalid JSON, query parameter, size or field (`field` names it).',
   401: 'UNAUTHORIZED: missing, malformed, unknown, revoked or expired key, or a deactivated owner.',
   403: 'INSUFFICIENT_SCOPE (the key lacks a scope) or FORBIDDEN (access level or role too low).',
   404: 'NOT_FOUND: unknown, or not visible to the key owner.',
-  409: 'CONFLICT: duplicate (names the existing id), last owner, or stale precondition.',
+  409: 'CONFLICT: a duplicate (names the existing id), last owner, stale precondition, or a request with the same Idempotency-Key still running.',
   422: 'IDEMPOTENCY_MISMATCH: the Idempotency-Key was used with a different body.',
   429: 'RATE_LIMITED: per-key request rate exceeded; see Retry-After.',
   500: 'INTERNAL: never carries internal detail.',
   503: 'UNAVAILABLE: the database is unreachable; retry.',
 }
 
-const errorResponse = (status: number) => t.Object(ErrorEnvelope.properties, { description: ERROR_DESCRIPTIONS[status] })
+/** What the v1 kit (src/http/v1.ts) can answer on any route: key, scope, input, visibility, rate, failures. */
+export const V1_ERROR_STATUSES = [400, 401, 403, 404, 429, 500, 503] as const
+/** And on any POST, through Idempotency-Key. */
+export const V1_POST_ERROR_STATUSES = [409, 422] as const
+
+/** The error envelope's schema as a response, described by the table unless `description` says more. */
+export const errorResponse = (status: number, description = ERROR_DESCRIPTIONS[status]) => t.Object(ErrorEnvelope.properties, { description })
 type ErrorResponse = ReturnType<typeof errorResponse>
 
 /** The documented error responses of every authenticated v1 route. */

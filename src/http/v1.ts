@@ -5,11 +5,11 @@
  */
 import { Elysia } from 'elysia'
 import type { Database } from '../db'
-import { actorOf, AuthenticatorRef, type Actor } from '../services/identity'
+import { actorOf, AuthenticatorRef, requireScopes, type Actor } from '../services/identity'
 import type { ServiceRegistry } from '../services/registry'
 import { throwIfBodyProblem } from './body'
-import { envelope } from './envelope'
-import { badRequest, insufficientScope } from './errors'
+import { enveloping } from './envelope'
+import { badRequest } from './errors'
 import { claimIdempotencyKey, IDEMPOTENCY_HEADER, idempotentRequest, recordAnswer, storedAnswer, type IdempotentRequest } from './idempotency'
 import { requestIdOf } from './request-id'
 
@@ -42,8 +42,7 @@ export function createV1Kit(services: ServiceRegistry, db: Database, seed: strin
       scopes: (required: readonly string[]) => ({
         async transform(context: any) {
           const principal = await services.get(AuthenticatorRef).authenticateBearer(context.request.headers.get('authorization'))
-          const missing = required.filter((scope) => !principal.scopes.has(scope))
-          if (missing.length) throw insufficientScope(missing)
+          requireScopes(principal, required)
           throwIfBodyProblem(context.body)
           throwIfNulInQuery(context.query)
           context.actor = actorOf(principal, 'rest', requestIdOf(context.set))
@@ -64,20 +63,22 @@ export function createV1Kit(services: ServiceRegistry, db: Database, seed: strin
         },
       }),
     })
-    .onAfterHandle({ as: 'scoped' }, async (context: any) => {
-      const { responseValue, set } = context
-      if (responseValue instanceof Response) return responseValue
-      const request = context.actor?.idempotency as IdempotentRequest | undefined
-      const replay = responseValue instanceof Replay ? responseValue : request?.replayed ? new Replay(request.replayed.status, responseValue) : undefined
-      if (replay) {
-        set.status = replay.status
-        set.headers['idempotent-replayed'] = 'true'
-        return envelope(replay.data, requestIdOf(set))
-      }
-      // A POST that changed nothing through `mutate` (nothing to commit with): recorded on its own.
-      if (request && !request.claimed) await db.transaction(async (tx) => (await claimIdempotencyKey(tx, request)) && recordAnswer(tx, request, responseValue ?? null))
-      return envelope(responseValue, requestIdOf(set))
-    })
+    .onAfterHandle(
+      { as: 'scoped' },
+      enveloping(async (context: any) => {
+        const { responseValue, set } = context
+        const request = context.actor?.idempotency as IdempotentRequest | undefined
+        const replay = responseValue instanceof Replay ? responseValue : request?.replayed ? new Replay(request.replayed.status, responseValue) : undefined
+        if (replay) {
+          set.status = replay.status
+          set.headers['idempotent-replayed'] = 'true'
+          return replay.data
+        }
+        // A POST that changed nothing through `mutate` (nothing to commit with): recorded on its own.
+        if (request && !request.claimed) await db.transaction(async (tx) => (await claimIdempotencyKey(tx, request)) && recordAnswer(tx, request, responseValue ?? null))
+        return responseValue
+      }),
+    )
 }
 
 export type V1Kit = ReturnType<typeof createV1Kit>

@@ -2,6 +2,7 @@
  * Who is calling: the identity the core hands every route, service and audit record, and the one
  * service the core itself needs from a plugin (the Bearer check of API v1, provided by `auth`).
  */
+import { insufficientScope } from '../http/errors'
 import { serviceRef } from './registry'
 
 export type Role = 'member' | 'administrator' | 'superadministrator'
@@ -58,6 +59,15 @@ export function actorOf(principal: Principal, via: Via, requestId: string): Acto
     via,
     requestId,
   }
+}
+
+/** The scopes of `required` the principal's key lacks (none for a key holding them all). */
+export const missingScopes = (principal: { scopes: ReadonlySet<string> }, required: readonly string[]) => required.filter((scope) => !principal.scopes.has(scope))
+
+/** 403 INSUFFICIENT_SCOPE naming what is missing, unless the key holds every scope of `required`: the one scope check of REST and MCP. */
+export function requireScopes(principal: { scopes: ReadonlySet<string> }, required: readonly string[]): void {
+  const missing = missingScopes(principal, required)
+  if (missing.length) throw insufficientScope(missing)
 }
 
 export const isAdministrator = (actor: { role: Role }) => actor.role === 'administrator' || actor.role === 'superadministrator'

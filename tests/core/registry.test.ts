@@ -54,8 +54,9 @@ describe('service refs are scoped by declared dependencies', () => {
 
   test('a declared dependency is handed out', () => {
     const services = new ServiceRegistry()
-    services.provide(ProjectAccessRef, {} as never)
-    expect(services.scopedTo({ name: 'audit-log', dependencies: ['auth', 'projects'] }).get(ProjectAccessRef)).toEqual({})
+    const access = {} as never
+    services.provide(ProjectAccessRef, access)
+    expect(services.scopedTo({ name: 'audit-log', dependencies: ['auth', 'projects'] }).get(ProjectAccessRef)).toBe(access)
     expect(() => services.scopedTo({ name: 'teams', dependencies: ['auth'] }).find(ProjectAccessRef)).toThrow(StartupError)
   })
 })
