@@ -3,7 +3,10 @@
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+COPY scripts/patch-postgres.mjs ./scripts/
+# Without dependencies' install scripts (bun's would fetch a binary the image already has), then
+# our own: the postgres.js fix (scripts/patch-postgres.mjs).
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && node scripts/patch-postgres.mjs
 
 # Stage 2: the runtime.
 FROM oven/bun:1.4-slim
