@@ -70,12 +70,15 @@ describe.skipIf(!chromiumAvailable)(`account pages in headless Chromium${chromiu
     const secret = (await page.textContent('#new-secret'))!.trim()
     await page.goto(`${site.url}/account/keys`)
     const dialogs: Array<{ type: string; message: string }> = []
-    page.once('dialog', (dialog) => {
-      dialogs.push({ type: dialog.type(), message: dialog.message() })
-      return dialog.dismiss()
-    })
+    const dismissed = new Promise<void>((resolve) =>
+      page.once('dialog', async (dialog) => {
+        dialogs.push({ type: dialog.type(), message: dialog.message() })
+        await dialog.dismiss()
+        resolve()
+      }),
+    )
     await page.locator('tr', { hasText: 'kept key' }).locator('button', { hasText: 'Revoke' }).click()
-    await page.waitForTimeout(200)
+    await dismissed
     expect(dialogs).toHaveLength(1)
     expect(dialogs[0]!.type).toBe('confirm')
     expect(dialogs[0]!.message).toContain('kept key')

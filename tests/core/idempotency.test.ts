@@ -6,11 +6,14 @@ import { startTestService, type TestService } from '../helpers/service'
 let api: TestService
 let key: string
 let otherKey: string
+let teamsKey: string
 
 beforeAll(async () => {
   api = await startTestService()
   const organization = await api.createOrganization()
   const user = await api.createUser(organization)
+  const administrator = await api.createUser(organization, 'administrator')
+  teamsKey = (await api.createKey(administrator.id, ['teams:write'])).secret
   key = (await api.createKey(user.id, ['projects:write', 'projects:read'])).secret
   otherKey = (await api.createKey(user.id, ['projects:write'])).secret
 })
@@ -46,11 +49,35 @@ describe('Idempotency-Key on POST', () => {
     expect(theirs.body.data.id).not.toBe(mine.body.data.id)
   })
 
-  test('a failed request frees its key, so a corrected retry runs', async () => {
+  test('a body refused before any work leaves the key free', async () => {
     const failed = await api.request('POST', '/api/v1/projects', { key, body: { name: '' }, headers: { 'idempotency-key': 'retry-after-400' } })
     expect(failed.status).toBe(400)
     const retried = await create('Fixed', 'retry-after-400')
     expect(retried.status).toBe(201)
+  })
+
+  test('a request that fails after claiming its key rolls the claim back, so a corrected retry runs', async () => {
+    const db = api.service.core.db
+    // A sequence advances even in a transaction that rolls back: the trigger counts every claim.
+    await db.execute(sql.raw('create sequence idempotency_claims'))
+    await db.execute(sql.raw("create function count_claim() returns trigger language plpgsql as $$ begin perform nextval('idempotency_claims'); return new; end $$"))
+    await db.execute(sql.raw('create trigger count_claim after insert on idempotency_keys for each row execute function count_claim()'))
+    const claims = async () => Number((await queryRows<{ n: string }>(db, sql`select case when is_called then last_value else 0 end as n from idempotency_claims`))[0]!.n)
+    const team = (name: string) => api.request('POST', '/api/v1/teams', { key: teamsKey, body: { name }, headers: { 'idempotency-key': 'retry-after-409' } })
+    expect((await api.request('POST', '/api/v1/teams', { key: teamsKey, body: { name: 'Taken' } })).status).toBe(201)
+
+    // The duplicate name is found inside the transaction, after the key was claimed in it.
+    const failed = await team('Taken')
+    expect(failed.status).toBe(409)
+    expect(await claims()).toBe(1)
+    expect(await queryRows(db, sql`select 1 from idempotency_keys where key = 'retry-after-409'`)).toEqual([])
+
+    // Not 422 (another body) and not a replay of the 409: the key is free.
+    const retried = await team('Free')
+    expect(retried.status).toBe(201)
+    expect(retried.headers.get('idempotent-replayed')).toBeNull()
+    expect(await claims()).toBe(2)
+    expect((await team('Free')).headers.get('idempotent-replayed')).toBe('true')
   })
 
   test('concurrent requests with one key create one project', async () => {

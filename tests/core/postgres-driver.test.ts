@@ -42,7 +42,7 @@ describe.skipIf(!usingServer())('the PostgreSQL driver after a query failed mid-
     try {
       await client.unsafe(FAILS_ON_ROW_FOUR).catch(() => {})
       const rows = await client.unsafe('select x from generate_series(1, 2) x')
-      expect([...rows]).toEqual([{ x: 1 }, { x: 2 }])
+      expect(rows.map((row) => row.x)).toEqual([1, 2])
     } finally {
       await client.end()
     }

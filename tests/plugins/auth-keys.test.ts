@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setSystemTime, test } from 'bun:test'
 import { eq, sql } from 'drizzle-orm'
 import { apiKeys } from '../../plugins/auth/schema'
-import { queryRows } from '../../src/db'
+import { queryRows, queryText } from '../../src/db'
 import { hashSecret } from '../../src/secrets'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
 
@@ -50,11 +50,23 @@ describe('API key lifecycle', () => {
     expect(response.headers.get('www-authenticate')).toBe('Bearer realm="worktrack", error="invalid_token"')
   })
 
-  test('an expired key gets 401', async () => {
-    const { secret } = await api.createKey(user.id, ['users:read'], { expiresAt: new Date(Date.now() + 1500).toISOString() })
-    expect((await me(secret)).status).toBe(200)
-    await Bun.sleep(1600)
+  test('an expired key gets 401, read from the database', async () => {
+    const { id, secret } = await api.createKey(user.id, ['users:read'], { expiresAt: new Date(Date.now() + 3_600_000).toISOString() })
+    await queryText(api.service.core.db, "update api_keys set expires_at = now() - interval '1 second' where id = $1", [id])
     expect((await me(secret)).status).toBe(401)
+  })
+
+  test('a cached key gets 401 once it expires (the clock moved past its expiry, no waiting)', async () => {
+    const { secret } = await api.createKey(user.id, ['users:read'], { expiresAt: new Date(Date.now() + 60_000).toISOString() })
+    expect((await me(secret)).status).toBe(200) // now cached
+    try {
+      setSystemTime(new Date(Date.now() + 61_000))
+      expect((await me(secret)).status).toBe(401)
+    } finally {
+      setSystemTime()
+    }
+    // Back in the present the key is valid again: the 401 was the expiry, not something else.
+    expect((await me(secret)).status).toBe(200)
   })
 
   test("a deactivated owner's keys get 401 at once", async () => {

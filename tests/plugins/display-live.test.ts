@@ -28,8 +28,11 @@ afterAll(async () => {
   await a.stop()
 })
 
-/** Reads server-sent events from `response` until `predicate` matches one, or the time is up. */
-async function nextEvent(response: Response, predicate: (event: { event: string; data: any }) => boolean, timeoutMs = 3000) {
+/**
+ * Reads server-sent events from `response` until `predicate` matches one, or the time is up;
+ * `onConnected` runs when the stream says it is registered for the page's events (`: connected`).
+ */
+async function nextEvent(response: Response, predicate: (event: { event: string; data: any }) => boolean, timeoutMs = 3000, onConnected = () => {}) {
   const reader = response.body!.getReader()
   const decoder = new TextDecoder()
   let buffer = ''
@@ -43,6 +46,7 @@ async function nextEvent(response: Response, predicate: (event: { event: string;
       while ((end = buffer.indexOf('\n\n')) >= 0) {
         const block = buffer.slice(0, end)
         buffer = buffer.slice(end + 2)
+        if (/^: connected$/m.test(block)) onConnected()
         const event = /^event: (.*)$/m.exec(block)?.[1]
         const data = /^data: (.*)$/m.exec(block)?.[1]
         if (event && data) {
@@ -63,8 +67,9 @@ describe('live dashboard events', () => {
     expect(stream.status).toBe(200)
     expect(stream.headers.get('content-type')).toStartWith('text/event-stream')
     const started = Date.now()
-    const waiting = nextEvent(stream, (event) => event.event === 'component' && event.data.id === fx.components.barChart)
-    await Bun.sleep(100)
+    const connected = Promise.withResolvers<void>()
+    const waiting = nextEvent(stream, (event) => event.event === 'component' && event.data.id === fx.components.barChart, 3000, connected.resolve)
+    await Promise.race([connected.promise, waiting])
     const posted = await a.request('POST', '/api/component', {
       body: { componentId: fx.components.barChart, apiKey: fx.creator.displayApiKey, timestamp: 2_000_000_000, data: SAMPLE_DATA.barChart },
     })

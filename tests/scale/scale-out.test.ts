@@ -138,7 +138,15 @@ describe.skipIf(!usingServer())('scale-out: three instances on one database (nee
       const controlSecret = control.body.data.secret as string
       for (const instance of instances) expect((await call(instance, 'GET', '/api/v1/users/me', { bearer: controlSecret })).status).toBe(200)
       await queryText(cluster.database.db, 'update api_keys set revoked_at = now() where id = $1', [control.body.data.key.id])
-      await Bun.sleep(300)
+      // A witness key revoked through the service afterwards: once every instance refuses it, any
+      // notice about the control key would have arrived too.
+      const witness = await expectCall(instances[0]!, 201, 'POST', '/account/api/keys', { bearer: session, body: { name: 'scale witness', scopes: ['users:read'] } })
+      const witnessSecret = witness.body.data.secret as string
+      for (const instance of instances) expect((await call(instance, 'GET', '/api/v1/users/me', { bearer: witnessSecret })).status).toBe(200)
+      const witnessRevoked = performance.now()
+      await expectCall(instances[1]!, 200, 'DELETE', `/account/api/keys/${witness.body.data.key.id}`, { bearer: session })
+      const witnessTimes = await Promise.all(instances.map((instance) => until401(instance, () => call(instance, 'GET', '/api/v1/users/me', { bearer: witnessSecret }), witnessRevoked)))
+      for (const time of witnessTimes) expect(time).toBeLessThan(PROPAGATION_MS)
       for (const instance of instances) expect((await call(instance, 'GET', '/api/v1/users/me', { bearer: controlSecret })).status).toBe(200)
     }),
     TEST_TIMEOUT_MS,
@@ -226,7 +234,20 @@ describe.skipIf(!usingServer())('scale-out: three instances on one database (nee
       const started = performance.now()
       while (ours().filter((s) => s.status === 200).length < expected && performance.now() - started < 12_000) await Bun.sleep(20)
       const allDeliveredMs = since(started)
-      await Bun.sleep(1500) // several poll intervals: a duplicate claim would have been sent by now
+      // Each send follows a claim, and a claim raises `attempts`: once every delivery is `sent` after
+      // exactly one claim, no worker holds one or can take one again, so no duplicate is still to come.
+      const deliveries = () =>
+        queryText<{ settled: string; total: string }>(
+          cluster.database.db,
+          `select count(*) filter (where state = 'sent' and attempts = 1) as settled, count(*) as total from deliveries where message_id = any($1::uuid[])`,
+          [[...ids]],
+        ).then(([row]) => ({ settled: Number(row!.settled), total: Number(row!.total) }))
+      let outbox = await deliveries()
+      while (outbox.settled < expected && performance.now() - started < 15_000) {
+        await Bun.sleep(20)
+        outbox = await deliveries()
+      }
+      expect(outbox).toEqual({ settled: expected, total: expected })
       const sends = ours()
       const bySender: Record<string, number> = {}
       for (const send of sends) {
