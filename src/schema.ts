@@ -1,8 +1,14 @@
 /**
- * Tables the core owns. The audit log has no foreign keys on purpose: a record outlives the
- * user, key or project it names.
+ * Tables the core owns, and the helpers every tenant table is built with. The audit log has no
+ * foreign keys on purpose: a record outlives the user, key or project it names.
+ *
+ * Every tenant table is ready to be distributed by `organization_id` on Citus (README "Scaling"):
+ * its primary key, unique indexes and foreign keys include that column, so a row and everything it
+ * points at live on the same shard; a table that cannot be is declared in its plugin's manifest
+ * (`placement`) with the reason. tests/architecture/citus.test.ts reads the live schema and holds
+ * every table to this.
  */
-import { customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { customType, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid, type PgColumn } from 'drizzle-orm/pg-core'
 import { uuidv7 } from './ids'
 
 /** `createdAt`/`updatedAt` columns, spread into tables. */
@@ -14,13 +20,36 @@ export const timestamps = {
 /** A full-text search document (always a generated column; never read or written by the app). */
 export const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
 
-/** A UUIDv7 primary key. */
+/** A UUIDv7 primary key (reference tables: organizations). */
 export const primaryId = () => uuid().primaryKey().$defaultFn(uuidv7)
+
+/** A tenant row's UUIDv7 id: the primary key with `organization_id`, through `tenantKey`. */
+export const rowId = () => uuid().notNull().$defaultFn(uuidv7)
+
+/**
+ * The primary key of a tenant table: its own columns, then `organization_id` (the distribution
+ * column; last, so a lookup by id alone still uses the index).
+ */
+export const tenantKey = (table: string, columns: readonly PgColumn[], organizationId: PgColumn) =>
+  primaryKey({ name: `${table}_pkey`, columns: [...columns, organizationId] as never })
+
+/**
+ * A foreign key to a row of the same organization: `(column, organization_id)` → `(id,
+ * organization_id)`, so a row can never point into another tenant. `cascade` (the default): the
+ * row goes with its parent; `no action`: the parent cannot go while rows name it (users are
+ * deactivated, never deleted; an organization takes all its rows at once).
+ */
+export const tenantReference = (
+  name: string,
+  columns: readonly [PgColumn, PgColumn],
+  foreignColumns: readonly [PgColumn, PgColumn],
+  onDelete: 'cascade' | 'no action' = 'cascade',
+) => foreignKey({ name, columns: [...columns], foreignColumns: [...foreignColumns] } as never).onDelete(onDelete)
 
 export const auditLogs = pgTable(
   'audit_logs',
   {
-    id: primaryId(),
+    id: rowId(),
     organizationId: uuid().notNull(),
     occurredAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     actorUserId: uuid(),
@@ -34,6 +63,7 @@ export const auditLogs = pgTable(
     requestId: text(),
   },
   (table) => [
+    tenantKey('audit_logs', [table.id], table.organizationId),
     index('audit_logs_organization_idx').on(table.organizationId, table.occurredAt.desc(), table.id.desc()),
     index('audit_logs_project_idx').on(table.projectId, table.occurredAt.desc(), table.id.desc()),
   ],
@@ -52,11 +82,12 @@ export const idempotencyKeys = pgTable(
   'idempotency_keys',
   {
     apiKeyId: uuid().notNull(),
+    organizationId: uuid().notNull(),
     key: text().notNull(),
     requestHash: text().notNull(),
     status: integer(),
     response: jsonb(),
     createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
-  (table) => [primaryKey({ columns: [table.apiKeyId, table.key] }), index('idempotency_keys_created_idx').on(table.createdAt)],
+  (table) => [tenantKey('idempotency_keys', [table.apiKeyId, table.key], table.organizationId), index('idempotency_keys_created_idx').on(table.createdAt)],
 )

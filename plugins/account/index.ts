@@ -24,6 +24,12 @@ export default definePlugin({
   dependencies: ['auth'],
   config: AccountConfig,
   tables: { signInThrottle },
+  placement: {
+    sign_in_throttle: {
+      kind: 'local',
+      reason: 'Failed sign-in counters keyed by hashed email and client address: attack traffic, not tenant data (an address spans organizations), written on every failure; kept on the coordinator.',
+    },
+  },
   tags: [{ name: 'Account', description: 'JSON twin of the account pages for mobile apps (Bearer session token).' }],
 
   optionalDependencies: ['display'],

@@ -4,7 +4,7 @@ import { definePlugin } from '../../src/plugin'
 import { ApiKeyManagerRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type Revocation, type UserCreatedHook } from './api'
 import { AuthenticatorRef } from '../../src/services/identity'
 import { KeyAuthenticator } from './authenticator'
-import { apiKeys, organizations, sessions, users } from './schema'
+import { apiKeys, organizations, sessions, userEmails, users } from './schema'
 import { createSessions, purgeSessions } from './sessions'
 import { describeError } from '../../src/log'
 import { createAccounts, INVALIDATE_CHANNEL, listApiKeys, serializeKey, userDirectory, type Invalidation } from './service'
@@ -36,7 +36,14 @@ export default definePlugin({
   name: 'auth',
   description: 'Organizations, users, API keys with scopes, and the Bearer check every API v1 route uses.',
   config: AuthConfig,
-  tables: { organizations, users, apiKeys, sessions },
+  tables: { organizations, users, userEmails, apiKeys, sessions },
+  placement: {
+    organizations: { kind: 'reference', reason: 'The tenants themselves: every distributed row points at one, so every node holds them all.' },
+    user_emails: {
+      kind: 'reference',
+      reason: 'Sign-in is by email alone, so an email is unique across organizations; this small table is the one place that holds it globally.',
+    },
+  },
   readModels: { user_directory: 'Users as others may read them: id, organization_id, username, display_name, avatar_url, role, status (never email or password hash).' },
 
   async setup(context) {

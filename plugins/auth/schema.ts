@@ -1,7 +1,7 @@
-/** Organizations, users and API keys. */
+/** Organizations, users, the global email lookup, API keys and sessions. */
 import { sql } from 'drizzle-orm'
-import { check, index, pgTable, pgView, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { primaryId, timestamps } from '../../src/schema'
+import { check, index, pgTable, pgView, text, timestamp, uniqueIndex, uuid, type PgColumn } from 'drizzle-orm/pg-core'
+import { primaryId, rowId, tenantKey, tenantReference, timestamps } from '../../src/schema'
 
 export const organizations = pgTable('organizations', {
   id: primaryId(),
@@ -9,14 +9,18 @@ export const organizations = pgTable('organizations', {
   ...timestamps,
 })
 
+/** The owning organization of a row (every tenant row carries one): deleted with it. */
+export const organizationReference = () =>
+  uuid()
+    .notNull()
+    .references(() => organizations.id, { onDelete: 'cascade' })
+
 export const users = pgTable(
   'users',
   {
-    id: primaryId(),
-    organizationId: uuid()
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
-    /** Stored lower-cased; unique across organizations because sign-in is by email alone. */
+    id: rowId(),
+    organizationId: organizationReference(),
+    /** Stored lower-cased; unique across organizations (sign-in is by email alone) through `user_emails`. */
     email: text().notNull(),
     username: text().notNull(),
     displayName: text().notNull(),
@@ -27,23 +31,40 @@ export const users = pgTable(
     ...timestamps,
   },
   (table) => [
-    uniqueIndex('users_email_unique').on(table.email),
+    tenantKey('users', [table.id], table.organizationId),
+    uniqueIndex('users_email_unique').on(table.email, table.organizationId),
     uniqueIndex('users_organization_username_unique').on(table.organizationId, table.username),
     check('users_role_check', sql`${table.role} in ('member', 'administrator', 'superadministrator')`),
     check('users_status_check', sql`${table.status} in ('active', 'deactivated')`),
   ],
 )
 
+/**
+ * Every email in use, with its user: the one global uniqueness a user has (sign-in is by email
+ * alone), held in a reference table so the users table can be distributed by organization.
+ */
+export const userEmails = pgTable('user_emails', {
+  email: text().primaryKey(),
+  organizationId: organizationReference(),
+  userId: uuid().notNull(),
+})
+
+/** A user of the row's organization (owner, member): `(column, organization_id)` → users, the row going with the user. */
+export const userOfRow = (name: string, column: PgColumn, organizationId: PgColumn) => tenantReference(name, [column, organizationId], [users.id, users.organizationId])
+
+/**
+ * A user who did something (creator, author, assignee, sender), kept: users are deactivated,
+ * never deleted, so the row goes on naming them.
+ */
+export const doneBy = (name: string, column: PgColumn, organizationId: PgColumn) =>
+  tenantReference(name, [column, organizationId], [users.id, users.organizationId], 'no action')
+
 export const apiKeys = pgTable(
   'api_keys',
   {
-    id: primaryId(),
-    organizationId: uuid()
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
-    ownerId: uuid()
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    id: rowId(),
+    organizationId: organizationReference(),
+    ownerId: uuid().notNull(),
     name: text().notNull(),
     /** The first 8 characters of the secret, for display. */
     prefix: text().notNull(),
@@ -56,7 +77,10 @@ export const apiKeys = pgTable(
     revokedAt: timestamp({ withTimezone: true, mode: 'date' }),
   },
   (table) => [
-    uniqueIndex('api_keys_secret_hash_unique').on(table.secretHash),
+    tenantKey('api_keys', [table.id], table.organizationId),
+    userOfRow('api_keys_owner_fk', table.ownerId, table.organizationId),
+    // 256 random bits: unique with or without the organization; looked up by the hash alone.
+    uniqueIndex('api_keys_secret_hash_unique').on(table.secretHash, table.organizationId),
     index('api_keys_owner_idx').on(table.ownerId, table.createdAt),
   ],
 )
@@ -69,14 +93,6 @@ export const identityColumns = {
   avatarUrl: users.avatarUrl,
 }
 
-/** The owning organization of a row (every row carries one): deleted with it. */
-export const organizationReference = () =>
-  uuid()
-    .notNull()
-    .references(() => organizations.id, { onDelete: 'cascade' })
-
-/** A user who did something (creator, author): kept as null when the user is deleted. */
-export const userReference = () => uuid().references(() => users.id, { onDelete: 'set null' })
 
 /**
  * Signed-in sessions: `web` (the account pages' cookie) and `mobile` (a Bearer token for apps).
@@ -85,13 +101,9 @@ export const userReference = () => uuid().references(() => users.id, { onDelete:
 export const sessions = pgTable(
   'sessions',
   {
-    id: primaryId(),
-    organizationId: uuid()
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
-    userId: uuid()
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    id: rowId(),
+    organizationId: organizationReference(),
+    userId: uuid().notNull(),
     tokenHash: text().notNull(),
     kind: text({ enum: ['web', 'mobile'] }).notNull(),
     createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
@@ -100,7 +112,12 @@ export const sessions = pgTable(
     expiresAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
     revokedAt: timestamp({ withTimezone: true, mode: 'date' }),
   },
-  (table) => [uniqueIndex('sessions_token_hash_unique').on(table.tokenHash), index('sessions_user_idx').on(table.userId)],
+  (table) => [
+    tenantKey('sessions', [table.id], table.organizationId),
+    userOfRow('sessions_user_fk', table.userId, table.organizationId),
+    uniqueIndex('sessions_token_hash_unique').on(table.tokenHash, table.organizationId),
+    index('sessions_user_idx').on(table.userId),
+  ],
 )
 
 // ---- read models: what other plugins' SQL may read of these tables --------------------------

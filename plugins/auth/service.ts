@@ -11,7 +11,7 @@ import type { ApiKeyView, UserCreatedHook, UserDirectory, UserIdentity } from '.
 import { validate } from '../../src/validate'
 import { ApiKeyInput, OrganizationInput, UserInput } from './model'
 import type { PasswordHasher } from './password'
-import { apiKeys, organizations, users } from './schema'
+import { apiKeys, organizations, userEmails, users } from './schema'
 
 export const API_KEY_PREFIX = 'wtk'
 /** The NOTIFY channel that tells every instance to drop cached keys. */
@@ -59,8 +59,13 @@ export async function createUser(db: Database, actor: Omit<AuditActor, 'organiza
   if (!organization) throw badRequest('No such organization.', 'organizationId')
   const passwordHash = await options.hasher.hash(data.password)
   return mutate(db, { ...actor, organizationId: data.organizationId }, async (tx, audit) => {
-    const [byEmail] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email))
-    if (byEmail) throw conflict('A user with this email already exists.', byEmail.id, 'email')
+    // The email is claimed first, across organizations (user_emails): a concurrent claim waits and then finds it taken.
+    const id = uuidv7()
+    const [claimed] = await tx.insert(userEmails).values({ email, organizationId: data.organizationId, userId: id }).onConflictDoNothing().returning()
+    if (!claimed) {
+      const [byEmail] = await tx.select({ id: userEmails.userId }).from(userEmails).where(eq(userEmails.email, email))
+      throw conflict('A user with this email already exists.', byEmail?.id, 'email')
+    }
     const [byUsername] = await tx
       .select({ id: users.id })
       .from(users)
@@ -69,6 +74,7 @@ export async function createUser(db: Database, actor: Omit<AuditActor, 'organiza
     const [user] = await tx
       .insert(users)
       .values({
+        id,
         organizationId: data.organizationId,
         email,
         username: data.username,

@@ -75,7 +75,7 @@ export function createContentOrder({ db, access, workItems, entries }: ContentOr
     put(actor: Actor, projectId: string, input: ContentOrderInput) {
       return mutate(db, actor, async (tx, audit) => {
         await access.requireProjectAccess(actor, projectId, 'editor', tx)
-        await workItems.lockOrdering(tx as Transaction, projectId)
+        await workItems.lockOrdering(tx as Transaction, actor.organizationId, projectId)
         const current = await readOrder(tx, projectId)
         if (input.workItems) await workItems.writeOrder(tx as Transaction, reorder(current.workItems, input.workItems, 'workItems'))
         for (const [workItemId, named] of Object.entries(input.entries ?? {})) {

@@ -41,7 +41,7 @@ export function createDisplayAccounts(db: Database, defaultLimit: number, users:
       const [row] = await db
         .select({ prefix: displayAccounts.keyPrefix, dailyLimit: displayAccounts.dailyLimit, usedToday: displayUsage.calls })
         .from(displayAccounts)
-        .leftJoin(displayUsage, and(eq(displayUsage.userId, displayAccounts.userId), eq(displayUsage.day, sql`(now() at time zone 'utc')::date`)))
+        .leftJoin(displayUsage, and(eq(displayUsage.userId, displayAccounts.userId), eq(displayUsage.organizationId, displayAccounts.organizationId), eq(displayUsage.day, sql`(now() at time zone 'utc')::date`)))
         .where(eq(displayAccounts.userId, userId))
       if (!row) return { prefix: null, dailyLimit: defaultLimit, usedToday: 0, resetsAt: new Date(nextUtcMidnight() * 1000).toISOString() }
       return { prefix: row.prefix, dailyLimit: row.dailyLimit, usedToday: row.usedToday ?? 0, resetsAt: new Date(nextUtcMidnight() * 1000).toISOString() }
@@ -59,7 +59,7 @@ export function createDisplayAccounts(db: Database, defaultLimit: number, users:
         await tx
           .insert(displayAccounts)
           .values({ userId, organizationId: user.organizationId, keyHash: hashSecret(apiKey), keyPrefix: prefix, dailyLimit: defaultLimit })
-          .onConflictDoUpdate({ target: displayAccounts.userId, set: { keyHash: hashSecret(apiKey), keyPrefix: prefix, rotatedAt: sql`now()` } })
+          .onConflictDoUpdate({ target: [displayAccounts.userId, displayAccounts.organizationId], set: { keyHash: hashSecret(apiKey), keyPrefix: prefix, rotatedAt: sql`now()` } })
         await audit({
           action: previous ? 'display_account.rotated' : 'display_account.created',
           resourceType: 'display_account',

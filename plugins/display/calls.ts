@@ -18,20 +18,20 @@ import { MAY_EDIT_PAGE, MAY_USE_PAGE } from './page-access'
  */
 export const DISPLAY_CALL = `account as (
     select a.user_id, a.daily_limit, u.organization_id, u.role
-    from display_accounts a join user_directory u on u.id = a.user_id
+    from display_accounts a join user_directory u on u.id = a.user_id and u.organization_id = a.organization_id
     where a.key_hash = $1 and u.status = 'active'
   ),
   counted as (
-    insert into display_usage (user_id, day, calls)
-    select user_id, (now() at time zone 'utc')::date, 1 from account where daily_limit > 0
-    on conflict (user_id, day) do update set calls = display_usage.calls + 1
+    insert into display_usage (user_id, organization_id, day, calls)
+    select user_id, organization_id, (now() at time zone 'utc')::date, 1 from account where daily_limit > 0
+    on conflict (user_id, day, organization_id) do update set calls = display_usage.calls + 1
       where display_usage.calls < (select daily_limit from account)
     returning calls
   )`
 
 /** The usage columns of a display call's answer (account alias `a`). */
 export const DISPLAY_USAGE = `a.user_id as "userId", a.daily_limit as "dailyLimit", (select calls from counted) as calls,
-    (select calls from display_usage where user_id = a.user_id and day = (now() at time zone 'utc')::date) as "callsBefore"`
+    (select calls from display_usage where user_id = a.user_id and organization_id = a.organization_id and day = (now() at time zone 'utc')::date) as "callsBefore"`
 
 /** The first check of every display call: a JSON object with a well-formed `apiKey`; its hash, or the refusal. */
 export function displayKeyOf(body: unknown): { keyHash: string } | Refusal {

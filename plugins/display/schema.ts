@@ -1,16 +1,14 @@
 /** Display accounts and their daily usage, dashboard pages, their access lists and components. */
 import { sql } from 'drizzle-orm'
-import { check, date, doublePrecision, index, integer, jsonb, pgTable, pgView, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { primaryId, timestamps } from '../../src/schema'
-import { organizationReference, userReference, users } from '../auth/schema'
+import { check, date, doublePrecision, index, integer, jsonb, pgTable, pgView, text, timestamp, uniqueIndex, uuid, type PgColumn } from 'drizzle-orm/pg-core'
+import { rowId, tenantKey, tenantReference, timestamps } from '../../src/schema'
+import { doneBy, organizationReference, userOfRow } from '../auth/schema'
 
 /** One per user: the `dpk_…` key (hash and prefix only) and the daily call limit. */
 export const displayAccounts = pgTable(
   'display_accounts',
   {
-    userId: uuid()
-      .primaryKey()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    userId: uuid().notNull(),
     organizationId: organizationReference(),
     keyHash: text().notNull(),
     keyPrefix: text().notNull(),
@@ -18,35 +16,49 @@ export const displayAccounts = pgTable(
     createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     rotatedAt: timestamp({ withTimezone: true, mode: 'date' }),
   },
-  (table) => [uniqueIndex('display_accounts_key_hash_unique').on(table.keyHash), check('display_accounts_limit_check', sql`${table.dailyLimit} >= 0`)],
+  (table) => [
+    tenantKey('display_accounts', [table.userId], table.organizationId),
+    userOfRow('display_accounts_user_fk', table.userId, table.organizationId),
+    uniqueIndex('display_accounts_key_hash_unique').on(table.keyHash, table.organizationId),
+    check('display_accounts_limit_check', sql`${table.dailyLimit} >= 0`),
+  ],
 )
 
 /** Calls used per account per UTC day; incremented atomically with the limit check. */
 export const displayUsage = pgTable(
   'display_usage',
   {
-    userId: uuid()
-      .notNull()
-      .references(() => displayAccounts.userId, { onDelete: 'cascade' }),
+    userId: uuid().notNull(),
+    organizationId: organizationReference(),
     day: date({ mode: 'string' }).notNull(),
     calls: integer().notNull(),
   },
-  (table) => [primaryKey({ columns: [table.userId, table.day] })],
+  (table) => [
+    tenantKey('display_usage', [table.userId, table.day], table.organizationId),
+    tenantReference('display_usage_account_fk', [table.userId, table.organizationId], [displayAccounts.userId, displayAccounts.organizationId]),
+  ],
 )
 
 export const pages = pgTable(
   'pages',
   {
-    id: primaryId(),
+    id: rowId(),
     organizationId: organizationReference(),
     /** Used in URLs (`/pages/{name}`) and by `POST /api/message`; unique per organization, any case. */
     name: text().notNull(),
     title: text(),
-    createdBy: userReference(),
+    createdBy: uuid(),
     ...timestamps,
   },
-  (table) => [uniqueIndex('pages_organization_name_unique').on(table.organizationId, sql`lower(${table.name})`)],
+  (table) => [
+    tenantKey('pages', [table.id], table.organizationId),
+    doneBy('pages_created_by_fk', table.createdBy, table.organizationId),
+    uniqueIndex('pages_organization_name_unique').on(table.organizationId, sql`lower(${table.name})`),
+  ],
 )
+
+/** The page a row belongs to, of the row's organization: deleted with it. */
+export const pageOfRow = (name: string, column: PgColumn, organizationId: PgColumn) => tenantReference(name, [column, organizationId], [pages.id, pages.organizationId])
 
 export const PAGE_LEVELS = ['viewer', 'editor'] as const
 
@@ -54,9 +66,7 @@ export const PAGE_LEVELS = ['viewer', 'editor'] as const
 export const pageAccess = pgTable(
   'page_access',
   {
-    pageId: uuid()
-      .notNull()
-      .references(() => pages.id, { onDelete: 'cascade' }),
+    pageId: uuid().notNull(),
     principalType: text({ enum: ['user', 'team'] }).notNull(),
     principalId: uuid().notNull(),
     /** `viewer` sees the page and gets its messages; `editor` also feeds it through the display API. */
@@ -65,7 +75,8 @@ export const pageAccess = pgTable(
     createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (table) => [
-    primaryKey({ columns: [table.pageId, table.principalId] }),
+    tenantKey('page_access', [table.pageId, table.principalId], table.organizationId),
+    pageOfRow('page_access_page_fk', table.pageId, table.organizationId),
     index('page_access_principal_idx').on(table.principalId),
     check('page_access_level_check', sql`${table.level} in ('viewer', 'editor')`),
   ],
@@ -76,11 +87,9 @@ export const COMPONENT_TYPES = ['horizontalBox', 'verticalBox', 'barChart', 'lin
 export const components = pgTable(
   'components',
   {
-    id: primaryId(),
+    id: rowId(),
     organizationId: organizationReference(),
-    pageId: uuid()
-      .notNull()
-      .references(() => pages.id, { onDelete: 'cascade' }),
+    pageId: uuid().notNull(),
     type: text({ enum: COMPONENT_TYPES }).notNull(),
     title: text(),
     /** Grid placement: column, row, width and height in grid cells. */
@@ -96,6 +105,8 @@ export const components = pgTable(
     ...timestamps,
   },
   (table) => [
+    tenantKey('components', [table.id], table.organizationId),
+    pageOfRow('components_page_fk', table.pageId, table.organizationId),
     index('components_page_idx').on(table.pageId, table.y, table.x, table.id),
     check('components_type_check', sql`${table.type} in ('horizontalBox', 'verticalBox', 'barChart', 'lineChart', 'pieChart')`),
   ],
@@ -114,5 +125,5 @@ export const pageViewers = pgView('page_viewers', {
 }).as(
   sql`select id as page_id, created_by as user_id, organization_id from pages where created_by is not null
     union select page_id, principal_id, organization_id from page_access where principal_type = 'user'
-    union select pa.page_id, tm.user_id, pa.organization_id from page_access pa join team_memberships tm on tm.team_id = pa.principal_id where pa.principal_type = 'team'`,
+    union select pa.page_id, tm.user_id, pa.organization_id from page_access pa join team_memberships tm on tm.team_id = pa.principal_id and tm.organization_id = pa.organization_id where pa.principal_type = 'team'`,
 )

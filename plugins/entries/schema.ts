@@ -1,31 +1,33 @@
 /** Entries (comments, notes, logs) of work items. */
 import { sql } from 'drizzle-orm'
 import { check, index, integer, pgTable, pgView, text, timestamp, uuid } from 'drizzle-orm/pg-core'
-import { primaryId, timestamps, tsvector } from '../../src/schema'
-import { organizationReference, userReference } from '../auth/schema'
-import { projectReference } from '../projects/schema'
-import { workItems } from '../work-items/schema'
+import { rowId, tenantKey, timestamps, tsvector } from '../../src/schema'
+import { doneBy, organizationReference } from '../auth/schema'
+import { projectOfRow } from '../projects/schema'
+import { workItemOfRow } from '../work-items/schema'
 
 export const ENTRY_KINDS = ['comment', 'note', 'log'] as const
 
 export const entries = pgTable(
   'entries',
   {
-    id: primaryId(),
+    id: rowId(),
     organizationId: organizationReference(),
     /** The work item's project, kept here so search and listing need no join. */
-    projectId: projectReference(),
-    workItemId: uuid()
-      .notNull()
-      .references(() => workItems.id, { onDelete: 'cascade' }),
+    projectId: uuid().notNull(),
+    workItemId: uuid().notNull(),
     kind: text({ enum: ENTRY_KINDS }).notNull().default('comment'),
     body: text().notNull(),
-    authorId: userReference(),
+    authorId: uuid(),
     position: integer().notNull(),
     ...timestamps,
     searchVector: tsvector().generatedAlwaysAs(sql`setweight(to_tsvector('simple', body), 'B')`),
   },
   (table) => [
+    tenantKey('entries', [table.id], table.organizationId),
+    projectOfRow('entries_project_fk', table.projectId, table.organizationId),
+    workItemOfRow('entries_work_item_fk', table.workItemId, table.organizationId),
+    doneBy('entries_author_fk', table.authorId, table.organizationId),
     index('entries_work_item_order_idx').on(table.workItemId, table.position, table.createdAt, table.id),
     index('entries_project_idx').on(table.projectId),
     index('entries_search_idx').using('gin', table.searchVector),

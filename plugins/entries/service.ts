@@ -101,7 +101,7 @@ export function createEntries(deps: EntryDeps) {
     create(actor: Actor, workItemId: string, input: EntryInput) {
       return mutate(db, actor, async (tx, audit) => {
         const { projectId } = await accessThroughWorkItem(tx, deps, actor, workItemId, 'editor')
-        await deps.workItems.lockOrdering(tx as Transaction, projectId)
+        await deps.workItems.lockOrdering(tx as Transaction, actor.organizationId, projectId)
         const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(position) + 1, 0)::int as next from entries where work_item_id = $1', [workItemId])) as [{ next: number }]
         const [row] = await tx
           .insert(entries)

@@ -10,12 +10,16 @@ import { isUuid } from '../../src/ids'
 import { assertLevel, type AccessLevel, type ProjectAccessService } from './api'
 import type { Actor } from '../../src/services/identity'
 
-/** The level on the project whose id is `project` of the user in parameter `user` (null: none). */
-const levelExpression = (project: string, user: string) => `greatest(
-    (select pm.access_level from project_members pm where pm.project_id = ${project} and pm.user_id = ${user}),
+/**
+ * The level on the project whose id is `project` of the user in parameter `user` (null: none).
+ * Every table is matched on the project's organization too, so on Citus the check stays on the
+ * organization's shard.
+ */
+const levelExpression = (project: string, user: string, organization = 'p.organization_id') => `greatest(
+    (select pm.access_level from project_members pm where pm.project_id = ${project} and pm.user_id = ${user} and pm.organization_id = ${organization}),
     (select max(pt.access_level) from project_teams pt
-      join team_memberships tm on tm.team_id = pt.team_id and tm.user_id = ${user}
-      where pt.project_id = ${project}))`
+      join team_memberships tm on tm.team_id = pt.team_id and tm.user_id = ${user} and tm.organization_id = pt.organization_id
+      where pt.project_id = ${project} and pt.organization_id = ${organization}))`
 
 /** $1 project, $2 organization, $3 user. Exported for the benchmarks, which run it under pgbench. */
 export const MEMBER_ACCESS = `select p.id, p.organization_id as "organizationId", ${levelExpression('p.id', '$3')} as level

@@ -30,9 +30,11 @@ export const DeviceBody = Type.Object(
 export async function registerDevice(db: Database, user: { id: string; organizationId: string }, token: string, platform: string, maxDevices: number): Promise<Device & { created: boolean }> {
   const [row] = await queryText<{ token: string; platform: Device['platform']; createdAt: string; lastSeenAt: string; created: boolean }>(
     db,
-    `with previous as (select user_id from devices where token = $1)
+    `with previous as (select user_id from devices where token = $1),
+      -- A token lives in one organization at a time: registering it here takes it from any other.
+      moved as (delete from devices where token = $1 and organization_id <> $3)
     insert into devices (token, user_id, organization_id, platform) values ($1, $2, $3, $4)
-      on conflict (token) do update set user_id = excluded.user_id, organization_id = excluded.organization_id, platform = excluded.platform,
+      on conflict (token, organization_id) do update set user_id = excluded.user_id, platform = excluded.platform,
         created_at = case when devices.user_id = excluded.user_id then devices.created_at else now() end, last_seen_at = now()
       returning token, platform, created_at::text as "createdAt", last_seen_at::text as "lastSeenAt",
         (select user_id from previous) is distinct from $2::uuid as created`,
@@ -41,17 +43,17 @@ export async function registerDevice(db: Database, user: { id: string; organizat
   // A user keeps at most `maxDevices`: the ones seen least recently go (every message fans out to all of them).
   await queryText(
     db,
-    `delete from devices where user_id = $1 and token not in (
-      select token from devices where user_id = $1 order by last_seen_at desc, created_at desc, token limit $2)`,
-    [user.id, maxDevices],
+    `delete from devices where user_id = $1 and organization_id = $3 and token not in (
+      select token from devices where user_id = $1 and organization_id = $3 order by last_seen_at desc, created_at desc, token limit $2)`,
+    [user.id, maxDevices, user.organizationId],
   )
   return { ...row!, createdAt: isoFromText(row!.createdAt), lastSeenAt: isoFromText(row!.lastSeenAt) }
 }
 
 /** Removes the user's own device; false when the token is not theirs (or not registered at all). */
-export async function removeDevice(db: Database, userId: string, token: string): Promise<boolean> {
+export async function removeDevice(db: Database, user: { id: string; organizationId: string }, token: string): Promise<boolean> {
   // No registered token falls outside the pattern (`a%00b` is U+0000, which text cannot hold): no SQL for it.
   if (!TOKEN.test(token)) return false
-  const rows = await queryText(db, 'delete from devices where token = $1 and user_id = $2 returning 1', [token, userId])
+  const rows = await queryText(db, 'delete from devices where token = $1 and user_id = $2 and organization_id = $3 returning 1', [token, user.id, user.organizationId])
   return rows.length > 0
 }

@@ -168,7 +168,7 @@ export function pushApiRoutes({ db, log, sessions, messages, dispatched, maxDevi
         try {
           const principal = await mobileSession(sessions, request)
           if (principal instanceof Response) return principal
-          if (!(await removeDevice(db, principal.user.id, params.token)))
+          if (!(await removeDevice(db, principal.user, params.token)))
             return displayJson(404, { message: 'deviceNotFound', detail: 'No such device registered by you.' })
           return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } })
         } catch (error) {

@@ -1,34 +1,39 @@
 /** Typed links between two work items of the same project. */
 import { sql } from 'drizzle-orm'
 import { check, index, pgTable, pgView, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { primaryId, timestamps } from '../../src/schema'
-import { organizationReference, userReference } from '../auth/schema'
-import { projectReference } from '../projects/schema'
-import { workItems } from '../work-items/schema'
+import { rowId, tenantKey, timestamps } from '../../src/schema'
+import { doneBy, organizationReference } from '../auth/schema'
+import { projectOfRow } from '../projects/schema'
+import { workItemOfRow } from '../work-items/schema'
 
 export const RELATIONSHIP_TYPES = ['blocks', 'relates_to', 'duplicates', 'parent_of'] as const
 
 export const relationships = pgTable(
   'relationships',
   {
-    id: primaryId(),
+    id: rowId(),
     organizationId: organizationReference(),
-    projectId: projectReference(),
-    sourceWorkItemId: uuid()
-      .notNull()
-      .references(() => workItems.id, { onDelete: 'cascade' }),
-    targetWorkItemId: uuid()
-      .notNull()
-      .references(() => workItems.id, { onDelete: 'cascade' }),
+    projectId: uuid().notNull(),
+    sourceWorkItemId: uuid().notNull(),
+    targetWorkItemId: uuid().notNull(),
     type: text({ enum: RELATIONSHIP_TYPES }).notNull(),
-    createdBy: userReference(),
+    createdBy: uuid(),
     ...timestamps,
   },
   (table) => [
-    uniqueIndex('relationships_link_unique').on(table.sourceWorkItemId, table.targetWorkItemId, table.type),
+    tenantKey('relationships', [table.id], table.organizationId),
+    projectOfRow('relationships_project_fk', table.projectId, table.organizationId),
+    workItemOfRow('relationships_source_fk', table.sourceWorkItemId, table.organizationId),
+    workItemOfRow('relationships_target_fk', table.targetWorkItemId, table.organizationId),
+    doneBy('relationships_created_by_fk', table.createdBy, table.organizationId),
+    uniqueIndex('relationships_link_unique').on(table.sourceWorkItemId, table.targetWorkItemId, table.type, table.organizationId),
     // relates_to has no direction: A relates_to B and B relates_to A are the same link.
     uniqueIndex('relationships_relates_to_unique')
-      .on(sql`least(${table.sourceWorkItemId}, ${table.targetWorkItemId})`, sql`greatest(${table.sourceWorkItemId}, ${table.targetWorkItemId})`)
+      .on(
+        sql`least(${table.sourceWorkItemId}, ${table.targetWorkItemId})`,
+        sql`greatest(${table.sourceWorkItemId}, ${table.targetWorkItemId})`,
+        table.organizationId,
+      )
       .where(sql`${table.type} = 'relates_to'`),
     index('relationships_project_idx').on(table.projectId, table.createdAt, table.id),
     index('relationships_target_idx').on(table.targetWorkItemId),

@@ -1,19 +1,20 @@
 /** Teams and their members. */
 import { sql } from 'drizzle-orm'
-import { index, pgTable, pgView, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { primaryId, timestamps } from '../../src/schema'
-import { organizationReference, users } from '../auth/schema'
+import { index, pgTable, pgView, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { rowId, tenantKey, tenantReference, timestamps } from '../../src/schema'
+import { organizationReference, userOfRow } from '../auth/schema'
 
 export const teams = pgTable(
   'teams',
   {
-    id: primaryId(),
+    id: rowId(),
     organizationId: organizationReference(),
     name: text().notNull(),
     description: text(),
     ...timestamps,
   },
   (table) => [
+    tenantKey('teams', [table.id], table.organizationId),
     // Names are unique per organization regardless of case ("Platform" and "platform" clash).
     uniqueIndex('teams_organization_name_unique').on(table.organizationId, sql`lower(${table.name})`),
     index('teams_organization_created_idx').on(table.organizationId, table.createdAt, table.id),
@@ -23,16 +24,17 @@ export const teams = pgTable(
 export const teamMembers = pgTable(
   'team_members',
   {
-    teamId: uuid()
-      .notNull()
-      .references(() => teams.id, { onDelete: 'cascade' }),
-    userId: uuid()
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    teamId: uuid().notNull(),
+    userId: uuid().notNull(),
     organizationId: organizationReference(),
     createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
-  (table) => [primaryKey({ columns: [table.teamId, table.userId] }), index('team_members_user_idx').on(table.userId, table.teamId)],
+  (table) => [
+    tenantKey('team_members', [table.teamId, table.userId], table.organizationId),
+    tenantReference('team_members_team_fk', [table.teamId, table.organizationId], [teams.id, teams.organizationId]),
+    userOfRow('team_members_user_fk', table.userId, table.organizationId),
+    index('team_members_user_idx').on(table.userId, table.teamId),
+  ],
 )
 
 // ---- read models: what other plugins' SQL may read of these tables --------------------------

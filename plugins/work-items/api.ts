@@ -11,11 +11,12 @@ export { fromWorkItemText, WORK_ITEM_COLUMNS, WorkItem, type WorkItemResource, t
 
 export interface WorkItemsFace {
   /**
-   * Takes the project's ordering lock in `tx` (creating it if needed) and returns the last work
-   * item number handed out, advanced by one with `advance`. Every change of positions in a project
-   * (new work items, new entries, content order) takes it first, so positions never collide.
+   * Takes the ordering lock of the organization's project in `tx` (creating it if needed) and
+   * returns the last work item number handed out, advanced by one with `advance`. Every change of
+   * positions in a project (new work items, new entries, content order) takes it first, so
+   * positions never collide.
    */
-  lockOrdering(tx: Transaction, projectId: string, advance?: boolean): Promise<number>
+  lockOrdering(tx: Transaction, organizationId: string, projectId: string, advance?: boolean): Promise<number>
   /** Renumbers work items 0..n-1 in the order of `ids` (the caller holds the ordering lock). */
   writeOrder(tx: Transaction, ids: readonly string[]): Promise<void>
   /** The project of a work item of the organization, or undefined (also for an id that is no UUID). */

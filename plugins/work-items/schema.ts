@@ -1,9 +1,9 @@
 /** Work items, and the per-project counter their numbers come from. */
 import { sql } from 'drizzle-orm'
-import { check, date, index, integer, pgTable, pgView, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { primaryId, timestamps, tsvector } from '../../src/schema'
-import { organizationReference, userReference } from '../auth/schema'
-import { projectReference, projects } from '../projects/schema'
+import { check, date, index, integer, pgTable, pgView, text, timestamp, uniqueIndex, uuid, type PgColumn } from 'drizzle-orm/pg-core'
+import { rowId, tenantKey, tenantReference, timestamps, tsvector } from '../../src/schema'
+import { doneBy, organizationReference } from '../auth/schema'
+import { projectOfRow } from '../projects/schema'
 
 export const WORK_ITEM_STATUSES = ['todo', 'in_progress', 'done', 'cancelled'] as const
 export type WorkItemStatus = (typeof WORK_ITEM_STATUSES)[number]
@@ -11,18 +11,18 @@ export type WorkItemStatus = (typeof WORK_ITEM_STATUSES)[number]
 export const workItems = pgTable(
   'work_items',
   {
-    id: primaryId(),
+    id: rowId(),
     organizationId: organizationReference(),
-    projectId: projectReference(),
+    projectId: uuid().notNull(),
     number: integer().notNull(),
     title: text().notNull(),
     description: text(),
     status: text({ enum: WORK_ITEM_STATUSES }).notNull().default('todo'),
     priority: integer().notNull().default(0),
-    assigneeId: userReference(),
+    assigneeId: uuid(),
     dueDate: date({ mode: 'string' }),
     position: integer().notNull(),
-    createdBy: userReference(),
+    createdBy: uuid(),
     ...timestamps,
     /** Title weighs more than description in search ranking. */
     searchVector: tsvector().generatedAlwaysAs(
@@ -30,7 +30,11 @@ export const workItems = pgTable(
     ),
   },
   (table) => [
-    uniqueIndex('work_items_project_number_unique').on(table.projectId, table.number),
+    tenantKey('work_items', [table.id], table.organizationId),
+    projectOfRow('work_items_project_fk', table.projectId, table.organizationId),
+    doneBy('work_items_assignee_fk', table.assigneeId, table.organizationId),
+    doneBy('work_items_created_by_fk', table.createdBy, table.organizationId),
+    uniqueIndex('work_items_project_number_unique').on(table.projectId, table.number, table.organizationId),
     index('work_items_project_order_idx').on(table.projectId, table.position, table.createdAt, table.id),
     index('work_items_project_assignee_idx').on(table.projectId, table.assigneeId),
     index('work_items_project_updated_idx').on(table.projectId, table.updatedAt.desc(), table.id.desc()),
@@ -42,12 +46,19 @@ export const workItems = pgTable(
 )
 
 /** The last number handed out per project; numbers never repeat, even after deletes. */
-export const workItemCounters = pgTable('work_item_counters', {
-  projectId: uuid()
-    .primaryKey()
-    .references(() => projects.id, { onDelete: 'cascade' }),
-  lastNumber: integer().notNull(),
-})
+export const workItemCounters = pgTable(
+  'work_item_counters',
+  {
+    projectId: uuid().notNull(),
+    organizationId: organizationReference(),
+    lastNumber: integer().notNull(),
+  },
+  (table) => [tenantKey('work_item_counters', [table.projectId], table.organizationId), projectOfRow('work_item_counters_project_fk', table.projectId, table.organizationId)],
+)
+
+/** The work item a row belongs to, of the row's organization: deleted with it. */
+export const workItemOfRow = (name: string, column: PgColumn, organizationId: PgColumn) =>
+  tenantReference(name, [column, organizationId], [workItems.id, workItems.organizationId])
 
 export type WorkItemRow = typeof workItems.$inferSelect
 

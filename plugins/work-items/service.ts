@@ -47,13 +47,13 @@ async function findWorkItem(executor: Executor, projectId: string, workItemId: s
 
 /** The plugin's public face (api.ts): ordering and lookups for dependents' transactions. */
 export const workItemsFace: WorkItemsFace = {
-  async lockOrdering(tx, projectId, advance = false) {
+  async lockOrdering(tx, organizationId, projectId, advance = false) {
     const [row] = await queryText<{ lastNumber: number }>(
       tx,
-      `insert into work_item_counters (project_id, last_number) values ($1, $2)
-         on conflict (project_id) do update set last_number = work_item_counters.last_number + $2
+      `insert into work_item_counters (project_id, organization_id, last_number) values ($1, $3, $2)
+         on conflict (project_id, organization_id) do update set last_number = work_item_counters.last_number + $2
          returning last_number as "lastNumber"`,
-      [projectId, advance ? 1 : 0],
+      [projectId, advance ? 1 : 0, organizationId],
     )
     return row!.lastNumber
   },
@@ -118,7 +118,7 @@ export function createWorkItems({ db, access, users }: WorkItemDeps) {
       return mutate(db, actor, async (tx, audit) => {
         await access.requireProjectAccess(actor, projectId, 'editor', tx)
         await checkAssignee(tx, actor, input.assigneeId)
-        const number = await workItemsFace.lockOrdering(tx as Transaction, projectId, true)
+        const number = await workItemsFace.lockOrdering(tx as Transaction, actor.organizationId, projectId, true)
         const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(position) + 1, 0)::int as next from work_items where project_id = $1', [projectId])) as [{ next: number }]
         const [row] = await tx
           .insert(workItems)

@@ -15,6 +15,8 @@ export const IDEMPOTENCY_HEADER = 'idempotency-key'
 /** An idempotent POST in progress, carried by its actor from the v1 kit to `mutate`. */
 export interface IdempotentRequest {
   apiKeyId: string
+  /** The key's organization (the records' distribution column). */
+  organizationId: string
   key: string
   requestHash: string
   /** The status the request answers with on success (read when the answer is recorded). */
@@ -31,10 +33,10 @@ export interface StoredAnswer {
 }
 
 /** Validates the header and describes the request; throws 400 for a malformed key. */
-export function idempotentRequest(apiKeyId: string, key: string, path: string, body: unknown, status: () => number): IdempotentRequest {
+export function idempotentRequest(apiKey: { apiKeyId: string; organizationId: string }, key: string, path: string, body: unknown, status: () => number): IdempotentRequest {
   if (key.length < 1 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) throw badRequest('Idempotency-Key must be 1..255 visible ASCII characters.', 'Idempotency-Key')
   const requestHash = createHash('sha256').update(`POST ${path}\n${JSON.stringify(body ?? null)}`).digest('hex')
-  return { apiKeyId, key, requestHash, status }
+  return { apiKeyId: apiKey.apiKeyId, organizationId: apiKey.organizationId, key, requestHash, status }
 }
 
 /** The committed answer of an earlier request with the same key: replayed, or 422 for another body; null when there is none. */
@@ -42,8 +44,8 @@ export async function storedAnswer(executor: Executor, request: IdempotentReques
   const [row] = await queryText<{ requestHash: string; status: number; response: unknown }>(
     executor,
     `select request_hash as "requestHash", status, response from idempotency_keys
-      where api_key_id = $1 and key = $2 and status is not null and created_at > now() - interval '24 hours'`,
-    [request.apiKeyId, request.key],
+      where api_key_id = $1 and key = $2 and organization_id = $3 and status is not null and created_at > now() - interval '24 hours'`,
+    [request.apiKeyId, request.key, request.organizationId],
   )
   if (!row) return null
   if (row.requestHash !== request.requestHash) throw idempotencyMismatch()
@@ -58,22 +60,23 @@ export async function storedAnswer(executor: Executor, request: IdempotentReques
 export async function claimIdempotencyKey(tx: Executor, request: IdempotentRequest): Promise<boolean> {
   const rows = await queryText(
     tx,
-    `insert into idempotency_keys (api_key_id, key, request_hash) values ($1, $2, $3)
-      on conflict (api_key_id, key) do update set request_hash = excluded.request_hash, status = null, response = null, created_at = now()
+    `insert into idempotency_keys (api_key_id, key, organization_id, request_hash) values ($1, $2, $4, $3)
+      on conflict (api_key_id, key, organization_id) do update set request_hash = excluded.request_hash, status = null, response = null, created_at = now()
         where idempotency_keys.created_at <= now() - interval '24 hours' or idempotency_keys.status is null
       returning 1`,
-    [request.apiKeyId, request.key, request.requestHash],
+    [request.apiKeyId, request.key, request.requestHash, request.organizationId],
   )
   return rows.length > 0
 }
 
 /** Stores the answer in the claiming transaction, just before it commits. */
 export async function recordAnswer(tx: Executor, request: IdempotentRequest, response: unknown): Promise<void> {
-  await queryText(tx, 'update idempotency_keys set status = $3, response = $4::jsonb where api_key_id = $1 and key = $2', [
+  await queryText(tx, 'update idempotency_keys set status = $3, response = $4::jsonb where api_key_id = $1 and key = $2 and organization_id = $5', [
     request.apiKeyId,
     request.key,
     request.status(),
     JSON.stringify(response ?? null),
+    request.organizationId,
   ])
 }
 

@@ -52,7 +52,7 @@ export function createV1Kit(services: ServiceRegistry, db: Database, seed: strin
           const key = context.request.headers.get(IDEMPOTENCY_HEADER)
           if (context.request.method !== 'POST' || key === null || !context.actor.apiKeyId) return
           const { set } = context
-          const request = idempotentRequest(context.actor.apiKeyId, key, context.path, context.body, () => Number(set.status ?? 200))
+          const request = idempotentRequest(context.actor, key, context.path, context.body, () => Number(set.status ?? 200))
           const answer = await storedAnswer(db, request)
           if (answer) return new Replay(answer.status, answer.response)
           context.actor.idempotency = request
