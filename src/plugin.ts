@@ -61,7 +61,7 @@ export interface ToolDefinition<S extends TSchema = TSchema> {
   input: S
   readOnly?: boolean
   destructive?: boolean
-  /** Returns the resource, a Page (listed as `{items, meta}`) or another JSON value. */
+  /** Returns the resource, a Page (answered as `{items, meta}`), an array (`{items}`) or another JSON value (`{value}`). */
   run(actor: Actor, input: Static<S>): Promise<unknown>
 }
 

@@ -16,10 +16,12 @@ import { validate } from '../../src/validate'
 
 const SERVER_INFO = { name: 'worktrack', version: '1.0.0' }
 
-/** The JSON a tool answers: a Page becomes `{items, meta}`. */
+/** The JSON object a tool answers (MCP's structured content is an object): a Page becomes `{items, meta}`, an array `{items}`. */
 function structured(value: unknown): Record<string, unknown> {
   if (value instanceof Page) return { items: value.items, meta: value.meta }
-  return (value ?? {}) as Record<string, unknown>
+  if (Array.isArray(value)) return { items: value }
+  if (typeof value !== 'object' || value === null) return value === undefined || value === null ? {} : { value }
+  return value as Record<string, unknown>
 }
 
 function success(value: unknown): CallToolResult {

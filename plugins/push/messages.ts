@@ -33,13 +33,21 @@ export const MessageBody = Type.Object(
     pageName: Type.String({ minLength: 1, maxLength: 100, description: 'The page, in any case; its name is the notification title.' }),
     message: Type.String({
       minLength: 1,
-      maxLength: MAX_MESSAGE * 2,
+      maxLength: MAX_MESSAGE,
       format: 'notification-text',
       description: `The notification body: 1..${MAX_MESSAGE} characters (code points), not only whitespace.`,
     }),
   },
   { title: 'MessageInput', additionalProperties: false },
 )
+
+/**
+ * MessageBody as it is checked: JSON Schema (and so the document) counts `maxLength` in code
+ * points, TypeBox in UTF-16 units, where an emoji is two; so the check leaves the length to the
+ * format, which counts code points.
+ */
+const { maxLength: _unitsNotCodePoints, ...messageText } = MessageBody.properties.message
+const MessageCheck = Type.Object({ ...MessageBody.properties, message: Type.String(messageText) }, { additionalProperties: false })
 
 /** Display's `target` is the page; these CTEs write the message and its deliveries ($first message id, +1 body, +2 first state). */
 const MESSAGE_EFFECT = (first: number) => `message as (
@@ -97,7 +105,7 @@ export function createMessages({ db, calls, pages, senderOn }: MessageDeps) {
     async send(body: unknown): Promise<Outcome<{ messageId: string; targeted: number }>> {
       const key = calls.keyOf(body)
       if ('ok' in key) return key
-      const problem = checkBody(MessageBody, body)
+      const problem = checkBody(MessageCheck, body)
       if (problem) return calls.refuseCounted(key.keyHash, problem)
       const { pageName, message } = body as { pageName: string; message: string }
       const outcome = await calls.onPage<{ messageId: string; targeted: number }>(key.keyHash, pageName, {

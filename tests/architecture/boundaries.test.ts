@@ -11,20 +11,12 @@ import { queryText } from '../../src/db'
 import { migrate } from '../../src/migrate'
 import { auditLogs, idempotencyKeys } from '../../src/schema'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
-import { importViolations, literals, sourceFiles, sqlViolations, type PluginFacts } from './boundaries'
+import { importViolations, literals, pluginFacts, sourceFiles, sqlViolations, type PluginFacts } from './boundaries'
 
 const ROOT = process.cwd()
 const CORE_TABLES = [getTableName(auditLogs), getTableName(idempotencyKeys)]
 
-const facts: PluginFacts[] = registry.map((plugin) => ({
-  name: plugin.name,
-  dependencies: plugin.dependencies ?? [],
-  optionalDependencies: plugin.optionalDependencies ?? [],
-  tables: Object.values(plugin.tables ?? {})
-    .filter(isTable)
-    .map((table) => getTableName(table)),
-  readModels: Object.keys(plugin.readModels ?? {}),
-}))
+const facts: PluginFacts[] = registry.map(pluginFacts)
 const ownerOf = new Map<string, string>()
 for (const table of CORE_TABLES) ownerOf.set(table, 'core')
 for (const plugin of facts) for (const relation of [...plugin.tables, ...plugin.readModels]) ownerOf.set(relation, plugin.name)

@@ -10,6 +10,8 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, normalize, relative } from 'node:path'
+import { getTableName, isTable } from 'drizzle-orm'
+import type { AnyPlugin } from '../../src/plugin'
 
 export interface PluginFacts {
   name: string
@@ -18,6 +20,17 @@ export interface PluginFacts {
   tables: readonly string[]
   readModels: readonly string[]
 }
+
+/** What the checks need of a manifest. */
+export const pluginFacts = (plugin: AnyPlugin): PluginFacts => ({
+  name: plugin.name,
+  dependencies: plugin.dependencies ?? [],
+  optionalDependencies: plugin.optionalDependencies ?? [],
+  tables: Object.values(plugin.tables ?? {})
+    .filter(isTable)
+    .map((table) => getTableName(table)),
+  readModels: Object.keys(plugin.readModels ?? {}),
+})
 
 /** Every .ts file under `dirs` (relative to `root`), with its text. */
 export function sourceFiles(root: string, dirs: readonly string[]): Map<string, string> {
