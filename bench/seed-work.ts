@@ -37,8 +37,8 @@ export async function seedWork(db: Database, target: { organizationId: string; p
         (array['todo','in_progress','done','cancelled'])[1 + g % 4], g % 5, ${done} + g - 1, ${target.userId}
       from generate_series(1, ${n}) as g, w`)
   }
-  await db.execute(sql`insert into work_item_counters (project_id, last_number) values (${target.projectId}, ${counts.workItems})
-    on conflict (project_id) do update set last_number = excluded.last_number`)
+  await db.execute(sql`insert into work_item_counters (project_id, organization_id, last_number) values (${target.projectId}, ${target.organizationId}, ${counts.workItems})
+    on conflict (project_id, organization_id) do update set last_number = excluded.last_number`)
   for (let done = 0; done < counts.entries; done += batch) {
     const n = Math.min(batch, counts.entries - done)
     await db.execute(sql`
