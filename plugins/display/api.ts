@@ -59,7 +59,7 @@ export interface PageEffect {
 export interface DisplayCalls {
   /** The body's display key, hashed, or the refusal (400 not an object or no apiKey, 401 a malformed key). */
   keyOf(body: unknown): { keyHash: string } | Refusal
-  /** A valid key's call whose body was refused: counted and 400 with `problem` (or 429 / 401), in one statement. */
+  /** A valid key's call whose body was refused: counted and 400 with `problem` (or 429 / 401), grouped with the calls waiting beside it. */
   refuseCounted(keyHash: string, problem: DisplayError): Promise<Refusal>
   /**
    * A counted call acting on the page named `pageName` (any case), allowed only to its editors:
@@ -67,6 +67,8 @@ export interface DisplayCalls {
    * readOnlyAccess, each counted as the display API counts; otherwise the row with `effect`'s columns.
    */
   onPage<R extends Record<string, unknown>>(keyHash: string, pageName: string, effect: PageEffect): Promise<Outcome<{ row: R }>>
+  /** This instance's display call statements so far: how many, the calls they carried, those that went in groups, those a refused group ran again alone. */
+  groupStats(): { statements: number; calls: number; grouped: number; retried: number }
 }
 
 export const DisplayCallsRef = serviceRef<DisplayCalls>('display.calls', 'display')

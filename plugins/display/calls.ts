@@ -8,6 +8,7 @@ import { queryText, type Database } from '../../src/db'
 import { hashSecret, isWellFormedSecret } from '../../src/secrets'
 import { limitExceeded, readOnly, unknownKey, usageOf, type DisplayError, type Outcome, type Refusal, type UsageRow } from './answers'
 import type { DisplayCalls, PageEffect } from './api'
+import type { CallGroups } from './call-groups'
 import { DISPLAY_KEY_PREFIX, PAGE_NAME_PATTERN } from './model'
 import { MAY_EDIT_PAGE, MAY_USE_PAGE } from './page-access'
 
@@ -24,7 +25,7 @@ export const DISPLAY_CALL = `account as (
   counted as (
     insert into display_usage (user_id, organization_id, day, calls)
     select user_id, organization_id, (now() at time zone 'utc')::date, 1 from account where daily_limit > 0
-    on conflict (user_id, day, organization_id) do update set calls = display_usage.calls + 1
+    on conflict (user_id, day, organization_id) do update set previous_calls = display_usage.calls, calls = display_usage.calls + 1
       where display_usage.calls < (select daily_limit from account)
     returning calls
   )`
@@ -42,12 +43,9 @@ export function displayKeyOf(body: unknown): { keyHash: string } | Refusal {
   return { keyHash: hashSecret(apiKey) }
 }
 
-/** $1 key hash: counts a call without doing anything else. */
-const COUNT_ONLY = `with ${DISPLAY_CALL} select ${DISPLAY_USAGE} from account a`
-
-/** A valid key's call whose body was refused: counted and 400 with `problem` (or 429 / 401), in one statement. */
-export async function refuseCounted(db: Database, keyHash: string, problem: DisplayError): Promise<Refusal> {
-  const [row] = await queryText<UsageRow>(db, COUNT_ONLY, [keyHash])
+/** A valid key's call whose body was refused: counted and 400 with `problem` (or 429 / 401), grouped like every display call. */
+export async function refuseCounted(groups: CallGroups, keyHash: string, problem: DisplayError): Promise<Refusal> {
+  const row = await groups.run({ keyHash })
   if (!row) return unknownKey()
   const usage = usageOf(row)
   return usage.counted ? { ok: false, status: 400, usage, error: problem } : limitExceeded(usage)
@@ -56,10 +54,11 @@ export async function refuseCounted(db: Database, keyHash: string, problem: Disp
 const PAGE_NAME = new RegExp(PAGE_NAME_PATTERN)
 
 /** The seam push uses (api.ts): a counted call on a page its editors may act on, the caller's effect in the same statement. */
-export function createDisplayCalls(db: Database): DisplayCalls {
+export function createDisplayCalls(db: Database, groups: CallGroups): DisplayCalls {
   return {
     keyOf: displayKeyOf,
-    refuseCounted: (keyHash, problem) => refuseCounted(db, keyHash, problem),
+    refuseCounted: (keyHash, problem) => refuseCounted(groups, keyHash, problem),
+    groupStats: () => ({ ...groups.stats }),
     async onPage<R extends Record<string, unknown>>(keyHash: string, pageName: string, effect: PageEffect): Promise<Outcome<{ row: R }>> {
       // No page has a name outside the pattern (`a%00b` holds U+0000, which text cannot): such a call counts and finds nothing.
       const name = PAGE_NAME.test(pageName) ? pageName : ''

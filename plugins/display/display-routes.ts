@@ -16,6 +16,7 @@ import type { LiveStreams } from './live-streams'
 import { displayFailure, displayJson, mobileSession, refusalResponse, requireJson, usageHeaders } from './answers'
 import { Component, ComponentData, ComponentUpdate } from './model'
 import { displayErrorDoc, DISPLAY_TAGS, failureDocs, invalidApiKeyDoc, invalidSessionDoc, json, limitExceededDoc, NOT_ENVELOPE, usageHeaderDocs } from './openapi'
+import type { CallGroups } from './call-groups'
 import { updateComponent, type ChangeNotifier } from './update'
 
 // ---- OpenAPI: documentation only. The handlers check bodies with their own compiled schemas and
@@ -91,9 +92,10 @@ export interface DisplayRouteDeps {
   streams: LiveStreams
   fragments: FragmentCache
   notifier: ChangeNotifier
+  groups: CallGroups
 }
 
-export function displayRoutes({ db, log, sessions, streams, fragments, notifier }: DisplayRouteDeps) {
+export function displayRoutes({ db, log, sessions, streams, fragments, notifier, groups }: DisplayRouteDeps) {
   /** The web session of a live page request, or null (the page then sends to sign-in). */
   const viewer = async (request: Request) => sessions.authenticate(readCookie(request, SESSION_COOKIE), 'web').catch(() => null)
   const notFoundPage = () => htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Not found</title></head><body><p>No such page.</p></body></html>`, 404)
@@ -105,7 +107,7 @@ export function displayRoutes({ db, log, sessions, streams, fragments, notifier 
         const refused = requireJson(request, body)
         if (refused) return refused
         try {
-          const outcome = await updateComponent(db, body)
+          const outcome = await updateComponent(groups, body)
           if (!outcome.ok) return refusalResponse(outcome)
           notifier.changed(outcome.pageId, outcome.componentId)
           const remaining = Math.max(0, outcome.usage.limit - outcome.usage.used)

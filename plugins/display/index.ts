@@ -11,6 +11,7 @@ import { TeamDirectoryRef, TeamEventsRef } from '../teams/api'
 import { createDisplayAccount, createDisplayAccounts, setDailyLimit } from './accounts'
 import { displayRoutes } from './display-routes'
 import { DisplayAccountsRef, DisplayCallsRef, DisplayPagesRef, FragmentCacheRef } from './api'
+import { CallGroups } from './call-groups'
 import { createDisplayCalls } from './calls'
 import { createPages } from './pages-service'
 import { FragmentCache } from './fragments'
@@ -24,6 +25,9 @@ const DisplayConfig = Type.Object({
   maxComponentsPerPage: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'Components a page may hold; one more is 409.' }),
   maxStreamsPerUser: Type.Integer({ minimum: 1, maximum: 1000, default: 20, description: 'Live page streams one user may hold open on one instance; one more is 429.' }),
   fragmentCacheMegabytes: Type.Integer({ minimum: 1, maximum: 4096, default: 32, description: "Memory for the live pages' rendered SVG, per instance (least recently used out first)." }),
+  groupCalls: Type.Boolean({ default: true, description: 'Display calls arriving while statements run go together as one statement and one commit (exact per call; see README "Performance").' }),
+  maxCallsPerGroup: Type.Integer({ minimum: 2, maximum: 10_000, default: 256, description: 'Most display calls in one grouped statement.' }),
+  callStatements: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Display call statements in flight at once per instance; calls beyond them wait and group.' }),
 })
 
 export default definePlugin({
@@ -52,7 +56,8 @@ export default definePlugin({
     const sessions = services.get(SessionsRef)
     services.get(UserLifecycleRef).onUserCreated(async (tx, user) => ({ displayApiKey: await createDisplayAccount(tx, user, config.defaultDailyLimit) }))
     services.provide(DisplayAccountsRef, createDisplayAccounts(db, config.defaultDailyLimit, users))
-    services.provide(DisplayCallsRef, createDisplayCalls(db))
+    const groups = new CallGroups(db, { enabled: config.groupCalls, maxCalls: config.maxCallsPerGroup, concurrency: config.callStatements })
+    services.provide(DisplayCallsRef, createDisplayCalls(db, groups))
     const pages = createPages({ db, users, teams: services.get(TeamDirectoryRef), maxComponentsPerPage: config.maxComponentsPerPage })
     services.provide(DisplayPagesRef, {
       async requireVisible(actor, pageId) {
@@ -72,7 +77,7 @@ export default definePlugin({
       await notifier.stop()
       streams.closeAll()
     })
-    return { pages, sessions, streams, fragments, notifier }
+    return { pages, sessions, streams, fragments, notifier, groups }
   },
 
   routes: ({ db, http, log }, bound) =>

@@ -32,6 +32,11 @@ export const displayUsage = pgTable(
     organizationId: organizationReference(),
     day: date({ mode: 'string' }).notNull(),
     calls: integer().notNull(),
+    /**
+     * `calls` before the statement that last raised it: a grouped statement counts several calls
+     * of an account at once and reads here where its first one stood.
+     */
+    previousCalls: integer().notNull().default(0),
   },
   (table) => [
     tenantKey('display_usage', [table.userId, table.day], table.organizationId),

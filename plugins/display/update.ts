@@ -1,18 +1,22 @@
 /**
  * `POST /api/component`, the hot path: the key is checked, the call counted against the daily
- * limit and the content replaced in ONE statement (a valid call) — the counter row's update is
- * the check, so concurrent calls on any number of instances never pass the limit, and each
- * call's `limitRemaining` is exact. Every call with a valid key counts except one refused 429.
+ * limit and the content replaced in one statement, together with the other calls waiting at that
+ * moment (call-groups.ts) — the counter row's update is the check, so concurrent calls on any
+ * number of instances never pass the limit, and each call's `limitRemaining` is exact. Every call
+ * with a valid key counts except one refused 429.
  */
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { queryText, type Database } from '../../src/db'
 import { pointerToField } from '../../src/http/validation-items'
 import { isUuid } from '../../src/ids'
-import { limitExceeded, readOnly, unknownKey, usageOf, type DisplayError, type Outcome, type UsageRow } from './answers'
-import { DISPLAY_CALL, DISPLAY_USAGE, displayKeyOf, refuseCounted } from './calls'
+import { limitExceeded, readOnly, unknownKey, usageOf, type DisplayError, type Outcome } from './answers'
+import type { CallGroups } from './call-groups'
+import { displayKeyOf, refuseCounted } from './calls'
 import { ComponentData, ComponentUpdate } from './model'
-import { MAY_EDIT_PAGE, MAY_USE_PAGE } from './page-access'
+
+/** The per-call statement, for the benchmarks' pgbench ceiling. */
+export { COMPONENT_UPDATE_SQL } from './call-groups'
 
 export const DISPLAY_CHANNEL = 'display_updates'
 
@@ -75,31 +79,15 @@ function checkComponentBody(body: unknown): DisplayError | null {
 /** Unix seconds; a value above 10^11 is milliseconds. */
 const toSeconds = (timestamp: number) => (timestamp > 1e11 ? timestamp / 1000 : timestamp)
 
-/** $1 key hash, $2 component id, $3 data (JSON text), $4 timestamp (seconds), $5 data type. Exported for the benchmarks. */
-export const COMPONENT_UPDATE_SQL = `with ${DISPLAY_CALL},
-  target as (
-    select c.id, c.type, ${MAY_EDIT_PAGE} as editable from components c join pages p on p.id = c.page_id, account a
-    where c.id = $2 and ${MAY_USE_PAGE}
-  ),
-  updated as (
-    update components c set data = $3::jsonb, data_timestamp = $4, version = c.version + 1, updated_at = now()
-    from target t, counted
-    where c.id = t.id and t.editable and t.type = $5 and (c.data_timestamp is null or c.data_timestamp <= $4)
-    returning c.id, c.page_id
-  )
-  select ${DISPLAY_USAGE}, (select type from target) as type, (select editable from target) as editable,
-    (select id from updated) as "updatedId", (select page_id from updated) as "pageId"
-  from account a`
-
-/** Runs one component update: one statement for a valid call, one for a refused payload. */
-export async function updateComponent(db: Database, body: unknown): Promise<Outcome<{ pageId: string; componentId: string }>> {
+/** Runs one component update (grouped with the calls waiting beside it): counted, checked and applied, or refused. */
+export async function updateComponent(groups: CallGroups, body: unknown): Promise<Outcome<{ pageId: string; componentId: string }>> {
   const key = displayKeyOf(body)
   if ('ok' in key) return key
   const { keyHash } = key
   const problem = checkComponentBody(body)
-  if (problem) return refuseCounted(db, keyHash, problem)
+  if (problem) return refuseCounted(groups, keyHash, problem)
   const { componentId, timestamp, data } = body as { componentId: string; timestamp: number; data: { type: string } }
-  const [row] = await queryText<UsageRow>(db, COMPONENT_UPDATE_SQL, [keyHash, isUuid(componentId) ? componentId : null, JSON.stringify(data), toSeconds(timestamp), data.type])
+  const row = await groups.run({ keyHash, update: { componentId: isUuid(componentId) ? componentId : null, data: JSON.stringify(data), timestamp: toSeconds(timestamp), type: data.type } })
   if (!row) return unknownKey()
   const usage = usageOf(row)
   if (!usage.counted) return limitExceeded(usage)

@@ -1,0 +1,1 @@
+ALTER TABLE "display_usage" ADD COLUMN "previous_calls" integer DEFAULT 0 NOT NULL;
