@@ -20,6 +20,7 @@ import { createLogger, describeError, routeOf, type Logger } from './log'
 import { migrate, migrationCheck, readMigrations } from './migrate'
 import type { AnyPlugin, CoreServices, PluginContext, ScopeDefinition, ToolDefinition } from './plugin'
 import { ServiceRegistry } from './services/registry'
+import { ListCache } from './http/list-cache'
 
 export interface ServiceOptions {
   registry: readonly AnyPlugin[]
@@ -142,6 +143,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     scopes: collectScopes(registry),
     tags: plugins.flatMap((plugin) => plugin.tags ?? []),
     tools: [],
+    lists: new ListCache(config.server.listCacheBytes),
     http: { v1: createV1Kit(services, database.db, instanceId) },
     log,
     instanceId,

@@ -2,8 +2,9 @@
  * The audit writer every plugin uses: `mutate` runs a change and its audit record in one
  * transaction, so neither exists without the other.
  */
-import type { Database, Executor, Transaction } from './db'
-import { auditLogs, type AuditChanges } from './schema'
+import { queryText, type Database, type Executor, type Transaction } from './db'
+import { uuidv7 } from './ids'
+import type { AuditChanges } from './schema'
 import type { Via } from './services/identity'
 import { claimIdempotencyKey, recordAnswer, storedAnswer, type IdempotentRequest } from './http/idempotency'
 
@@ -39,21 +40,43 @@ function scrub(values: Record<string, unknown> | undefined): Record<string, unkn
   return clean
 }
 
+/**
+ * The audit record and the version bump of what it changed, in one statement: the project's
+ * version for a change in a project, the organization's otherwise (change_versions: cached list
+ * pages are keyed on them, so no list survives a change it could show).
+ */
+const WRITE_AUDIT = `with bump as (
+    insert into change_versions as v (scope_id, organization_id, version) values (coalesce($9::uuid, $1::uuid), $1::uuid, 1)
+    on conflict (scope_id, organization_id) do update set version = v.version + 1
+  )
+  insert into audit_logs (id, organization_id, actor_user_id, api_key_id, via, action, resource_type, resource_id, project_id, changes, request_id)
+  values ($11, $1, $2, $3, $4, $5, $6, $7, $9, $10::jsonb, $8)`
+
 /** Writes one audit record on `executor`, which should be the transaction of the change. */
 export async function writeAudit(executor: Executor, actor: AuditActor, entry: AuditEntry): Promise<void> {
   const changes = entry.changes ? { before: scrub(entry.changes.before), after: scrub(entry.changes.after) } : null
-  await executor.insert(auditLogs).values({
-    organizationId: entry.organizationId ?? actor.organizationId,
-    actorUserId: actor.userId,
-    apiKeyId: actor.apiKeyId,
-    via: actor.via,
-    action: entry.action,
-    resourceType: entry.resourceType,
-    resourceId: entry.resourceId,
-    projectId: entry.projectId ?? null,
-    changes,
-    requestId: actor.requestId,
-  })
+  await queryText(executor, WRITE_AUDIT, [
+    entry.organizationId ?? actor.organizationId,
+    actor.userId,
+    actor.apiKeyId,
+    actor.via,
+    entry.action,
+    entry.resourceType,
+    entry.resourceId,
+    actor.requestId,
+    entry.projectId ?? null,
+    changes === null ? null : JSON.stringify(changes),
+    uuidv7(),
+  ])
+}
+
+/**
+ * The version of the organization's lists that are not in a project (teams, team members): a
+ * cached page of them is keyed on it (src/http/list-cache.ts). Read before the list's rows.
+ */
+export async function organizationVersion(executor: Executor, organizationId: string): Promise<string> {
+  const [row] = await queryText<{ version: string | number }>(executor, 'select version from change_versions where scope_id = $1 and organization_id = $1', [organizationId])
+  return `o${row?.version ?? 0}`
 }
 
 export type Audit = (entry: AuditEntry) => Promise<void>

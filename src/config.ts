@@ -18,6 +18,11 @@ const ServerSection = Type.Object(
       default: false,
       description: 'Proxies in front of the service that append to X-Forwarded-For (true = 1): the client is the entry the outermost one added. Only behind proxies you run.',
     }),
+    listCacheBytes: Type.Integer({
+      minimum: 0,
+      default: 64 * 1024 * 1024,
+      description: 'Bytes of encoded list pages each instance keeps (least recently used go first); 0 turns the cache off. Cached pages are exact: see README "Performance".',
+    }),
   },
   { additionalProperties: false },
 )
@@ -39,7 +44,7 @@ const PluginsSection = Type.Object(
 )
 
 export interface ServiceConfig {
-  server: { port: number; host: string; trustProxy: boolean | number }
+  server: { port: number; host: string; trustProxy: boolean | number; listCacheBytes: number }
   database: { url: string | undefined; maxConnections: number; statementTimeoutMs: number }
   /** Names of the enabled plugins (not yet ordered). */
   enabled: Set<string>

@@ -3,6 +3,7 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import type { AnyElysia } from 'elysia'
 import type { Database, DatabaseHandle } from './db'
 import type { EventBus } from './events'
+import type { ListCache } from './http/list-cache'
 import type { V1Kit } from './http/v1'
 import type { Logger } from './log'
 import type { Actor } from './services/identity'
@@ -26,6 +27,8 @@ export interface CoreServices {
   tags: readonly { name: string; description: string }[]
   /** The MCP tools of the enabled plugins (filled once every plugin is set up). */
   tools: readonly ToolDefinition[]
+  /** Cached list pages, exact through change_versions (src/http/list-cache.ts). */
+  lists: ListCache
   /** The API v1 kit: `.use(http.v1)` gives routes the `scopes` macro and the envelope. */
   http: { v1: V1Kit }
   log: Logger

@@ -8,7 +8,7 @@
  * (`placement`) with the reason. tests/architecture/citus.test.ts reads the live schema and holds
  * every table to this.
  */
-import { customType, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid, type PgColumn } from 'drizzle-orm/pg-core'
+import { bigint, customType, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid, type PgColumn } from 'drizzle-orm/pg-core'
 import { uuidv7 } from './ids'
 
 /** `createdAt`/`updatedAt` columns, spread into tables. */
@@ -90,4 +90,21 @@ export const idempotencyKeys = pgTable(
     createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (table) => [tenantKey('idempotency_keys', [table.apiKeyId, table.key], table.organizationId), index('idempotency_keys_created_idx').on(table.createdAt)],
+)
+
+/**
+ * The version of everything a list can show, per project (`scope_id` = the project) and per
+ * organization (`scope_id` = the organization, for what is not in a project: users, teams, keys).
+ * The audit writer advances it in the statement that writes the audit record, so every change
+ * advances it in its own transaction (src/audit.ts); list reads key their cached pages on it
+ * (src/http/list-cache.ts). Rows are never deleted, so a version never goes back.
+ */
+export const changeVersions = pgTable(
+  'change_versions',
+  {
+    scopeId: uuid().notNull(),
+    organizationId: uuid().notNull(),
+    version: bigint({ mode: 'number' }).notNull(),
+  },
+  (table) => [tenantKey('change_versions', [table.scopeId], table.organizationId)],
 )

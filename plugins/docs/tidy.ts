@@ -23,7 +23,7 @@ function withoutNumericStrings(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(withoutNumericStrings)
   if (typeof schema !== 'object' || schema === null) return schema
   const result: Json = {}
-  for (const [key, value] of Object.entries(schema)) result[key] = withoutNumericStrings(value)
+  for (const [key, value] of Object.entries(schema)) if (key !== 'noValidate') result[key] = withoutNumericStrings(value)
   const branches = result.anyOf
   if (Array.isArray(branches) && branches.length === 2) {
     const text = branches.find((branch: Json) => branch.type === 'string' && (branch.format === 'integer' || branch.format === 'numeric'))
@@ -44,9 +44,10 @@ export function tidyDocument(document: Json): Json {
       if (body?.['application/json']) operation.requestBody.content = { 'application/json': body['application/json'] }
       operation.responses ??= {}
       for (const [status, response] of Object.entries<Json>(operation.responses)) {
+        delete response.noValidate // the run-time marker of `responses()` (src/http/envelope.ts)
         const json = response.content?.['application/json']
         if (Number(status) >= 400 && json?.schema?.properties?.errors) {
-          const { description, ...schema } = json.schema
+          const { description, noValidate: _, ...schema } = json.schema
           schemas[ERROR_SCHEMA] ??= { ...schema, title: ERROR_SCHEMA }
           operation.responses[status] = { description: response.description ?? description ?? 'Error', content: { 'application/json': { schema: ERROR_REF } } }
           continue

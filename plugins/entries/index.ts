@@ -20,9 +20,9 @@ export default definePlugin({
   ],
   tags: [{ name: 'Entries', description: "Checked through the work item's project: viewer reads, editor writes; only the author or an owner edits or deletes." }],
 
-  setup({ db, services }) {
+  setup({ db, services, lists }) {
     services.provide(EntriesRef, entriesFace)
-    return { entries: createEntries({ db, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }
+    return { entries: createEntries({ db, lists, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }
   },
   routes: ({ http }, { entries }) => entryRoutes(http.v1, entries),
   tools: (_context, { entries }) => entryTools(entries),

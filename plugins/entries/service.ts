@@ -7,6 +7,7 @@ import { changedFields, mutate } from '../../src/audit'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch } from '../../src/http/etag'
 import { forbidden, notFound } from '../../src/http/errors'
+import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { assertLevel, levelRank, type AccessLevel, type ProjectAccess, type ProjectAccessService } from '../projects/api'
@@ -51,6 +52,7 @@ async function findEntry(executor: Executor, workItemId: string, entryId: string
 
 export interface EntryDeps {
   db: Database
+  lists: ListCache
   access: ProjectAccessService
   workItems: WorkItemsFace
 }
@@ -81,14 +83,18 @@ export function createEntries(deps: EntryDeps) {
   return {
     /** Entries of a work item in content order (viewer). */
     async list(actor: Actor, workItemId: string, request: PageRequest) {
-      await accessThroughWorkItem(db, deps, actor, workItemId, 'viewer')
-      return selectPage<EntryTextRow & { total: string }, EntryResource>(
-        db,
-        `select ${ENTRY_COLUMNS}, count(*) over () as total from entries e where e.work_item_id = $1 order by e.position, e.created_at, e.id`,
-        `select count(*) as total from entries where work_item_id = $1`,
-        [workItemId],
-        request,
-        ({ total: _total, ...row }) => fromEntryText(row),
+      const projectId = await deps.workItems.projectOf(db, actor.organizationId, workItemId)
+      if (!projectId) throw notFound('No such work item.')
+      const { version } = await deps.access.listAccess(actor, projectId)
+      return deps.lists.page(`entries ${workItemId} ${request.page} ${request.size}`, version, () =>
+        selectPage<EntryTextRow & { total: string }, EntryResource>(
+          db,
+          `select ${ENTRY_COLUMNS}, count(*) over () as total from entries e where e.work_item_id = $1 order by e.position, e.created_at, e.id`,
+          `select count(*) as total from entries where work_item_id = $1`,
+          [workItemId],
+          request,
+          fromEntryText,
+        ),
       )
     },
 

@@ -6,6 +6,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { CachedPage } from '../../src/http/list-cache'
 import { Page } from '../../src/http/envelope'
 import { notFound } from '../../src/http/errors'
 import { mapError } from '../../src/http/error-mapper'
@@ -62,7 +63,8 @@ export function createMcpServer(tools: readonly ToolDefinition[], actor: Actor, 
     try {
       if (!tool) throw notFound(`No tool named "${name}".`)
       requireScopes(actor, tool.scopes)
-      return success(await tool.run(actor, validate(tool.input, args ?? {})))
+      const value = await tool.run(actor, validate(tool.input, args ?? {}))
+      return success(value instanceof CachedPage ? await value.page() : value)
     } catch (error) {
       return failure(error, log, name, actor.requestId)
     }

@@ -31,28 +31,56 @@ const SUPERADMINISTRATOR_ACCESS = `select p.id, p.organization_id as "organizati
  * The projects the actor can see, as a `where` condition on the alias `p` with its parameters
  * (numbered from `$first`), for list statements of this and other plugins.
  */
+/**
+ * The versions a cached list page of the project is keyed on, read in the access check's
+ * statement: the project's and its organization's (see src/http/list-cache.ts).
+ */
+const VERSIONS = `(select v.version from change_versions v where v.scope_id = p.id and v.organization_id = p.organization_id) as "projectVersion",
+  (select v.version from change_versions v where v.scope_id = p.organization_id and v.organization_id = p.organization_id) as "organizationVersion"`
+const MEMBER_LIST_ACCESS = MEMBER_ACCESS.replace(' as level\n', ` as level, ${VERSIONS}\n`)
+const SUPERADMINISTRATOR_LIST_ACCESS = SUPERADMINISTRATOR_ACCESS.replace(' as level\n', ` as level, ${VERSIONS}\n`)
+
 export function visibleProjectsCondition(actor: Actor, first = 1): { where: string; parameters: string[] } {
   const organization = `$${first}`
   if (actor.role === 'superadministrator') return { where: `p.organization_id = ${organization}`, parameters: [actor.organizationId] }
   return { where: `p.organization_id = ${organization} and ${levelExpression('p.id', `$${first + 1}`)} is not null`, parameters: [actor.organizationId, actor.userId] }
 }
 
+interface AccessRow {
+  id: string
+  organizationId: string
+  level: AccessLevel
+  projectVersion?: string | number | null
+  organizationVersion?: string | number | null
+}
+
 export function createProjectAccess(db: Database): ProjectAccessService {
+  /** The project's row and the caller's level; 404 when unknown, elsewhere or invisible. */
+  const check = async (actor: Actor, projectId: string, executor: Executor, versions: boolean): Promise<AccessRow> => {
+    if (!isUuid(projectId)) throw notFound('No such project.')
+    const superadministrator = actor.role === 'superadministrator'
+    const [row] = await queryText<Omit<AccessRow, 'level'> & { level: AccessLevel | null }>(
+      executor,
+      superadministrator ? (versions ? SUPERADMINISTRATOR_LIST_ACCESS : SUPERADMINISTRATOR_ACCESS) : versions ? MEMBER_LIST_ACCESS : MEMBER_ACCESS,
+      superadministrator ? [projectId, actor.organizationId] : [projectId, actor.organizationId, actor.userId],
+    )
+    if (!row || !row.level) throw notFound('No such project.')
+    return row as AccessRow
+  }
   return {
     visibleProjectIds(actor, first) {
       const { where, parameters } = visibleProjectsCondition(actor, first)
       return { sql: `select p.id from projects p where ${where}`, parameters }
     },
     async requireProjectAccess(actor, projectId, required, executor: Executor = db) {
-      if (!isUuid(projectId)) throw notFound('No such project.')
-      const superadministrator = actor.role === 'superadministrator'
-      const [row] = await queryText<{ id: string; organizationId: string; level: AccessLevel | null }>(
-        executor,
-        superadministrator ? SUPERADMINISTRATOR_ACCESS : MEMBER_ACCESS,
-        superadministrator ? [projectId, actor.organizationId] : [projectId, actor.organizationId, actor.userId],
-      )
-      if (!row || !row.level) throw notFound('No such project.')
+      const row = await check(actor, projectId, executor, false)
       const access = { projectId: row.id, organizationId: row.organizationId, level: row.level }
+      assertLevel(access, required)
+      return access
+    },
+    async listAccess(actor, projectId, required = 'viewer') {
+      const row = await check(actor, projectId, db, true)
+      const access = { projectId: row.id, organizationId: row.organizationId, level: row.level, version: `${row.projectVersion ?? 0}.${row.organizationVersion ?? 0}` }
       assertLevel(access, required)
       return access
     },

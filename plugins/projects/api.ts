@@ -39,6 +39,11 @@ export interface ProjectAccessService {
    */
   requireProjectAccess(actor: Actor, projectId: string, required: AccessLevel, executor?: Executor): Promise<ProjectAccess>
   /**
+   * The same check for a list read, in the same one statement, with the version its cached
+   * pages are keyed on (the project's and the organization's: `ListCache.page`).
+   */
+  listAccess(actor: Actor, projectId: string, required?: AccessLevel): Promise<ProjectAccess & { version: string }>
+  /**
    * The ids of the projects the actor can see, as a SQL subquery (`select p.id from projects p
    * where …`) with its parameters numbered from `$first`: the same rule as the check, for list
    * statements of other plugins (`… where x.project_id in (<sql>)`).

@@ -8,6 +8,7 @@ import { sql } from 'drizzle-orm'
 import { mutate } from '../../src/audit'
 import { queryRows, queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
+import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
@@ -106,13 +107,14 @@ async function keepAnOwner(tx: Transaction, projectId: string, losing: AccessLev
 
 export interface GrantDeps {
   db: Database
+  lists: ListCache
   access: ProjectAccessService
   users: UserDirectory
   teams: TeamDirectory
 }
 
 /** Members and team links of projects, bound once. */
-export function createGrants({ db, access, users, teams }: GrantDeps) {
+export function createGrants({ db, lists, access, users, teams }: GrantDeps) {
   /** Checks owner access and locks the project row, so grant changes on one project queue up. */
   const lockAsOwner = async (tx: Transaction, actor: Actor, projectId: string) => {
     await access.requireProjectAccess(actor, projectId, 'owner', tx)
@@ -127,8 +129,10 @@ export function createGrants({ db, access, users, teams }: GrantDeps) {
   }
 
   const list = async (kind: GrantKind, actor: Actor, projectId: string, request: PageRequest) => {
-    await access.requireProjectAccess(actor, projectId, 'viewer')
-    return selectPage<GrantRow & { total: string }, ReturnType<typeof serialize>>(db, grantsOf(kind, false), `select count(*) as total from ${kind.table} where project_id = $1`, [projectId], request, ({ total: _total, ...row }) => serialize(kind, row))
+    const { version } = await access.listAccess(actor, projectId)
+    return lists.page(`${kind.table} ${projectId} ${request.page} ${request.size}`, version, () =>
+      selectPage<GrantRow & { total: string }, ReturnType<typeof serialize>>(db, grantsOf(kind, false), `select count(*) as total from ${kind.table} where project_id = $1`, [projectId], request, (row) => serialize(kind, row)),
+    )
   }
 
   const add = (kind: GrantKind, actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel) =>

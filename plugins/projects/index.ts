@@ -28,12 +28,12 @@ export default definePlugin({
   ],
 
 
-  setup({ db, services }) {
+  setup({ db, services, lists }) {
     const access = createProjectAccess(db)
     services.provide(ProjectAccessRef, access)
     const users = services.get(UserDirectoryRef)
     const teams = services.get(TeamDirectoryRef)
-    return { projects: createProjects({ db, access, teams }), grants: createGrants({ db, access, users, teams }) }
+    return { projects: createProjects({ db, access, teams }), grants: createGrants({ db, lists, access, users, teams }) }
   },
   routes: ({ http }, bound) => projectRoutes(http.v1, bound),
   tools: (_context, bound) => projectTools(bound),

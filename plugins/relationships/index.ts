@@ -19,7 +19,7 @@ export default definePlugin({
   ],
   tags: [{ name: 'Relationships', description: 'Both ends in the project, no self links, no duplicates. Viewer reads, editor writes.' }],
 
-  setup: ({ db, services }) => ({ relationships: createRelationships({ db, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }),
+  setup: ({ db, services, lists }) => ({ relationships: createRelationships({ db, lists, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }),
   routes: ({ http }, { relationships }) => relationshipRoutes(http.v1, relationships),
   tools: (_context, { relationships }) => relationshipTools(relationships),
 })

@@ -6,6 +6,7 @@ import { and, eq, or, type SQL } from 'drizzle-orm'
 import { mutate } from '../../src/audit'
 import type { Database, Executor } from '../../src/db'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
+import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
@@ -55,28 +56,31 @@ async function requireNoDuplicate(executor: Executor, source: string, target: st
 
 export interface RelationshipDeps {
   db: Database
+  lists: ListCache
   access: ProjectAccessService
   workItems: WorkItemsFace
 }
 
 /** Relationships bound once; every function returns the resource in its API shape. */
-export function createRelationships({ db, access, workItems }: RelationshipDeps) {
+export function createRelationships({ db, lists, access, workItems }: RelationshipDeps) {
   return {
     /** Relationships of a project, oldest first, optionally those touching one work item (viewer). */
     async list(actor: Actor, projectId: string, query: RelationshipQuery, request: PageRequest) {
-      await access.requireProjectAccess(actor, projectId, 'viewer')
-      const parameters: unknown[] = [projectId]
-      let where = 'r.project_id = $1'
-      if (query.workItemId) where += ` and $2 in (r.source_work_item_id, r.target_work_item_id)`
-      if (query.workItemId) parameters.push(query.workItemId)
-      return selectPage<RelationshipTextRow & { total: string }, RelationshipResource>(
-        db,
-        `select ${RELATIONSHIP_COLUMNS}, count(*) over () as total from relationships r where ${where} order by r.created_at, r.id`,
-        `select count(*) as total from relationships r where ${where}`,
-        parameters,
-        request,
-        ({ total: _total, ...row }) => fromRelationshipText(row),
-      )
+      const { version } = await access.listAccess(actor, projectId)
+      return lists.page(`relationships ${projectId} ${query.workItemId ?? ''} ${request.page} ${request.size}`, version, () => {
+        const parameters: unknown[] = [projectId]
+        let where = 'r.project_id = $1'
+        if (query.workItemId) where += ` and $2 in (r.source_work_item_id, r.target_work_item_id)`
+        if (query.workItemId) parameters.push(query.workItemId)
+        return selectPage<RelationshipTextRow & { total: string }, RelationshipResource>(
+          db,
+          `select ${RELATIONSHIP_COLUMNS}, count(*) over () as total from relationships r where ${where} order by r.created_at, r.id`,
+          `select count(*) as total from relationships r where ${where}`,
+          parameters,
+          request,
+          fromRelationshipText,
+        )
+      })
     },
 
     async get(actor: Actor, projectId: string, relationshipId: string) {

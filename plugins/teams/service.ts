@@ -4,10 +4,11 @@
  * once per service (`createTeams`); every function returns the resource in its API shape.
  */
 import { and, asc, count, eq, ne, sql } from 'drizzle-orm'
-import { changedFields, mutate } from '../../src/audit'
+import { changedFields, mutate, organizationVersion } from '../../src/audit'
 import { notify, type Database, type Executor } from '../../src/db'
 import { checkIfMatch } from '../../src/http/etag'
 import { conflict, forbidden, notFound } from '../../src/http/errors'
+import type { ListCache } from '../../src/http/list-cache'
 import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
@@ -80,21 +81,25 @@ const serializeMember = (row: MemberRow) => ({
 
 export interface TeamDeps {
   db: Database
+  lists: ListCache
   users: UserDirectory
 }
 
-export function createTeams({ db, users }: TeamDeps) {
+export function createTeams({ db, lists, users }: TeamDeps) {
   return {
     async list(actor: Actor, request: PageRequest) {
-      const where = eq(teams.organizationId, actor.organizationId)
-      const rows = await db
-        .select({ team: teams, total: totalOver() })
-        .from(teams)
-        .where(where)
-        .orderBy(asc(teams.createdAt), asc(teams.id))
-        .limit(window(request).limit)
-        .offset(window(request).offset)
-      return pageWithTotal(rows, request, (row) => serializeTeam(row.team), async () => (await db.select({ value: count() }).from(teams).where(where))[0]!.value)
+      const version = await organizationVersion(db, actor.organizationId)
+      return lists.page(`teams ${actor.organizationId} ${request.page} ${request.size}`, version, async () => {
+        const where = eq(teams.organizationId, actor.organizationId)
+        const rows = await db
+          .select({ team: teams, total: totalOver() })
+          .from(teams)
+          .where(where)
+          .orderBy(asc(teams.createdAt), asc(teams.id))
+          .limit(window(request).limit)
+          .offset(window(request).offset)
+        return pageWithTotal(rows, request, (row) => serializeTeam(row.team), async () => (await db.select({ value: count() }).from(teams).where(where))[0]!.value)
+      })
     },
 
     async get(actor: Actor, teamId: string) {
@@ -147,14 +152,17 @@ export function createTeams({ db, users }: TeamDeps) {
     },
 
     async members(actor: Actor, teamId: string, request: PageRequest) {
+      const version = await organizationVersion(db, actor.organizationId)
       const team = await findTeam(db, actor, teamId)
-      return selectPage<MemberRow & { total: string }, ReturnType<typeof serializeMember>>(
-        db,
-        MEMBERS,
-        'select count(*) as total from team_members where team_id = $1',
-        [team.id],
-        request,
-        serializeMember,
+      return lists.page(`team-members ${team.id} ${request.page} ${request.size}`, version, () =>
+        selectPage<MemberRow & { total: string }, ReturnType<typeof serializeMember>>(
+          db,
+          MEMBERS,
+          'select count(*) as total from team_members where team_id = $1',
+          [team.id],
+          request,
+          serializeMember,
+        ),
       )
     },
 

@@ -20,9 +20,9 @@ export default definePlugin({
   ],
   tags: [{ name: 'Work items', description: 'Ordered by position (content order), then creation. Viewer reads, editor writes.' }],
 
-  setup({ db, services }) {
+  setup({ db, services, lists }) {
     services.provide(WorkItemsRef, workItemsFace)
-    return { workItems: createWorkItems({ db, access: services.get(ProjectAccessRef), users: services.get(UserDirectoryRef) }) }
+    return { workItems: createWorkItems({ db, lists, access: services.get(ProjectAccessRef), users: services.get(UserDirectoryRef) }) }
   },
   routes: ({ http }, { workItems }) => workItemRoutes(http.v1, workItems),
   tools: (_context, { workItems }) => workItemTools(workItems),

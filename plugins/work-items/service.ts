@@ -7,6 +7,7 @@ import { changedFields, mutate } from '../../src/audit'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch } from '../../src/http/etag'
 import { notFound } from '../../src/http/errors'
+import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
@@ -79,33 +80,38 @@ export const workItemsFace: WorkItemsFace = {
 
 export interface WorkItemDeps {
   db: Database
+  lists: ListCache
   access: ProjectAccessService
   users: UserDirectory
 }
 
-export function createWorkItems({ db, access, users }: WorkItemDeps) {
+export function createWorkItems({ db, lists, access, users }: WorkItemDeps) {
   const checkAssignee = async (executor: Executor, actor: Actor, assigneeId: string | null | undefined) => {
     if (assigneeId) await users.requireActiveUser(executor, actor.organizationId, assigneeId, 'assigneeId')
   }
   return {
     /**
      * The work items of a project in content order (position, then creation), filtered by status
-     * and assignee: a hot read, two statements (access check, page with total).
+     * and assignee: a hot read. The access check reads the project's version; a cached page of
+     * that version answers without reading rows (a second statement, page with total, otherwise).
      */
     async list(actor: Actor, projectId: string, query: WorkItemQuery, request: PageRequest) {
-      await access.requireProjectAccess(actor, projectId, 'viewer')
-      const parameters: unknown[] = [projectId]
-      let where = 'w.project_id = $1'
-      if (query.status) where += ` and w.status = $${parameters.push(query.status)}`
-      if (query.assigneeId) where += ` and w.assignee_id = $${parameters.push(query.assigneeId)}`
-      return selectPage<WorkItemTextRow & { total: string }, WorkItemResource>(
-        db,
-        `select ${WORK_ITEM_COLUMNS}, count(*) over () as total from work_items w where ${where} order by w.position, w.created_at, w.id`,
-        `select count(*) as total from work_items w where ${where}`,
-        parameters,
-        request,
-        ({ total: _total, ...row }) => fromWorkItemText(row),
-      )
+      const { version } = await access.listAccess(actor, projectId)
+      const key = `work-items ${projectId} ${query.status ?? ''} ${query.assigneeId ?? ''} ${request.page} ${request.size}`
+      return lists.page(key, version, () => {
+        const parameters: unknown[] = [projectId]
+        let where = 'w.project_id = $1'
+        if (query.status) where += ` and w.status = $${parameters.push(query.status)}`
+        if (query.assigneeId) where += ` and w.assignee_id = $${parameters.push(query.assigneeId)}`
+        return selectPage<WorkItemTextRow & { total: string }, WorkItemResource>(
+          db,
+          `select ${WORK_ITEM_COLUMNS}, count(*) over () as total from work_items w where ${where} order by w.position, w.created_at, w.id`,
+          `select count(*) as total from work_items w where ${where}`,
+          parameters,
+          request,
+          fromWorkItemText,
+        )
+      })
     },
 
     async get(actor: Actor, projectId: string, workItemId: string) {

@@ -39,23 +39,27 @@ export function createV1Kit(services: ServiceRegistry, db: Database, seed: strin
        * `scopes: ['teams:read']` on a route: requires a live API key holding every listed scope
        * (an empty list: any live key) and puts the `actor` in the handler's context.
        */
+      // Every hook names the context fields it reads (destructured): Elysia compiles each route
+      // to parse only what its hooks use, and a hook taking the whole context made every request
+      // parse cookies and copy its headers into an object.
       scopes: (required: readonly string[]) => ({
-        async transform(context: any) {
-          const principal = await services.get(AuthenticatorRef).authenticateBearer(context.request.headers.get('authorization'))
+        async transform({ request, body, query, set }: any): Promise<any> {
+          const principal = await services.get(AuthenticatorRef).authenticateBearer(request.headers.get('authorization'))
           requireScopes(principal, required)
-          throwIfBodyProblem(context.body)
-          throwIfNulInQuery(context.query)
-          context.actor = actorOf(principal, 'rest', requestIdOf(context.set))
+          throwIfBodyProblem(body)
+          throwIfNulInQuery(query)
+          // Merged into the context by Elysia.
+          return { actor: actorOf(principal, 'rest', requestIdOf(set)) }
         },
-        resolve: (context: any) => ({ actor: context.actor as Actor }),
-        async beforeHandle(context: any) {
-          const key = context.request.headers.get(IDEMPOTENCY_HEADER)
-          if (context.request.method !== 'POST' || key === null || !context.actor.apiKeyId) return
-          const { set } = context
-          const request = idempotentRequest(context.actor, key, context.path, context.body, () => Number(set.status ?? 200))
-          const answer = await storedAnswer(db, request)
+        resolve: ({ actor }: any) => ({ actor: actor as Actor }),
+        async beforeHandle({ request, actor, path, body, set }: any) {
+          if (request.method !== 'POST') return
+          const key = request.headers.get(IDEMPOTENCY_HEADER)
+          if (key === null || !actor.apiKeyId) return
+          const idempotent = idempotentRequest(actor, key, path, body, () => Number(set.status ?? 200))
+          const answer = await storedAnswer(db, idempotent)
           if (answer) return new Replay(answer.status, answer.response)
-          context.actor.idempotency = request
+          actor.idempotency = idempotent
         },
         detail: {
           security: [{ bearerAuth: [] }],
@@ -65,9 +69,8 @@ export function createV1Kit(services: ServiceRegistry, db: Database, seed: strin
     })
     .onAfterHandle(
       { as: 'scoped' },
-      enveloping(async (context: any) => {
-        const { responseValue, set } = context
-        const request = context.actor?.idempotency as IdempotentRequest | undefined
+      enveloping(async ({ responseValue, set, actor }) => {
+        const request = actor?.idempotency as IdempotentRequest | undefined
         const replay = responseValue instanceof Replay ? responseValue : request?.replayed ? new Replay(request.replayed.status, responseValue) : undefined
         if (replay) {
           set.status = replay.status

@@ -53,7 +53,7 @@ describe('configuration', () => {
     const config = loadConfig(registry, { raw: {}, env: {} })
     expect([...config.enabled].sort()).toEqual(['auth', 'docs', 'projects', 'work-items'])
     expect(config.pluginConfigs.get('auth')).toEqual({ ttl: 30, mode: 'fast' })
-    expect(config.server).toEqual({ port: 3000, host: '0.0.0.0', trustProxy: false })
+    expect(config.server).toEqual({ port: 3000, host: '0.0.0.0', trustProxy: false, listCacheBytes: 64 * 1024 * 1024 })
   })
 
   test('values from the file override defaults', () => {

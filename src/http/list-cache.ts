@@ -1,0 +1,149 @@
+/**
+ * Exact cached list pages. A list read first runs its access check, which also reads the
+ * versions of what the list can show (change_versions: advanced by the audit writer in the
+ * transaction of every change, src/audit.ts); the page is then looked up under its key (the
+ * list and its query) and that version. A hit costs no row read and no encoding; a client
+ * holding the page's ETag gets 304 without even that. Each instance keeps its own cache, and
+ * the versions live in the database, so a read after a committed write, on any instance, never
+ * sees the old page.
+ *
+ * Why no stale page can be served: the version is read before the rows (an earlier statement,
+ * or the same one). A page stored under version V was read at or after V was committed; a
+ * reader that finds V is current needs no change committed after V, so that page is what it
+ * would read itself (or newer, only while a write is committing: a read racing a write may see
+ * either side).
+ */
+import { Page, type PageMeta } from './envelope'
+
+/** A page in its encoded form: the `data` array as JSON text beside its meta. */
+export interface EncodedPage {
+  data: string
+  meta: PageMeta
+}
+
+interface Entry extends EncodedPage {
+  version: string
+  bytes: number
+}
+
+/** A 32-bit FNV-1a of `text`, base 36: tells the ETags of different lists apart. */
+function fingerprint(text: string): string {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193)
+  return (hash >>> 0).toString(36)
+}
+
+/** Counted for tests and the benchmarks. */
+export interface ListCacheStats {
+  hits: number
+  misses: number
+  notModified: number
+  evictions: number
+  bytes: number
+  entries: number
+}
+
+/** A bounded LRU (by the bytes of the encoded pages) of list pages, per process. */
+export class ListCache {
+  private readonly entries = new Map<string, Entry>()
+  private bytes = 0
+  readonly stats: ListCacheStats = { hits: 0, misses: 0, notModified: 0, evictions: 0, bytes: 0, entries: 0 }
+
+  /** `maxBytes` 0 turns caching off (every read loads and encodes; ETags and 304 still work). */
+  constructor(readonly maxBytes: number) {}
+
+  /**
+   * The page of list `key` at `version`, loaded by `load` when not cached. Nothing runs until
+   * the answer needs the rows: a matching If-None-Match needs only the ETag.
+   */
+  page<T>(key: string, version: string, load: () => Promise<Page<T>>): CachedPage {
+    return new CachedPage(this, key, version, load as () => Promise<Page<unknown>>)
+  }
+
+  /** The cached page of `key` if it was stored at `version` (and marks it recently used). */
+  lookup(key: string, version: string): EncodedPage | undefined {
+    const entry = this.entries.get(key)
+    if (!entry || entry.version !== version) return undefined
+    this.entries.delete(key)
+    this.entries.set(key, entry)
+    this.stats.hits++
+    return entry
+  }
+
+  store(key: string, version: string, page: EncodedPage): void {
+    this.stats.misses++
+    if (this.maxBytes <= 0) return
+    // What the entry holds: its JSON text (counted as UTF-8 bytes, an upper bound of what a
+    // string of it takes in memory for ASCII), its key and a fixed overhead for the objects.
+    const bytes = Buffer.byteLength(page.data) + key.length * 2 + 256
+    if (bytes > this.maxBytes / 4) return
+    const previous = this.entries.get(key)
+    if (previous) this.remove(key, previous)
+    this.entries.set(key, { ...page, version, bytes })
+    this.bytes += bytes
+    for (const [oldest, entry] of this.entries) {
+      if (this.bytes <= this.maxBytes) break
+      this.remove(oldest, entry)
+      this.stats.evictions++
+    }
+    this.stats.bytes = this.bytes
+    this.stats.entries = this.entries.size
+  }
+
+  private remove(key: string, entry: Entry): void {
+    this.entries.delete(key)
+    this.bytes -= entry.bytes
+  }
+}
+
+/** `If-None-Match` names `etag` (a list of tags, weak comparison, or `*`). */
+export function noneMatchHits(header: string | null, etag: string): boolean {
+  if (!header) return false
+  if (header.trim() === '*') return true
+  const opaque = etag.replace(/^W\//, '')
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === opaque)
+}
+
+/** A list answer not yet read: its ETag now, its rows only when needed. */
+export class CachedPage {
+  readonly etag: string
+
+  constructor(
+    private readonly cache: ListCache,
+    private readonly key: string,
+    private readonly version: string,
+    private readonly load: () => Promise<Page<unknown>>,
+  ) {
+    this.etag = `W/"l${version}-${fingerprint(key)}"`
+  }
+
+  /** The encoded page: from the cache, or loaded, encoded and stored. */
+  async encoded(): Promise<EncodedPage> {
+    const cached = this.cache.lookup(this.key, this.version)
+    if (cached) return cached
+    const page = await this.load()
+    const encoded = { data: JSON.stringify(page.items), meta: page.meta }
+    this.cache.store(this.key, this.version, encoded)
+    return encoded
+  }
+
+  /** The page as objects (the MCP tools' answer). */
+  async page(): Promise<Page<unknown>> {
+    const { data, meta } = await this.encoded()
+    return new Page(JSON.parse(data) as unknown[], meta)
+  }
+
+  /**
+   * The v1 answer: 304 when `ifNoneMatch` names the ETag, else the envelope, its body written
+   * around the cached JSON text (no re-encoding of the rows).
+   */
+  async response(ifNoneMatch: string | null, requestId: string): Promise<Response> {
+    if (noneMatchHits(ifNoneMatch, this.etag)) {
+      this.cache.stats.notModified++
+      return new Response(null, { status: 304, headers: { etag: this.etag } })
+    }
+    const { data, meta } = await this.encoded()
+    const body = `{"data":${data},"errors":[],"meta":{"requestId":${JSON.stringify(requestId)},"page":${meta.page},"size":${meta.size},"totalItems":${meta.totalItems},"totalPages":${meta.totalPages}}}`
+    return new Response(body, { headers: { 'content-type': 'application/json', etag: this.etag } })
+  }
+}
