@@ -38,6 +38,8 @@ export interface ListCacheStats {
   hits: number
   misses: number
   notModified: number
+  /** Misses answered by a load another request had started. */
+  shared: number
   evictions: number
   bytes: number
   entries: number
@@ -46,10 +48,12 @@ export interface ListCacheStats {
 /** A bounded LRU (by the bytes of the encoded pages) of list pages, per process. */
 export class ListCache {
   private readonly entries = new Map<string, Entry>()
+  /** Loads under way, so concurrent misses of one page at one version read its rows once. */
+  private readonly loading = new Map<string, { version: string; page: Promise<EncodedPage> }>()
   private bytes = 0
-  readonly stats: ListCacheStats = { hits: 0, misses: 0, notModified: 0, evictions: 0, bytes: 0, entries: 0 }
+  readonly stats: ListCacheStats = { hits: 0, misses: 0, notModified: 0, shared: 0, evictions: 0, bytes: 0, entries: 0 }
 
-  /** `maxBytes` 0 turns caching off (every read loads and encodes; ETags and 304 still work). */
+  /** `maxBytes` 0 turns caching off: every read loads and encodes its page (ETags and 304 still work). */
   constructor(readonly maxBytes: number) {}
 
   /**
@@ -58,6 +62,33 @@ export class ListCache {
    */
   page<T>(key: string, version: string, load: () => Promise<Page<T>>): CachedPage {
     return new CachedPage(this, key, version, load as () => Promise<Page<unknown>>)
+  }
+
+  /**
+   * The page of `key` at `version`: cached, being loaded by another request (which it then
+   * shares: after a write, the readers waiting for the new page read its rows once), or loaded.
+   */
+  fetch(key: string, version: string, load: () => Promise<Page<unknown>>): Promise<EncodedPage> | EncodedPage {
+    const cached = this.lookup(key, version)
+    if (cached) return cached
+    const pending = this.maxBytes > 0 ? this.loading.get(key) : undefined
+    if (pending && pending.version === version) {
+      this.stats.shared++
+      return pending.page
+    }
+    const page = load().then((loaded) => {
+      const encoded = { data: JSON.stringify(loaded.items), meta: loaded.meta }
+      this.store(key, version, encoded)
+      return encoded
+    })
+    if (this.maxBytes <= 0) return page
+    const entry = { version, page }
+    this.loading.set(key, entry)
+    const done = () => {
+      if (this.loading.get(key) === entry) this.loading.delete(key)
+    }
+    page.then(done, done)
+    return page
   }
 
   /** The cached page of `key` if it was stored at `version` (and marks it recently used). */
@@ -117,14 +148,9 @@ export class CachedPage {
     this.etag = `W/"l${version}-${fingerprint(key)}"`
   }
 
-  /** The encoded page: from the cache, or loaded, encoded and stored. */
+  /** The encoded page: from the cache, from a load under way, or loaded, encoded and stored. */
   async encoded(): Promise<EncodedPage> {
-    const cached = this.cache.lookup(this.key, this.version)
-    if (cached) return cached
-    const page = await this.load()
-    const encoded = { data: JSON.stringify(page.items), meta: page.meta }
-    this.cache.store(this.key, this.version, encoded)
-    return encoded
+    return this.cache.fetch(this.key, this.version, this.load)
   }
 
   /** The page as objects (the MCP tools' answer). */

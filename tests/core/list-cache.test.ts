@@ -218,6 +218,26 @@ describe('the cache bound', () => {
     expect(JSON.parse(cache.lookup('list 11', '1')!.data)).toHaveLength(10)
   })
 
+  test('concurrent misses of one page at one version read its rows once; another version loads its own', async () => {
+    const cache = new ListCache(1024 * 1024)
+    let loads = 0
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const load = async () => {
+      const n = ++loads
+      await gate
+      return page([{ n }])
+    }
+    const waiting = Array.from({ length: 20 }, () => cache.page('k', '1.0', load).encoded())
+    const newer = cache.page('k', '2.0', load).encoded()
+    release()
+    const answers = await Promise.all(waiting)
+    expect(new Set(answers.map((answer) => answer.data))).toEqual(new Set(['[{"n":1}]']))
+    expect((await newer).data).toBe('[{"n":2}]')
+    expect(loads).toBe(2)
+    expect(cache.stats.shared).toBe(19)
+  })
+
   test('a page is served only at the version it was stored at; 0 bytes caches nothing', async () => {
     const cache = new ListCache(1024 * 1024)
     let loads = 0
