@@ -50,11 +50,13 @@ export class KeyAuthenticator implements Authenticator {
     if (!authorization) throw unauthorized()
     const secret = bearerToken(authorization)
     if (!secret) throw unauthorized('The Authorization header must be "Bearer <API key>".', true)
-    if (!isWellFormedSecret(API_KEY_PREFIX, secret)) throw unauthorized(INVALID, true)
     const hash = hashSecret(secret)
     const now = Date.now()
     let entry = this.cache.get(hash)
     if (!entry || now - entry.loadedAt > this.settings.cacheTtlSeconds * 1000) {
+      // Only a secret that is not cached is checked for its form (prefix, length, checksum)
+      // before the database is asked: a cached one was a live key's, so it has the form.
+      if (!entry && !isWellFormedSecret(API_KEY_PREFIX, secret)) throw unauthorized(INVALID, true)
       entry = await this.load(hash, now, entry)
       if (!entry) {
         this.cache.delete(hash)
