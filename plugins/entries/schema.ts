@@ -29,7 +29,8 @@ export const entries = pgTable(
     workItemOfRow('entries_work_item_fk', table.workItemId, table.organizationId),
     doneBy('entries_author_fk', table.authorId, table.organizationId),
     index('entries_work_item_order_idx').on(table.workItemId, table.position, table.createdAt, table.id),
-    index('entries_project_idx').on(table.projectId),
+    // A project's entries, most recent first (search reads those before asking its text indexes).
+    index('entries_project_created_idx').on(table.projectId, table.createdAt.desc(), table.id.desc()),
     index('entries_search_idx').using('gin', table.searchVector),
     index('entries_body_trgm_idx').using('gin', sql`${table.body} gin_trgm_ops`),
     check('entries_kind_check', sql`${table.kind} in ('comment', 'note', 'log')`),

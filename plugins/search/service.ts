@@ -6,8 +6,10 @@
  * terms of three characters or more ("ntica" finds "authentication"). Ranked by ts_rank (title weighs A, description and bodies
  * B) plus a smaller bonus for a substring hit; ties by creation. The 'simple' configuration (no
  * language stemming) and the same extension on both make PGlite and PostgreSQL agree.
- * Each kind ranks at most RANKING_WINDOW matches per match path, so a broad term in a huge
- * project costs a bounded amount of work.
+ * Each kind ranks a bounded window of matches, so a broad term in a huge project costs a bounded
+ * amount of work: the matches among the project's most recent rows when they hold a page of them
+ * (a broad term), else the first RANKING_WINDOW the index yields (a narrow one, which the index
+ * finds cheaply); the substring fallback adds no more than the page has room for.
  */
 import { queryText, type Database } from '../../src/db'
 import type { ProjectAccessService } from '../projects/api'
@@ -19,10 +21,14 @@ import { fromWorkItemText, WORK_ITEM_COLUMNS, type WorkItemTextRow } from '../wo
 
 const SUBSTRING_MIN = 3
 
+/** Each word of the query (lower case, at most 16, each once) as a prefix tsquery: `auth:*`. */
+function wordQueries(q: string): string[] {
+  return [...new Set((q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 16))].map((word) => `${word}:*`)
+}
+
 /** Words of the query as a prefix tsquery (`auth:* & flow:*`); empty when it has no words. */
 export function prefixQuery(q: string): string {
-  const words = new Set((q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 16))
-  return [...words].map((word) => `${word}:*`).join(' & ')
+  return wordQueries(q).join(' & ')
 }
 
 /** `%q%` for ILIKE, with the pattern characters escaped; null when the term is too short. */
@@ -33,46 +39,125 @@ export function substringPattern(q: string): string | null {
 }
 
 /**
- * Ranking looks at no more than this many matches of each kind (the first ones the index
- * yields): it bounds a search's cost on a broad term in a large project.
+ * Ranking looks at no more than this many matches of each kind and match path: it bounds a
+ * search's cost on a broad term in a large project.
  */
-const RANKING_WINDOW = 500
+const RANKING_WINDOW = 200
 
 /**
- * Candidate ids of a kind: word (prefix) matches first; substring matches only when the words
- * found fewer than `limit` (the fallback for partial terms), so a common word costs one index.
- * $1 project, $2 tsquery text, $3 substring pattern (or null), $4 limit.
+ * How many of the project's most recent rows are read first. A term that fills a page among them
+ * is broad: its matches there are the ones ranked, at the cost of reading these rows and no index
+ * (an index lists every match of a broad term, tens of thousands in a large project). A term that
+ * does not is narrow (under limit/RECENT_ROWS of the rows), and the index finds it cheaply.
  */
-const candidates = (table: string, column: string) => `
-  words as materialized (
-    select t.id from ${table} t where t.project_id = $1 and t.search_vector @@ to_tsquery('simple', $2) limit ${RANKING_WINDOW}
+const RECENT_ROWS = 1000
+
+/**
+ * For a narrow query of several words, the index is asked only for the words that matched at most
+ * BROADER times as often as the narrowest one among the SAMPLE_ROWS most recent rows: a word far
+ * broader than another costs the index more (every one of its matches listed) than checking it on
+ * the rows the narrower words find. The substring fallback looks among as many recent rows first
+ * (ILIKE on a long text costs microseconds a row).
+ */
+const SAMPLE_ROWS = 300
+const BROADER = 10
+
+interface Kind {
+  /** The read model. */
+  table: string
+  /** The text the substring fallback looks in. */
+  column: string
+  /** Added to the rank when the substring matches that text. */
+  bonus: number
+  /** The project's most recent rows first, in the order of an index that starts with project_id. */
+  recency: string
+}
+
+const WORK_ITEM_KIND: Kind = { table: 'work_item_documents', column: 'title', bonus: 0.2, recency: 'updated_at desc nulls last, id desc nulls last' }
+const ENTRY_KIND: Kind = { table: 'entry_documents', column: 'body', bonus: 0.1, recency: 'created_at desc nulls last, id desc nulls last' }
+
+/** A row's relevance: its rank for the words plus the kind's bonus when the substring matches. */
+const score = (kind: Kind) =>
+  `ts_rank(t.search_vector, (select q from query)) + case when $3::text is not null and t.${kind.column} ilike $3 then ${kind.bonus} else 0 end`
+
+/** The project's `rows` most recent rows, with what matching and ranking read. */
+const recent = (kind: Kind, rows = RECENT_ROWS) =>
+  `(select id, created_at, search_vector, ${kind.column} from ${kind.table} where project_id = $1 order by ${kind.recency} limit ${rows})`
+
+/**
+ * The ranked matches of a kind (`matches`: id, created_at, score), scored in the scan that finds
+ * them. Word (prefix) matches first: among the recent rows when they hold a page of them, else
+ * through the index, asked for every word but those far broader than the narrowest (checked on
+ * the rows the others find instead: one broad word does not make a narrow pair costly).
+ * Substring matches only when the words found fewer than `limit` (the fallback for partial terms),
+ * as many as the page has room for: among the recent rows when they hold that many, else through
+ * the trigram index — for a term without spaces; a phrase of several words is looked for among the
+ * recent rows only (its words already matched as prefixes everywhere, and the trigram index reads
+ * the posting lists of every trigram of the phrase: tens of milliseconds in a large project). A row found
+ * both ways has the same score both times, so the union keeps it once. `only` guards the whole.
+ * $1 project, $2 tsquery text, $3 substring pattern (or null), $4 limit, $5 each word's tsquery text,
+ * $6 whether the substring may be looked for through the trigram index (a term without spaces).
+ */
+const matches = (kind: Kind, only = 'true') => `
+  query as materialized (select to_tsquery('simple', $2) as q),
+  recent_words as materialized (
+    select t.id, t.created_at, ${score(kind)} as score from ${recent(kind)} t
+    where ${only} and t.search_vector @@ (select q from query) limit ${RANKING_WINDOW}
   ),
-  candidates as (
-    select id from words
-    union
-    (select t.id from ${table} t
-      where $3::text is not null and (select count(*) from words) < $4 and t.project_id = $1 and t.${column} ilike $3
+  indexed as materialized (
+    select case when cardinality($5::text[]) < 2 then (select q from query) else (
+      select to_tsquery('simple', string_agg(c.word, ' & ')) from (
+        select w.word, count(r.id) as n, min(count(r.id)) over () as least from unnest($5::text[]) as w(word)
+          left join ${recent(kind, SAMPLE_ROWS)} r on r.search_vector @@ to_tsquery('simple', w.word)
+          group by w.word
+      ) c where c.n <= ${BROADER} * (c.least + 1)) end as q
+  ),
+  words as materialized (
+    select id, created_at, score from recent_words where (select count(*) from recent_words) >= $4
+    union all
+    (select t.id, t.created_at, ${score(kind)} from ${kind.table} t
+      where (select count(*) from recent_words) < $4 and ${only} and t.project_id = $1
+        and t.search_vector @@ (select q from indexed) and ts_match_vq(t.search_vector, (select q from query))
       limit ${RANKING_WINDOW})
+  ),
+  recent_substrings as materialized (
+    select t.id, t.created_at, ${score(kind)} as score from ${recent(kind, SAMPLE_ROWS)} t where t.${kind.column} ilike $3
+  ),
+  substrings as (
+    select id, created_at, score from recent_substrings where (select count(*) from recent_substrings) >= $4 - (select count(*) from words)
+    union all
+    (select t.id, t.created_at, ${score(kind)} from ${kind.table} t
+      where $6 and (select count(*) from recent_substrings) < $4 - (select count(*) from words) and t.project_id = $1 and t.${kind.column} ilike $3
+      limit (select $4 - count(*) from words))
+  ),
+  matches as (
+    select id, created_at, score from words
+    union
+    select id, created_at, score from substrings where ${only} and $3::text is not null and (select count(*) from words) < $4
   )`
 
-const scored = (table: string, column: string, bonus: number) => `
-  select t.*, ts_rank(t.search_vector, to_tsquery('simple', $2)) + case when $3::text is not null and t.${column} ilike $3 then ${bonus} else 0 end as score
-  from ${table} t join candidates c on c.id = t.id`
+/** The best `limit` matches, then only their rows read in full. */
+const best = (kind: Kind, alias: string, columns: string) => `with ${matches(kind)},
+  best as (select id, created_at, score from matches order by score desc, created_at, id limit $4)
+  select ${columns} from best b join ${kind.table} ${alias} on ${alias}.id = b.id order by b.score desc, b.created_at, b.id`
 
-const WORK_ITEMS = `with ${candidates('work_item_documents', 'title')}
-  select ${WORK_ITEM_COLUMNS} from (${scored('work_item_documents', 'title', 0.2)}) w order by w.score desc, w.created_at, w.id limit $4`
+const WORK_ITEMS = best(WORK_ITEM_KIND, 'w', WORK_ITEM_COLUMNS)
 
-const ENTRIES = `with ${candidates('entry_documents', 'body')}
-  select ${ENTRY_COLUMNS} from (${scored('entry_documents', 'body', 0.1)}) e order by e.score desc, e.created_at, e.id limit $4`
+const ENTRIES = best(ENTRY_KIND, 'e', ENTRY_COLUMNS)
 
-/** A relationship matches when either end matches; it ranks by its better end. */
-const RELATIONSHIPS = `with ${candidates('work_item_documents', 'title')}, matched as (${scored('work_item_documents', 'title', 0.2)})
-  select ${RELATIONSHIP_COLUMNS} from (
-    select r.*, max(m.score) as score from relationship_links r
-      join matched m on m.id = r.source_work_item_id or m.id = r.target_work_item_id
-      where r.project_id = $1
-      group by r.id, r.organization_id, r.project_id, r.source_work_item_id, r.target_work_item_id, r.type, r.created_by, r.created_at, r.updated_at
-  ) r order by r.score desc, r.created_at, r.id limit $4`
+/**
+ * A relationship matches when either end matches; it ranks by its better end. The ends are looked
+ * up by index from the matched work items (two joins, not one `or`), and a project without
+ * relationships ranks no work items for them at all.
+ */
+const RELATIONSHIPS = `with ${matches(WORK_ITEM_KIND, 'exists (select 1 from relationship_links where project_id = $1)')},
+  ends as (
+    select r.id, m.score from relationship_links r join matches m on m.id = r.source_work_item_id where r.project_id = $1
+    union all
+    select r.id, m.score from relationship_links r join matches m on m.id = r.target_work_item_id where r.project_id = $1
+  ),
+  best as (select id, max(score) as score from ends group by id)
+  select ${RELATIONSHIP_COLUMNS} from best b join relationship_links r on r.id = b.id order by b.score desc, r.created_at, r.id limit $4`
 
 interface SearchOptions {
   q: string
@@ -82,7 +167,8 @@ interface SearchOptions {
 /** Work items, entries and relationships of the project matching `q`, best first, `limit` each. */
 export async function searchProject(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, options: SearchOptions) {
   await access.requireProjectAccess(actor, projectId, 'viewer')
-  const parameters = [projectId, prefixQuery(options.q), substringPattern(options.q), options.limit]
+  const words = wordQueries(options.q)
+  const parameters = [projectId, words.join(' & '), substringPattern(options.q), options.limit, words, !/\s/.test(options.q.trim())]
   const [workItems, entries, relationships] = await Promise.all([
     queryText<WorkItemTextRow>(db, WORK_ITEMS, parameters),
     queryText<EntryTextRow>(db, ENTRIES, parameters),
