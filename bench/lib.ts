@@ -1,8 +1,9 @@
 /**
  * Shared pieces of the benchmarks: a bench database on the PostgreSQL server, service processes,
- * autocannon runs (in a separate Node process), pgbench runs, peak RSS, and RESULTS.md sections.
+ * wrk runs (C, one thread: the load generator leaves the cores to the service), pgbench runs, peak
+ * RSS, and RESULTS.md sections.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import postgres from 'postgres'
 
@@ -21,7 +22,7 @@ export async function freshDatabase(name: string): Promise<string> {
   return url.toString()
 }
 
-interface RunningProcess {
+export interface RunningProcess {
   pid: number
   port: number
   /** Peak resident set size so far, in MiB (VmHWM). */
@@ -65,72 +66,154 @@ function statusMiB(pid: number, field: string): number {
 
 export interface LoadResult {
   requestsPerSecond: number
+  /** Answers received during the run. */
+  requests: number
+  /** The run's length as wrk measured it, in seconds. */
+  seconds: number
   p50: number
   p99: number
+  /** Socket errors: connect, read, write and timeouts (a timed-out request is not in the latencies). */
   errors: number
+  socketErrors: { connect: number; read: number; write: number; timeout: number }
+  /** Answers with a status of 400 or more. */
   non2xx: number
+  /** What the script counted with `count(name)` (the `tally` option), summed over wrk's threads. */
+  counts: Record<string, number>
 }
 
-/** Runs a Node script (`node ...args`) that prints an autocannon JSON result, and reads the result. */
-export async function nodeLoad(args: string[], stderr: 'ignore' | 'inherit' = 'ignore'): Promise<LoadResult> {
-  const child = Bun.spawn(['node', ...args], { stdout: 'pipe', stderr })
-  const output = await new Response(child.stdout).text()
-  await child.exited
-  const result = JSON.parse(output)
-  return {
-    requestsPerSecond: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-  }
+/** One request of a list that a wrk run cycles through. */
+export interface WrkRequest {
+  method: string
+  path: string
+  headers: Record<string, string>
+  body?: string
 }
 
-/** Runs autocannon from Node (so the load generator is not the runtime under test). */
-export async function autocannon(url: string, options: { headers?: Record<string, string>; method?: string; body?: string; duration?: number; connections?: number } = {}): Promise<LoadResult> {
-  const args = ['node_modules/autocannon/autocannon.js', '--json', '-c', String(options.connections ?? CONNECTIONS), '-d', String(options.duration ?? DURATION_SECONDS)]
-  for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}=${value}`)
-  if (options.method) args.push('-m', options.method)
-  if (options.body) args.push('-b', options.body)
-  args.push(url)
-  return nodeLoad(args)
+/**
+ * A Lua string literal holding `text` byte for byte: printable ASCII as is, every other byte (and
+ * `"` and `\\`) as a three-digit decimal escape — wrk's Lua (5.1) knows no `\\u` escapes.
+ */
+export function luaString(text: string): string {
+  let literal = '"'
+  for (const byte of Buffer.from(text, 'utf8')) literal += byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`
+  return `${literal}"`
+}
+
+/** A Lua value (table constructor, string, number, boolean) of a JSON-like value. */
+export function luaValue(value: unknown): string {
+  if (typeof value === 'string') return luaString(value)
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value)
+  if (Array.isArray(value)) return `{${value.map(luaValue).join(',\n')}}`
+  if (typeof value === 'object' && value !== null)
+    return `{${Object.entries(value)
+      .filter(([, field]) => field !== undefined)
+      .map(([name, field]) => `[${luaString(name)}]=${luaValue(field)}`)
+      .join(', ')}}`
+  throw new Error(`no Lua value for ${String(value)}`)
+}
+
+/** wrk's text report (and whatever its script printed): runs `wrk ...args`, fails on a non-zero exit. */
+export async function runWrk(args: string[]): Promise<string> {
+  if (!Bun.which('wrk')) throw new Error('wrk is not installed: it is the Debian package wrk (apt-get install wrk)')
+  const child = Bun.spawn(['wrk', ...args], { stdout: 'pipe', stderr: 'pipe' })
+  const [output, errors] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()])
+  if ((await child.exited) !== 0 || errors.trim()) throw new Error(`wrk ${args.join(' ')} failed: ${errors || output}`)
+  return output
+}
+
+/**
+ * Lua for counting in `response()`: each thread's script calls `count(name)`; `done()` (in wrk's
+ * main state) sums the threads' tables and prints them as one JSON line for parseWrk.
+ */
+const TALLY = `local threads = {}
+function setup(thread) table.insert(threads, thread) end
+counts = {}
+function count(name) counts[name] = (counts[name] or 0) + 1 end
+function done(summary, latency, requests)
+  local total, parts = {}, {}
+  for _, thread in ipairs(threads) do
+    for name, n in pairs(thread:get("counts")) do total[name] = (total[name] or 0) + n end
+  end
+  for name, n in pairs(total) do table.insert(parts, string.format("%q:%d", name, n)) end
+  io.write("wrk-counts {" .. table.concat(parts, ",") .. "}\\n")
+end`
+
+/** Counts every answer by its status (`{"200": n, "409": m}`): cheap enough for wrk's one thread. */
+export const COUNT_STATUSES = 'function response(status) count(tostring(status)) end'
+
+/** The Lua of a run cycling through `requests` (in the generated script, pre-built once per thread). */
+const rotation = (requests: WrkRequest[]) => `local list = ${luaValue(requests)}
+local prepared, turn = {}, 0
+function init(args)
+  for i, r in ipairs(list) do prepared[i] = wrk.format(r.method, r.path, r.headers, r.body) end
+end
+function request()
+  turn = turn % #prepared + 1
+  return prepared[turn]
+end`
+
+export interface WrkOptions {
+  headers?: Record<string, string>
+  method?: string
+  body?: string
+  /** A list each thread cycles through (e.g. bodies for many accounts), prepared once. */
+  requests?: WrkRequest[]
+  duration?: number
+  connections?: number
+  threads?: number
+  /** A request slower than this (seconds, default 10) is a timeout error and not in the latencies. */
+  timeout?: number
+  /** Lua of its own: `request()`, `response()`… (with `tally`, `response()` may call `count(name)`). */
+  script?: string
+  /** Gather what `count(name)` counted into the result's `counts` (defines `setup` and `done`). */
+  tally?: boolean
 }
 
 /**
  * Runs wrk (Debian's package: C, one thread by default, so the load generator leaves the cores to
- * the service) and reads its figures. A method, headers and a body become a small Lua script.
+ * the service) and reads its figures. A method, headers and a body become a small Lua script;
+ * `requests` a generated rotation; `script` adds Lua of its own.
  */
-export async function wrk(url: string, options: { headers?: Record<string, string>; method?: string; body?: string; duration?: number; connections?: number; threads?: number; script?: string } = {}): Promise<LoadResult> {
+export async function wrk(url: string, options: WrkOptions = {}): Promise<LoadResult> {
   const lua: string[] = []
-  if (options.method) lua.push(`wrk.method = ${JSON.stringify(options.method)}`)
-  if (options.body !== undefined) lua.push(`wrk.body = ${JSON.stringify(options.body)}`)
-  for (const [name, value] of Object.entries(options.headers ?? {})) lua.push(`wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`)
+  if (options.method) lua.push(`wrk.method = ${luaString(options.method)}`)
+  if (options.body !== undefined) lua.push(`wrk.body = ${luaString(options.body)}`)
+  for (const [name, value] of Object.entries(options.headers ?? {})) lua.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`)
+  if (options.requests) lua.push(rotation(options.requests))
+  if (options.tally) lua.push(TALLY)
   if (options.script) lua.push(options.script)
   const file = `/tmp/worktrack-wrk-${process.pid}-${Math.random().toString(36).slice(2, 8)}.lua`
   writeFileSync(file, `${lua.join('\n')}\n`)
-  const connections = options.connections ?? CONNECTIONS
-  const args = ['wrk', '--latency', '-t', String(options.threads ?? 1), '-c', String(connections), '-d', `${options.duration ?? DURATION_SECONDS}s`, '-s', file, url]
-  const child = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' })
-  const [output, errors] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()])
-  if ((await child.exited) !== 0) throw new Error(`wrk failed: ${errors || output}`)
-  return parseWrk(output)
+  try {
+    const connections = options.connections ?? CONNECTIONS
+    const args = ['--latency', '-t', String(options.threads ?? 1), '-c', String(connections), '-d', `${options.duration ?? DURATION_SECONDS}s`, '--timeout', `${options.timeout ?? 10}s`]
+    return parseWrk(await runWrk([...args, '-s', file, url]))
+  } finally {
+    rmSync(file, { force: true })
+  }
 }
 
 const WRK_UNITS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 }
 
-/** wrk's text report → requests per second, p50/p99 in ms, errors and non-2xx/3xx answers. */
+/** wrk's text report → requests per second, p50/p99 in ms, errors, non-2xx/3xx answers and the script's counts. */
 export function parseWrk(output: string): LoadResult {
   const percentile = (label: string) => {
     const match = new RegExp(`^\\s*${label}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(output)
     return match ? Number(match[1]) * WRK_UNITS[match[2]!]! : NaN
   }
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output)
+  const total = /(\d+) requests in ([\d.]+)(us|ms|s|m),/.exec(output)
+  const counts = /^wrk-counts (\{.*\})$/m.exec(output)
   return {
     requestsPerSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? 0),
+    requests: Number(total?.[1] ?? 0),
+    seconds: total ? (Number(total[2]) * WRK_UNITS[total[3]!]!) / 1000 : NaN,
     p50: percentile('50'),
     p99: percentile('99'),
     errors: socket ? socket.slice(1).reduce((sum, count) => sum + Number(count), 0) : 0,
+    socketErrors: { connect: Number(socket?.[1] ?? 0), read: Number(socket?.[2] ?? 0), write: Number(socket?.[3] ?? 0), timeout: Number(socket?.[4] ?? 0) },
     non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? 0),
+    counts: counts ? (JSON.parse(counts[1]!) as Record<string, number>) : {},
   }
 }
 
@@ -210,17 +293,34 @@ export interface Throughput {
   p99: number
 }
 
+/** One shape of the display benchmark: the endpoint, its pgbench ceiling, stale answers and calls per commit. */
+interface DisplayShape extends Throughput {
+  pgbench: number
+  /** 409 answers: an update a later call overtook (absent before the wrk runs). */
+  stale?: number
+  /** Display calls counted per database commit over the service's life (absent before the wrk runs). */
+  callsPerCommit?: number
+}
+
 /** What each benchmark records, in the units its section shows (req/s, TPS, ms, MiB, messages/s). */
 interface Figures {
   'auth-me': { endpoint: Throughput; hello: Throughput; peakRssMiB: number; helloPeakRssMiB: number; errors: number }
   members: { endpoint: Throughput; peakRssMiB: number; pgbench64: number; pgbench10: number; errors: number }
   'work-items': {
-    list: Throughput
+    /** The list with its cache: 9 in 10 requests read the page, 1 in 10 changes a work item of it. */
+    listRepeated: Throughput
+    /** The list with its cache off: every read reads and encodes the rows. */
+    listCold: Throughput
+    /** Reads only with the cache on (for comparison; absent before it was measured). */
+    listHot?: Throughput
+    /** Whether the service took `server.listCacheBytes` (false: it has no list cache, both shapes are uncached). */
+    listCache: boolean
+    /** The highest of the benchmark's service processes (list and search). */
     peakRssMiB: number
     pgbench10: number
     pgbench64: number
-    /** Search at 1 client, the smaller size first. */
-    search: Array<{ label: string; rows: number; p50: number; p99: number }>
+    /** Search latency by corpus (bench/corpus.ts), the smaller size first; the target is judged on the realistic one. */
+    search: Record<'realistic' | 'synthetic', Array<{ label: string; rows: number; one: Throughput; eight: Throughput }>>
   }
   mcp: { rest: Throughput; mcp: Throughput; peakRssMiB: number; errors: number }
   'sign-in': {
@@ -229,7 +329,7 @@ interface Figures {
     quiet: Throughput
     storms: Array<{ concurrency: number; usersMe: Throughput; peakRssMiB: number; answers: Record<string, number>; missingRetryAfter: number; hashedPerSecond: number }>
   }
-  display: { spread: Throughput & { pgbench: number }; single: Throughput & { pgbench: number }; peakRssMiB: number; errors: number }
+  display: { spread: DisplayShape; single: DisplayShape; peakRssMiB: number; errors: number }
   push: { devices: number; perRun: number[]; median: number; best: number; exactlyOnce: boolean; peakRssMiB: number | null }
   mixed: {
     minutes: number

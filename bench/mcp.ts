@@ -4,7 +4,7 @@
  */
 import { openDatabase } from '../src/db'
 import { migrate } from '../src/migrate'
-import { autocannon, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, recordResult, round, startProcess, writeSection } from './lib'
+import { CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, recordResult, round, startProcess, wrk, writeSection } from './lib'
 import { seedOrganization } from './seed'
 import { seedWork } from './seed-work'
 
@@ -26,10 +26,10 @@ export async function benchMcp(): Promise<void> {
     const probe = await fetch('http://127.0.0.1:3851/mcp', { method: 'POST', headers: mcpHeaders, body: mcpBody })
     const answer = (await probe.json()) as { result?: { structuredContent?: { items?: unknown[] } } }
     if (answer.result?.structuredContent?.items?.length !== 20) throw new Error(`MCP answered ${probe.status}: ${JSON.stringify(answer).slice(0, 200)}`)
-    await autocannon(restUrl, { headers: { authorization }, duration: 2 })
-    await autocannon('http://127.0.0.1:3851/mcp', { method: 'POST', headers: mcpHeaders, body: mcpBody, duration: 2 })
-    rest = await autocannon(restUrl, { headers: { authorization } })
-    mcp = await autocannon('http://127.0.0.1:3851/mcp', { method: 'POST', headers: mcpHeaders, body: mcpBody })
+    await wrk(restUrl, { headers: { authorization }, duration: 2 })
+    await wrk('http://127.0.0.1:3851/mcp', { method: 'POST', headers: mcpHeaders, body: mcpBody, duration: 2 })
+    rest = await wrk(restUrl, { headers: { authorization } })
+    mcp = await wrk('http://127.0.0.1:3851/mcp', { method: 'POST', headers: mcpHeaders, body: mcpBody })
     rss = service.peakRssMiB()
   } finally {
     await service.stop()
@@ -42,7 +42,7 @@ export async function benchMcp(): Promise<void> {
     `## MCP: \`tools/call list_work_items\` vs REST \`GET …/work-items\`
 
 - Date: ${date} · Machine: ${machine()}
-- Command: \`npm run bench -- mcp\` (autocannon ${CONNECTIONS} connections, ${DURATION_SECONDS} s each, one after the other; 20 work items per answer; stateless MCP: one JSON-RPC POST per call)
+- Command: \`npm run bench -- mcp\` (wrk, 1 thread, ${CONNECTIONS} connections, ${DURATION_SECONDS} s each, one after the other; 20 work items per answer; stateless MCP: one JSON-RPC POST per call)
 
 | target | req/s | p50 ms | p99 ms |
 |---|---:|---:|---:|

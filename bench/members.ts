@@ -8,7 +8,7 @@ import { openDatabase } from '../src/db'
 import { migrate } from '../src/migrate'
 import { MEMBER_ACCESS } from '../plugins/projects/access'
 import { MEMBERS_PAGE } from '../plugins/projects/grants'
-import { asPgbench, autocannon, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, pgbench, recordResult, round, startProcess, writeSection } from './lib'
+import { asPgbench, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, pgbench, recordResult, round, startProcess, wrk, writeSection } from './lib'
 import { seedOrganization } from './seed'
 
 /** The two statements the service runs for one request, taken from the service itself. */
@@ -36,8 +36,8 @@ export async function benchMembers(): Promise<void> {
     const check = await fetch(url, { headers })
     const body = (await check.json()) as { data: unknown[] }
     if (check.status !== 200 || body.data.length !== 100) throw new Error(`members answered ${check.status} with ${body.data?.length} items`)
-    await autocannon(url, { headers, duration: 2 })
-    const endpoint = await autocannon(url, { headers })
+    await wrk(url, { headers, duration: 2 })
+    const endpoint = await wrk(url, { headers })
     rss = service.peakRssMiB()
     const ceiling64 = await pgbench(databaseUrl, SCRIPT, { variables })
     const ceiling10 = await pgbench(databaseUrl, SCRIPT, { variables, clients: 10 })
@@ -49,7 +49,7 @@ export async function benchMembers(): Promise<void> {
       `## Project members list: \`GET /api/v1/projects/{id}/members?size=100\` vs pgbench
 
 - Date: ${date} · Machine: ${machine()}
-- Command: \`npm run bench -- members\` (autocannon from Node, ${CONNECTIONS} connections, ${DURATION_SECONDS} s; pgbench \`-M prepared -c 64 -j 2\` and \`-c 10\` with the service's two statements per transaction, same database, same run)
+- Command: \`npm run bench -- members\` (wrk, 1 thread, ${CONNECTIONS} connections, ${DURATION_SECONDS} s; pgbench \`-M prepared -c 64 -j 2\` and \`-c 10\` with the service's two statements per transaction, same database, same run)
 - Per request: key check from the cache (0 round trips), access check (1), the page of 100 members with its total (1).
 
 | measure | figure |

@@ -9,12 +9,11 @@
  * never judged; any 5xx answer or transport error fails the run (exit code 1), so a short run
  * in CI catches breakage.
  */
-import { writeFileSync } from 'node:fs'
 import { sql } from 'drizzle-orm'
 import { openDatabase, queryRows } from '../src/db'
 import { migrate } from '../src/migrate'
 import { componentBody, seedDisplayAccounts } from './display'
-import { CONNECTIONS, freshDatabase, machine, recordResult, round, startProcess, writeSection } from './lib'
+import { CONNECTIONS, freshDatabase, luaValue, machine, recordResult, round, startProcess, wrk, writeSection, type LoadResult, type RunningProcess } from './lib'
 import { seedOrganization } from './seed'
 import { seedWork, VOCABULARY } from './seed-work'
 
@@ -165,7 +164,6 @@ interface KindCounts {
 interface Window {
   window: number
   seconds: number
-  lateMs: number
   /** VmRSS at the end of the window, and the mean, minimum and maximum of its 1 s readings. */
   rssMiB: number
   rssMeanMiB: number
@@ -212,34 +210,104 @@ async function probe(base: string, specs: RequestSpec[]): Promise<void> {
   }
 }
 
-async function runLoad(pid: number, specs: RequestSpec[]): Promise<Window[]> {
-  const windows = Math.max(1, Math.round((MINUTES * 60) / SAMPLE_SECONDS))
-  const file = `/tmp/worktrack-mixed-${process.pid}.json`
-  writeFileSync(file, JSON.stringify({ url: `http://127.0.0.1:${PORT}`, pid, connections: CONNECTIONS, warmupSeconds: WARMUP_SECONDS, windowSeconds: SAMPLE_SECONDS, windows, requests: specs }))
-  const child = Bun.spawn(['node', 'bench/mixed-load.cjs', file], { stdout: 'pipe', stderr: 'inherit' })
-  const results: Window[] = []
-  const reader = child.stdout.getReader()
-  const decoder = new TextDecoder()
-  let buffered = ''
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    buffered += decoder.decode(value, { stream: true })
-    let newline: number
-    while ((newline = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, newline)
-      buffered = buffered.slice(newline + 1)
-      if (!line.trim()) continue
-      const window = JSON.parse(line) as Window
-      results.push(window)
-      console.log(
-        `mixed: ${window.window === 0 ? 'warm-up' : `sample ${window.window}/${windows}`}: RSS ${round(window.rssMeanMiB, 1)} MiB (mean), ${round(window.responses / window.seconds)} req/s, p50 ${round(window.p50, 1)} ms, p99 ${round(window.p99, 1)} ms, errors ${failuresOf(window)}`,
-      )
+/**
+ * wrk's Lua for the mix: the requests of the cycle in turn, each position with its own turn
+ * through its paths and bodies. Every request carries `X-Request-Id: bench-kind-<n>`, which the
+ * service echoes, so `response()` can tally each answer under its kind — wrk's own figures do not
+ * tell kinds apart. An MCP answer that is a tool refusal (`isError`) or no result is a tool error,
+ * and a server error when it is no result (a JSON-RPC error) or its status is 5xx.
+ */
+function mixScript(specs: RequestSpec[], kinds: string[]): string {
+  const mix = specs.map((spec) => ({
+    method: spec.method,
+    headers: { ...spec.headers, 'x-request-id': `bench-kind-${kinds.indexOf(spec.kind)}` },
+    paths: spec.paths ?? [spec.path],
+    bodies: spec.bodies ?? (spec.body === undefined ? undefined : [spec.body]),
+  }))
+  const mcpKinds = kinds.flatMap((kind, i) => (specs.some((spec) => spec.kind === kind && spec.mcp) ? [`["${i}"] = true`] : []))
+  return `local mix = ${luaValue(mix)}
+local mcp = {${mcpKinds.join(', ')}}
+local turns, position = {}, 0
+function request()
+  position = position % #mix + 1
+  local spec, turn = mix[position], turns[position] or 0
+  turns[position] = turn + 1
+  local body = spec.bodies and spec.bodies[turn % #spec.bodies + 1]
+  return wrk.format(spec.method, spec.paths[turn % #spec.paths + 1], spec.headers, body)
+end
+function response(status, headers, body)
+  local kind = string.match(headers["x-request-id"] or headers["X-Request-Id"] or "", "^bench%-kind%-(%d+)$") or "unknown"
+  count(kind .. " " .. status)
+  if mcp[kind] and status >= 200 and status < 300 then
+    local result = string.find(body, '"result":', 1, true)
+    if string.find(body, '"isError":true', 1, true) or not result then
+      count(kind .. " tool")
+      if not result or string.find(body, '"status":5%d%d') then count(kind .. " server") end
+    end
+  end
+end`
+}
+
+/** The tallies of one wrk run (`<kind> <status>`, `<kind> tool`, `<kind> server`) by kind name. */
+function kindsOf(counts: Record<string, number>, kinds: string[]): Record<string, KindCounts> {
+  const result: Record<string, KindCounts> = {}
+  for (const [name, n] of Object.entries(counts)) {
+    const [index, what] = name.split(' ') as [string, string]
+    const kind = (result[kinds[Number(index)] ?? 'unknown: no X-Request-Id of the mix in the answer'] ??= { count: 0, non2xx: 0, server: 0, toolErrors: 0 })
+    if (what === 'tool') kind.toolErrors += n
+    else if (what === 'server') kind.server += n
+    else {
+      const status = Number(what)
+      kind.count += n
+      if (status < 200 || status >= 300) kind.non2xx += n
+      if (status >= 500) kind.server += n
     }
   }
-  const code = await child.exited
-  if (code !== 0) throw new Error(`bench/mixed-load.cjs exited with ${code}`)
-  if (results.length !== windows + 1) throw new Error(`expected ${windows + 1} windows from the load, got ${results.length}`)
+  return result
+}
+
+/** One window: one wrk run of `seconds`, the service's VmRSS read every second meanwhile. */
+async function runWindow(index: number, seconds: number, service: RunningProcess, script: string, kinds: string[]): Promise<Window> {
+  const readings: number[] = []
+  const sampler = setInterval(() => readings.push(service.rssMiB()), 1000)
+  let load: LoadResult
+  try {
+    load = await wrk(`http://127.0.0.1:${PORT}/`, { script, tally: true, duration: seconds, timeout: 10 })
+  } finally {
+    clearInterval(sampler)
+  }
+  const rss = [...readings, service.rssMiB()]
+  const socket = load.socketErrors
+  return {
+    window: index,
+    seconds: load.seconds,
+    rssMiB: rss.at(-1)!,
+    rssMeanMiB: mean(rss),
+    rssMinMiB: Math.min(...rss),
+    rssMaxMiB: Math.max(...rss),
+    hwmMiB: service.peakRssMiB(),
+    responses: load.requests,
+    p50: load.p50,
+    p99: load.p99,
+    transportErrors: load.errors,
+    errorSamples: load.errors ? [`socket errors: connect ${socket.connect}, read ${socket.read}, write ${socket.write}, timeout ${socket.timeout}`] : [],
+    kinds: kindsOf(load.counts, kinds),
+  }
+}
+
+/** The warm-up (window 0), then the samples, back to back: one wrk run each. */
+async function runLoad(service: RunningProcess, specs: RequestSpec[]): Promise<Window[]> {
+  const windows = Math.max(1, Math.round((MINUTES * 60) / SAMPLE_SECONDS))
+  const kinds = [...new Set(specs.map((spec) => spec.kind))]
+  const script = mixScript(specs, kinds)
+  const results: Window[] = []
+  for (let index = 0; index <= windows; index++) {
+    const window = await runWindow(index, index === 0 ? WARMUP_SECONDS : SAMPLE_SECONDS, service, script, kinds)
+    results.push(window)
+    console.log(
+      `mixed: ${index === 0 ? 'warm-up' : `sample ${index}/${windows}`}: RSS ${round(window.rssMeanMiB, 1)} MiB (mean), ${round(window.responses / window.seconds)} req/s, p50 ${round(window.p50, 1)} ms, p99 ${round(window.p99, 1)} ms, errors ${failuresOf(window)}`,
+    )
+  }
   return results
 }
 
@@ -257,7 +325,7 @@ export async function benchMixed(): Promise<void> {
   let peakRss: number
   try {
     await probe(`http://127.0.0.1:${PORT}`, specs)
-    windows = await runLoad(service.pid, specs)
+    windows = await runLoad(service, specs)
     peakRss = service.peakRssMiB()
   } finally {
     await service.stop()
@@ -311,9 +379,9 @@ export async function benchMixed(): Promise<void> {
     `## Mixed load: RSS and latency over ${round(MINUTES, 2)} min of everything at once (the leak check)
 
 - Date: ${date} · Machine: ${machine()}
-- Command: \`BENCH_MIXED_MINUTES=${MINUTES} BENCH_MIXED_SAMPLE_SECONDS=${SAMPLE_SECONDS} npm run bench -- mixed\` (autocannon from Node, ${CONNECTIONS} connections in total, each cycling through the same ${specs.length} requests; ${WARMUP_SECONDS} s warm-up, then a sample every ${SAMPLE_SECONDS} s with no pause between windows; service on the PostgreSQL server, seeded in ${round(seedSeconds)} s)
+- Command: \`BENCH_MIXED_MINUTES=${MINUTES} BENCH_MIXED_SAMPLE_SECONDS=${SAMPLE_SECONDS} npm run bench -- mixed\` (wrk, 1 thread, ${CONNECTIONS} connections taking turns through one cycle of the same ${specs.length} requests, each answer tallied under its kind by wrk's Lua; ${WARMUP_SECONDS} s warm-up, then one wrk run of ${SAMPLE_SECONDS} s per sample, back to back — the connections reopen at each window; service on the PostgreSQL server, seeded in ${round(seedSeconds)} s)
 - Data: a read project with 2,000 work items, 2,000 entries and 50 members, 20 teams, 8 display accounts; every create goes to a separate write project, so the reads cost the same at the end as at the start.
-- RSS: the service's VmRSS read every second, mean (and min–max) over each window — a single reading lands anywhere on the garbage collector's sawtooth; the trend is computed on the means. req/s, p50 and p99 are of that window's answers (all statuses); errors = transport errors + non-2xx + MCP tool errors.
+- RSS: the service's VmRSS read every second, mean (and min–max) over each window — a single reading lands anywhere on the garbage collector's sawtooth; the trend is computed on the means. req/s, p50 and p99 are wrk's figures for that window's answers (all statuses); errors = transport errors + non-2xx + MCP tool errors.
 
 | t (min) | RSS MiB (mean) | RSS min–max MiB | req/s | p50 ms | p99 ms | errors |
 |---:|---:|---:|---:|---:|---:|---:|
@@ -328,7 +396,7 @@ ${verdict} Slope of RSS over the second half (${secondHalf.length} samples, leas
 |---|---:|---:|---:|---:|---:|
 ${[...totals.entries()].sort(([a], [b]) => rank(a) - rank(b)).map(([kind, total]) => `| ${kind} | ${round(shareOf(kind) * 100)} % | ${round(total.count)} | ${total.non2xx} | ${total.server} | ${total.toolErrors} |`).join('\n')}
 
-Transport errors (connection errors, 10 s timeouts, requests lost to a connection the server closed): ${transportErrors}${errorSamples.length ? ` (${errorSamples.join('; ')})` : ''}. The run fails on any 5xx or transport error.`,
+Transport errors (wrk's socket errors: connect, read — e.g. a connection the server closed —, write, and 10 s timeouts): ${transportErrors}${errorSamples.length ? ` (${errorSamples.join('; ')})` : ''}. The run fails on any 5xx or transport error.`,
   )
   recordResult('mixed', {
     date,
