@@ -28,18 +28,23 @@ const SUPERADMINISTRATOR_ACCESS = `select p.id, p.organization_id as "organizati
   from projects p where p.id = $1 and p.organization_id = $2`
 
 /**
- * The projects the actor can see, as a `where` condition on the alias `p` with its parameters
- * (numbered from `$first`), for list statements of this and other plugins.
- */
-/**
  * The versions a cached list page of the project is keyed on, read in the access check's
  * statement: the project's and its organization's (see src/http/list-cache.ts).
  */
 const VERSIONS = `(select v.version from change_versions v where v.scope_id = p.id and v.organization_id = p.organization_id) as "projectVersion",
   (select v.version from change_versions v where v.scope_id = p.organization_id and v.organization_id = p.organization_id) as "organizationVersion"`
-const MEMBER_LIST_ACCESS = MEMBER_ACCESS.replace(' as level\n', ` as level, ${VERSIONS}\n`)
-const SUPERADMINISTRATOR_LIST_ACCESS = SUPERADMINISTRATOR_ACCESS.replace(' as level\n', ` as level, ${VERSIONS}\n`)
+const withVersions = (check: string) => {
+  const text = check.replace(' as level\n', ` as level, ${VERSIONS}\n`)
+  if (text === check) throw new Error('the access check no longer ends its select list with "as level"')
+  return text
+}
+const MEMBER_LIST_ACCESS = withVersions(MEMBER_ACCESS)
+const SUPERADMINISTRATOR_LIST_ACCESS = withVersions(SUPERADMINISTRATOR_ACCESS)
 
+/**
+ * The projects the actor can see, as a `where` condition on the alias `p` with its parameters
+ * (numbered from `$first`), for list statements of this and other plugins.
+ */
 export function visibleProjectsCondition(actor: Actor, first = 1): { where: string; parameters: string[] } {
   const organization = `$${first}`
   if (actor.role === 'superadministrator') return { where: `p.organization_id = ${organization}`, parameters: [actor.organizationId] }
