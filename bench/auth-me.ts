@@ -15,7 +15,7 @@ export async function benchAuthMe(): Promise<void> {
   const { secret } = await seedOrganization(database.db, { scopes: ['users:read'] })
   await database.close()
 
-  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: databaseUrl, SERVICE_CONFIG: '/nonexistent.json' }, 3801)
+  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: databaseUrl, SERVICE_CONFIG: '' }, 3801)
   const hello = await startProcess([process.execPath, 'bench/hello.ts'], {}, 3802, '/')
   const results: { me: LoadResult[]; hello: LoadResult[] } = { me: [], hello: [] }
   let serviceRss = 0

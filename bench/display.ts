@@ -119,7 +119,7 @@ interface ShapeResult extends LoadResult {
  */
 async function measure(url: string, accounts: Account[]): Promise<ShapeResult> {
   const before = await activity(url)
-  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: url, SERVICE_CONFIG: '/nonexistent.json' }, 3871)
+  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: url, SERVICE_CONFIG: '' }, 3871)
   const target = 'http://127.0.0.1:3871/api/component'
   let result: LoadResult, peakRssMiB: number
   try {

@@ -16,7 +16,7 @@ export async function benchMcp(): Promise<void> {
   await seedWork(database.db, seeded, { workItems: 100, entries: 0 })
   await database.close()
 
-  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: url, SERVICE_CONFIG: '/nonexistent.json' }, 3851)
+  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: url, SERVICE_CONFIG: '' }, 3851)
   const authorization = `Bearer ${seeded.secret}`
   const restUrl = `http://127.0.0.1:3851/api/v1/projects/${seeded.projectId}/work-items?size=20`
   const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_work_items', arguments: { projectId: seeded.projectId, size: 20 } } })

@@ -28,7 +28,7 @@ export async function benchMembers(): Promise<void> {
   await database.close()
 
   const variables = { user: seeded.userId, project: seeded.projectId, org: seeded.organizationId }
-  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: databaseUrl, SERVICE_CONFIG: '/nonexistent.json' }, 3811)
+  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: databaseUrl, SERVICE_CONFIG: '' }, 3811)
   const url = `http://127.0.0.1:3811/api/v1/projects/${seeded.projectId}/members?size=100`
   const headers = { authorization: `Bearer ${seeded.secret}` }
   let rss = 0

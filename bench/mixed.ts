@@ -319,7 +319,7 @@ export async function benchMixed(): Promise<void> {
   const seedSeconds = (performance.now() - seedStarted) / 1000
   const specs = requestMix(fixture)
 
-  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: url, SERVICE_CONFIG: '/nonexistent.json' }, PORT)
+  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: url, SERVICE_CONFIG: '' }, PORT)
   const startRss = service.rssMiB()
   let windows: Window[]
   let peakRss: number

@@ -64,7 +64,7 @@ export async function benchPush(): Promise<void> {
   const port = 3881
   const service = await startProcess(
     [process.execPath, 'tests/helpers/push-worker.ts'],
-    { DATABASE_URL: url, FAKE_FCM_PORT: String(fcm.port), FAKE_FCM_CA: caFile, PUSH_CONFIG: JSON.stringify({}), SERVICE_CONFIG: '/nonexistent.json' },
+    { DATABASE_URL: url, FAKE_FCM_PORT: String(fcm.port), FAKE_FCM_CA: caFile, PUSH_CONFIG: JSON.stringify({}), SERVICE_CONFIG: '' },
     port,
   )
   const runs: Array<{ messageId: string; seconds: number; perSecond: number; postMs: number; firstMs: number }> = []

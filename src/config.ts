@@ -62,8 +62,11 @@ export interface ConfigSource {
 
 const RESERVED = new Set(['plugins', 'server', 'database', '$schema'])
 
-function readFile(path: string): Record<string, unknown> {
-  if (!existsSync(path)) return {}
+function readFile(path: string, required: boolean): Record<string, unknown> {
+  if (!existsSync(path)) {
+    if (required) throw new StartupError(`SERVICE_CONFIG names ${path}, which does not exist (set it empty for no config file)`)
+    return {}
+  }
   let parsed: unknown
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'))
@@ -103,8 +106,9 @@ function commaList(value: string | undefined): string[] | undefined {
 /** Reads and validates the whole configuration against the registered plugins. */
 export function loadConfig(registry: readonly AnyPlugin[], source: ConfigSource = {}): ServiceConfig {
   const env = source.env ?? process.env
-  const file = source.file ?? env.SERVICE_CONFIG ?? DEFAULT_CONFIG_FILE
-  const raw = source.raw ?? readFile(file)
+  // SERVICE_CONFIG names a file that must exist; empty means none; unset, ./service.config.json if present.
+  const named = source.file ?? env.SERVICE_CONFIG
+  const raw = source.raw ?? (named === '' ? {} : readFile(named ?? DEFAULT_CONFIG_FILE, named !== undefined))
   const known = new Map(registry.map((plugin) => [plugin.name, plugin]))
 
   for (const key of Object.keys(raw)) if (!RESERVED.has(key) && !known.has(key)) throw unknownPlugin(key, registry)

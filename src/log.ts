@@ -1,5 +1,6 @@
 /** A small structured logger: one JSON line per event on stderr, level from LOG_LEVEL. */
 import { ApiError } from './http/errors'
+import { StartupError } from './loader'
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const
 export type LogLevel = keyof typeof LEVELS
@@ -12,8 +13,11 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger
 }
 
-function parseLevel(value: string | undefined): LogLevel {
-  return value && value in LEVELS ? (value as LogLevel) : 'info'
+/** LOG_LEVEL's level: unset or empty is info; anything else must be a level's name. */
+export function parseLevel(value: string | undefined): LogLevel {
+  if (!value) return 'info'
+  if (!Object.hasOwn(LEVELS, value)) throw new StartupError(`LOG_LEVEL must be one of ${Object.keys(LEVELS).join(', ')} (got "${value}")`)
+  return value as LogLevel
 }
 
 /** A logger writing at or above `level` (default: LOG_LEVEL, else info). */

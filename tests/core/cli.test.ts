@@ -28,7 +28,7 @@ afterAll(async () => {
 
 async function cli(...args: string[]) {
   const child = Bun.spawn([process.execPath, 'entries/cli.ts', ...args], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: '', SERVICE_CONFIG: '/nonexistent.json' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: '', SERVICE_CONFIG: '' },
     stdout: 'pipe',
     stderr: 'pipe',
   })

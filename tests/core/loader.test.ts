@@ -56,6 +56,11 @@ describe('configuration', () => {
     expect(config.server).toEqual({ port: 3000, host: '0.0.0.0', trustProxy: false, listCacheBytes: 64 * 1024 * 1024 })
   })
 
+  test('SERVICE_CONFIG: a named file must exist, empty means no file, unset reads ./service.config.json only if present', () => {
+    expect(() => loadConfig(registry, { env: { SERVICE_CONFIG: '/no/such/file.json' } })).toThrow('SERVICE_CONFIG names /no/such/file.json, which does not exist')
+    expect(loadConfig(registry, { env: { SERVICE_CONFIG: '' } }).server.port).toBe(3000)
+  })
+
   test('values from the file override defaults', () => {
     const config = loadConfig(registry, { raw: { auth: { ttl: 5 } }, env: {} })
     expect(config.pluginConfigs.get('auth')).toEqual({ ttl: 5, mode: 'fast' })

@@ -22,6 +22,18 @@ describe('start-up refusals (real process)', () => {
     expect(stderr).toStartWith('startup refused: unknown plugin "serch"')
   })
 
+  test('SERVICE_CONFIG naming a missing file: exit 1 and one line naming it (empty: no file, the defaults)', async () => {
+    const { code, stderr } = await startProcess({ SERVICE_CONFIG: '/no/such/service.config.json' })
+    expect(code).toBe(1)
+    expect(stderr).toBe('startup refused: SERVICE_CONFIG names /no/such/service.config.json, which does not exist (set it empty for no config file)')
+  })
+
+  test('an unknown LOG_LEVEL: exit 1 and one line listing the levels', async () => {
+    const { code, stderr } = await startProcess({ LOG_LEVEL: 'loud', SERVICE_CONFIG: '' })
+    expect(code).toBe(1)
+    expect(stderr).toBe('startup refused: LOG_LEVEL must be one of debug, info, warn, error, silent (got "loud")')
+  })
+
   test('a missing dependency: exit 1 and one line naming both plugins', async () => {
     const { code, stderr } = await startProcess({ PLUGINS_ENABLED: 'users,docs' })
     expect(code).toBe(1)

@@ -36,7 +36,7 @@ export interface ServiceProcess {
 export async function startServiceProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
   const port = await freePort()
   const child = Bun.spawn([process.execPath, 'entries/bun.ts'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), SERVICE_CONFIG: '/nonexistent.json', LOG_LEVEL: 'silent', ...env },
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), SERVICE_CONFIG: '', LOG_LEVEL: 'silent', ...env },
     stdout: 'ignore',
     stderr: 'pipe',
   })

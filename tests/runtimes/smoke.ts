@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 const directory = mkdtempSync(join(tmpdir(), 'worktrack-runtimes-'))
-const env = { ...process.env, DATABASE_URL: process.env.DATABASE_URL || `pglite:${directory}/db`, LOG_LEVEL: 'warn', SERVICE_CONFIG: '/nonexistent.json' }
+const env = { ...process.env, DATABASE_URL: process.env.DATABASE_URL || `pglite:${directory}/db`, LOG_LEVEL: 'warn', SERVICE_CONFIG: '' }
 const bin = (name: string) => join(process.cwd(), 'node_modules/.bin', name)
 
 async function run(command: string[]): Promise<string> {
