@@ -152,8 +152,8 @@ export function createTeams({ db, lists, users }: TeamDeps) {
     },
 
     async members(actor: Actor, teamId: string, request: PageRequest) {
-      const version = await organizationVersion(db, actor.organizationId)
-      const team = await findTeam(db, actor, teamId)
+      // Side by side: both precede the rows, which is all the version needs.
+      const [version, team] = await Promise.all([organizationVersion(db, actor.organizationId), findTeam(db, actor, teamId)])
       return lists.page(`team-members ${team.id} ${request.page} ${request.size}`, version, () =>
         selectPage<MemberRow & { total: string }, ReturnType<typeof serializeMember>>(
           db,
