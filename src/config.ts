@@ -23,6 +23,23 @@ const ServerSection = Type.Object(
       default: 64 * 1024 * 1024,
       description: 'Bytes of encoded list pages each instance keeps (least recently used go first); 0 turns the cache off. Cached pages are exact: see README "Performance".',
     }),
+    reusePort: Type.Boolean({
+      default: false,
+      description: 'Lets several processes listen on one port (SO_REUSEPORT, Bun only). Off: a taken port refuses start-up.',
+    }),
+    accessLog: Type.Boolean({ default: true, description: 'One JSON line per request: request id, method, route pattern, status, duration.' }),
+    metricsToken: Type.Optional(
+      Type.String({ minLength: 16, description: 'Serves Prometheus metrics at GET /metrics to a Bearer token equal to this; unset: no /metrics.' }),
+    ),
+    cors: Type.Object(
+      {
+        origins: Type.Array(Type.String({ pattern: '^https?://[^/\\s]+$' }), {
+          default: [],
+          description: 'Origins (scheme://host[:port]) allowed to call /api/v1, the display API and /mcp from a browser; empty: no CORS headers.',
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
   },
   { additionalProperties: false },
 )
@@ -44,7 +61,16 @@ const PluginsSection = Type.Object(
 )
 
 export interface ServiceConfig {
-  server: { port: number; host: string; trustProxy: boolean | number; listCacheBytes: number }
+  server: {
+    port: number
+    host: string
+    trustProxy: boolean | number
+    listCacheBytes: number
+    reusePort: boolean
+    accessLog: boolean
+    metricsToken?: string
+    cors: { origins: string[] }
+  }
   database: { url: string | undefined; maxConnections: number; statementTimeoutMs: number }
   /** Names of the enabled plugins (not yet ordered). */
   enabled: Set<string>
