@@ -14,6 +14,8 @@ import { errorEnvelope } from './http/envelope'
 import { purgeIdempotencyKeys } from './http/idempotency'
 import { mapError } from './http/error-mapper'
 import { assignRequestId, requestIdOf } from './http/request-id'
+import { createCors, type Cors } from './http/cors'
+import { createLanding, faviconResponse } from './http/landing'
 import { createV1Kit } from './http/v1'
 import { resolvePlugins } from './loader'
 import { createLogger, describeError, routeOf, type Logger } from './log'
@@ -63,10 +65,12 @@ function jsonResponse(body: unknown, status: number, headers: Record<string, unk
 const Readiness = t.Object({ status: t.String(), database: t.Union([t.Literal('pglite'), t.Literal('postgres')]) })
 
 /** The root Elysia instance with the cross-cutting hooks; plugins are mounted on it. */
-function createRoot(log: Logger, database: DatabaseHandle, isMigrated: () => Promise<boolean>) {
+function createRoot(log: Logger, database: DatabaseHandle, isMigrated: () => Promise<boolean>, cors: Cors | undefined, landing: (request: Request) => Response) {
   return new Elysia({ normalize: false, encodeSchema: false })
     .onRequest(({ request, set }) => {
       assignRequestId(request, set)
+      // A preflight from an allowed origin is answered here, before any route.
+      if (cors) return cors.apply(request, set.headers)
     })
     .onParse(({ request }) => parseRequestBody(request))
     .onError(({ error, code, set, request, route }) => {
@@ -95,6 +99,8 @@ function createRoot(log: Logger, database: DatabaseHandle, isMigrated: () => Pro
         detail: { tags: ['Operations'], summary: 'Readiness: the database answers and its migrations are applied.' },
       },
     )
+    .get('/', ({ request }) => landing(request), { detail: { hide: true } })
+    .get('/favicon.ico', faviconResponse, { detail: { hide: true } })
 }
 
 /**
@@ -165,7 +171,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   purge.unref?.()
   stops.push(() => clearInterval(purge))
 
-  const app = createRoot(log, database, migrationCheck(database.db, migrations))
+  const landing = createLanding(plugins.flatMap((plugin) => plugin.links ?? []))
+  const app = createRoot(log, database, migrationCheck(database.db, migrations), createCors(config.server.cors.origins), landing)
   for (const plugin of plugins) if (plugin.routes) app.use(plugin.routes(contexts.get(plugin.name)!, bound.get(plugin.name)))
   app.compile()
 

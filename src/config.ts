@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { Type, type TObject } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { describeValueError } from './http/validation-items'
 import { StartupError, unknownPlugin } from './loader'
 import type { AnyPlugin } from './plugin'
 
@@ -115,7 +116,7 @@ function validateSection<S extends TObject>(schema: S, value: unknown, label: st
   if (first) {
     const path = first.path.replace(/^\//, '').replace(/\//g, '.')
     throw new StartupError(
-      `config ${label}${path ? `.${path}` : ''}: ${first.message} (got ${JSON.stringify(first.value) ?? 'nothing'})`,
+      `config ${label}${path ? `.${path}` : ''}: ${describeValueError(first)} (got ${JSON.stringify(first.value) ?? 'nothing'})`,
     )
   }
   return section

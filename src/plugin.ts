@@ -109,6 +109,8 @@ export interface PluginManifest<S extends TObject = TObject, B = unknown> {
   scopes?: readonly ScopeDefinition[]
   /** OpenAPI tags of its routes. */
   tags?: readonly { name: string; description: string }[]
+  /** What the service's landing page (`GET /`) links to for this plugin: a person's ways in. */
+  links?: readonly LandingLink[]
   /**
    * Binds the plugin's services to what it depends on, provides its public services, subscribes to
    * events and starts workers; runs before any routes are built. What it returns is handed to
@@ -118,6 +120,13 @@ export interface PluginManifest<S extends TObject = TObject, B = unknown> {
   routes?(context: PluginContext<Static<S>>, bound: B): AnyElysia
   tools?(context: PluginContext<Static<S>>, bound: B): ToolDefinition[]
   cli?: Record<string, CliCommand<Static<S>, B>>
+}
+
+/** A link of the landing page: a path the plugin serves, its name and what it is for. */
+export interface LandingLink {
+  href: string
+  title: string
+  description: string
 }
 
 /** Declares a plugin; the identity function that gives the manifest its types (`B`: what setup binds). */

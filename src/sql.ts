@@ -3,6 +3,7 @@
  * build and map (measured: 1.1k vs 2.5k list queries/s on one connection pool); the paths every
  * client hits most run constant SQL text with parameters instead, shaped for the API.
  */
+import { sql, type AnyColumn } from 'drizzle-orm'
 import { queryText, type Executor } from './db'
 import { toPage, window, type PageRequest } from './http/pagination'
 import type { Page } from './http/envelope'
@@ -54,3 +55,10 @@ export function withIsoTimestamps<T extends { createdAt: string; updatedAt: stri
   row.updatedAt = isoFromText(row.updatedAt)
   return row
 }
+
+/**
+ * The `updatedAt` of a row being changed: now, and at least a millisecond past its previous
+ * value, so two changes within one millisecond still give the row (and its ETag, which carries
+ * `updatedAt` in milliseconds) a new version.
+ */
+export const nextUpdatedAt = (column: AnyColumn) => sql<Date>`greatest(now(), ${column} + interval '1 millisecond')`

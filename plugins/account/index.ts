@@ -21,6 +21,7 @@ const AccountConfig = Type.Object({
 export default definePlugin({
   name: 'account',
   description: 'Sign in; create, list and revoke API keys; see and rotate the display key; mobile session tokens.',
+  links: [{ href: '/account', title: 'Account', description: 'sign in and manage your API keys and display key' }],
   dependencies: ['auth'],
   config: AccountConfig,
   tables: { signInThrottle },

@@ -46,7 +46,7 @@ export class KeyAuthenticator implements Authenticator {
     private readonly log: Logger,
   ) {}
 
-  async authenticateBearer(authorization: string | null | undefined): Promise<Principal> {
+  async authenticateBearer(authorization: string | null | undefined, headers?: Record<string, unknown>): Promise<Principal> {
     if (!authorization) throw unauthorized()
     const secret = bearerToken(authorization)
     if (!secret) throw unauthorized('The Authorization header must be "Bearer <API key>".', true)
@@ -65,7 +65,7 @@ export class KeyAuthenticator implements Authenticator {
       this.remember(hash, entry)
     }
     if (entry.expiresAt !== null && entry.expiresAt <= now) throw unauthorized(INVALID, true)
-    this.countRequest(entry, now)
+    this.countRequest(entry, now, headers)
     this.touch(entry, now)
     return entry.principal
   }
@@ -124,15 +124,26 @@ export class KeyAuthenticator implements Authenticator {
     if (this.cache.size > this.settings.cacheMaxEntries) this.cache.delete(this.cache.keys().next().value!)
   }
 
-  private countRequest(entry: CachedKey, now: number) {
+  /**
+   * Counts the request in the key's one-minute window (429 past the limit) and reports the window
+   * in `headers`: X-RateLimit-Limit, -Remaining (after this request) and -Reset (the Unix time in
+   * seconds when the window starts over, as GitHub's API and the display API say it).
+   */
+  private countRequest(entry: CachedKey, now: number, headers: Record<string, unknown> | undefined) {
     const limit = this.settings.requestsPerMinute
     if (limit <= 0) return
     if (now - entry.windowStart >= 60_000) {
       entry.windowStart = now
       entry.windowCount = 0
     }
-    if (entry.windowCount >= limit) throw rateLimited((entry.windowStart + 60_000 - now) / 1000)
-    entry.windowCount++
+    const refused = entry.windowCount >= limit
+    if (!refused) entry.windowCount++
+    if (headers) {
+      headers['x-ratelimit-limit'] = String(limit)
+      headers['x-ratelimit-remaining'] = String(limit - entry.windowCount)
+      headers['x-ratelimit-reset'] = String(Math.ceil((entry.windowStart + 60_000) / 1000))
+    }
+    if (refused) throw rateLimited((entry.windowStart + 60_000 - now) / 1000)
   }
 
   /** Records `lastUsedAt` at most once a minute per key, off the request's path. */

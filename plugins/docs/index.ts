@@ -63,6 +63,7 @@ const DOCS_HEADERS = {
 export default definePlugin({
   name: 'docs',
   description: 'OpenAPI document (/docs/json) and Swagger UI (/docs).',
+  links: [{ href: '/docs', title: 'API documentation', description: 'the OpenAPI reference of API v1, the display API and the account API, to read and try' }],
 
   routes: ({ tags }) => {
     const assets = loadAssets()

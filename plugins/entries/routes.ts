@@ -1,7 +1,7 @@
 /** API v1 routes of entries over the bound entry service. */
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
-import { etagOf, ifMatchHeader } from '../../src/http/etag'
+import { ifMatchHeader } from '../../src/http/etag'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
@@ -26,9 +26,7 @@ export function entryRoutes(v1: V1Kit, entries: EntryService) {
         '',
         async ({ actor, params, body, set }) => {
           set.status = 201
-          const entry = await entries.create(actor, params.workItemId, body)
-          set.headers.etag = etagOf(entry.updatedAt)
-          return entry
+          return await entries.create(actor, params.workItemId, body)
         },
         {
           scopes: ['entries:write'],
@@ -40,20 +38,12 @@ export function entryRoutes(v1: V1Kit, entries: EntryService) {
       )
       .get(
         '/:entryId',
-        async ({ actor, params, set }) => {
-          const entry = await entries.get(actor, params.workItemId, params.entryId)
-          set.headers.etag = etagOf(entry.updatedAt)
-          return entry
-        },
+        ({ actor, params }) => entries.get(actor, params.workItemId, params.entryId),
         { scopes: ['entries:read'], params: EntryParams, response: responses(Envelope(Entry)), detail: { tags, summary: 'An entry (viewer).' } },
       )
       .patch(
         '/:entryId',
-        async ({ actor, params, body, headers, set }) => {
-          const entry = await entries.update(actor, params.workItemId, params.entryId, body, headers['if-match'])
-          set.headers.etag = etagOf(entry.updatedAt)
-          return entry
-        },
+        ({ actor, params, body, headers }) => entries.update(actor, params.workItemId, params.entryId, body, headers['if-match']),
         {
           scopes: ['entries:write'],
           params: EntryParams,

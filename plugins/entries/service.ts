@@ -13,7 +13,7 @@ import { isUuid } from '../../src/ids'
 import { assertLevel, levelRank, type AccessLevel, type ProjectAccess, type ProjectAccessService } from '../projects/api'
 import type { EntriesFace } from './api'
 import type { Actor } from '../../src/services/identity'
-import { selectPage } from '../../src/sql'
+import { selectPage, nextUpdatedAt } from '../../src/sql'
 import type { WorkItemsFace } from '../work-items/api'
 import { ENTRY_COLUMNS, fromEntryText, type EntryInput, type EntryPatch, type EntryResource, type EntryTextRow } from './model'
 import { entries, type EntryRow } from './schema'
@@ -128,7 +128,7 @@ export function createEntries(deps: EntryDeps) {
         if (!changes) return serializeEntry(current)
         const [row] = await tx
           .update(entries)
-          .set({ ...patch, updatedAt: new Date() })
+          .set({ ...patch, updatedAt: nextUpdatedAt(entries.updatedAt) })
           .where(eq(entries.id, current.id))
           .returning()
         await audit({ action: 'entry.updated', resourceType: 'entry', resourceId: current.id, projectId: granted.projectId, changes })

@@ -1,7 +1,7 @@
 /** API v1 routes of projects, their members and linked teams, and the team → projects directory. */
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
-import { etagOf, ifMatchHeader } from '../../src/http/etag'
+import { ifMatchHeader } from '../../src/http/etag'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
@@ -27,9 +27,7 @@ export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: Proje
         '/projects',
         async ({ actor, body, set }) => {
           set.status = 201
-          const project = await projects.create(actor, body)
-          set.headers.etag = etagOf(project.updatedAt)
-          return project
+          return await projects.create(actor, body)
         },
         {
           scopes: ['projects:write'],
@@ -40,20 +38,12 @@ export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: Proje
       )
       .get(
         '/projects/:projectId',
-        async ({ actor, params, set }) => {
-          const project = await projects.get(actor, params.projectId)
-          set.headers.etag = etagOf(project.updatedAt)
-          return project
-        },
+        ({ actor, params }) => projects.get(actor, params.projectId),
         { scopes: ['projects:read'], params: ProjectParams, response: responses(Envelope(Project)), detail: { tags, summary: 'A project (viewer).' } },
       )
       .patch(
         '/projects/:projectId',
-        async ({ actor, params, body, headers, set }) => {
-          const project = await projects.update(actor, params.projectId, body, headers['if-match'])
-          set.headers.etag = etagOf(project.updatedAt)
-          return project
-        },
+        ({ actor, params, body, headers }) => projects.update(actor, params.projectId, body, headers['if-match']),
         {
           scopes: ['projects:write'],
           params: ProjectParams,

@@ -10,7 +10,7 @@ import { checkIfMatch } from '../../src/http/etag'
 import { notFound } from '../../src/http/errors'
 import type { PageRequest } from '../../src/http/pagination'
 import type { Actor } from '../../src/services/identity'
-import { selectPage, withIsoTimestamps } from '../../src/sql'
+import { selectPage, withIsoTimestamps, nextUpdatedAt } from '../../src/sql'
 import type { TeamDirectory } from '../teams/api'
 import { visibleProjectsCondition } from './access'
 import type { AccessLevel, ProjectAccessService } from './api'
@@ -96,7 +96,7 @@ export function createProjects({ db, access, teams }: ProjectDeps) {
         if (!changes) return serializeProject(current)
         const [project] = await tx
           .update(projects)
-          .set({ ...patch, updatedAt: new Date() })
+          .set({ ...patch, updatedAt: nextUpdatedAt(projects.updatedAt) })
           .where(eq(projects.id, projectId))
           .returning()
         await audit({ action: 'project.updated', resourceType: 'project', resourceId: projectId, projectId, changes })

@@ -11,7 +11,7 @@ import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
-import { selectPage } from '../../src/sql'
+import { selectPage, nextUpdatedAt } from '../../src/sql'
 import type { WorkItemsFace } from '../work-items/api'
 import { fromRelationshipText, RELATIONSHIP_COLUMNS, type RelationshipInput, type RelationshipQuery, type RelationshipResource, type RelationshipTextRow } from './model'
 import { relationships, type RelationshipRow } from './schema'
@@ -130,7 +130,7 @@ export function createRelationships({ db, lists, access, workItems }: Relationsh
         await requireNoDuplicate(tx, current.sourceWorkItemId, current.targetWorkItemId, type, current.id)
         const [row] = await tx
           .update(relationships)
-          .set({ type, updatedAt: new Date() })
+          .set({ type, updatedAt: nextUpdatedAt(relationships.updatedAt) })
           .where(eq(relationships.id, current.id))
           .returning()
         await audit({

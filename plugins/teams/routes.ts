@@ -1,7 +1,7 @@
 /** API v1 routes of teams and team members over the bound team service. */
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
-import { etagOf, ifMatchHeader } from '../../src/http/etag'
+import { ifMatchHeader } from '../../src/http/etag'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
@@ -25,9 +25,7 @@ export function teamRoutes(v1: V1Kit, teams: TeamService) {
       '',
       async ({ actor, body, set }) => {
         set.status = 201
-        const team = await teams.create(actor, body)
-        set.headers.etag = etagOf(team.updatedAt)
-        return team
+        return await teams.create(actor, body)
       },
       {
         scopes: ['teams:write'],
@@ -38,20 +36,12 @@ export function teamRoutes(v1: V1Kit, teams: TeamService) {
     )
     .get(
       '/:teamId',
-      async ({ actor, params, set }) => {
-        const team = await teams.get(actor, params.teamId)
-        set.headers.etag = etagOf(team.updatedAt)
-        return team
-      },
+      ({ actor, params }) => teams.get(actor, params.teamId),
       { scopes: ['teams:read'], params: TeamParams, response: responses(Envelope(Team)), detail: { tags, summary: 'A team.' } },
     )
     .patch(
       '/:teamId',
-      async ({ actor, params, body, headers, set }) => {
-        const team = await teams.update(actor, params.teamId, body, headers['if-match'])
-        set.headers.etag = etagOf(team.updatedAt)
-        return team
-      },
+      ({ actor, params, body, headers }) => teams.update(actor, params.teamId, body, headers['if-match']),
       {
         scopes: ['teams:write'],
         params: TeamParams,

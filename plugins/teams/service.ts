@@ -12,7 +12,7 @@ import type { ListCache } from '../../src/http/list-cache'
 import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
-import { isoFromText, selectPage } from '../../src/sql'
+import { isoFromText, selectPage, nextUpdatedAt } from '../../src/sql'
 import type { UserDirectory } from '../auth/api'
 import type { TeamMembershipLoss, TeamRecord } from './api'
 import type { TeamInput, TeamMemberInput, TeamPatch } from './model'
@@ -130,7 +130,7 @@ export function createTeams({ db, lists, users }: TeamDeps) {
         if (patch.name !== undefined) await requireUniqueName(tx, actor, patch.name, current.id)
         const [team] = await tx
           .update(teams)
-          .set({ ...patch, updatedAt: new Date() })
+          .set({ ...patch, updatedAt: nextUpdatedAt(teams.updatedAt) })
           .where(eq(teams.id, current.id))
           .returning()
         await audit({ action: 'team.updated', resourceType: 'team', resourceId: current.id, changes })

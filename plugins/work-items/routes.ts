@@ -1,7 +1,7 @@
 /** API v1 routes of work items over the bound work item service. */
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
-import { etagOf, ifMatchHeader } from '../../src/http/etag'
+import { ifMatchHeader } from '../../src/http/etag'
 import { Deleted } from '../../src/http/models'
 import { pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
@@ -26,9 +26,7 @@ export function workItemRoutes(v1: V1Kit, workItems: WorkItemService) {
         '',
         async ({ actor, params, body, set }) => {
           set.status = 201
-          const item = await workItems.create(actor, params.projectId, body)
-          set.headers.etag = etagOf(item.updatedAt)
-          return item
+          return await workItems.create(actor, params.projectId, body)
         },
         {
           scopes: ['work_items:write'],
@@ -40,20 +38,12 @@ export function workItemRoutes(v1: V1Kit, workItems: WorkItemService) {
       )
       .get(
         '/:workItemId',
-        async ({ actor, params, set }) => {
-          const item = await workItems.get(actor, params.projectId, params.workItemId)
-          set.headers.etag = etagOf(item.updatedAt)
-          return item
-        },
+        ({ actor, params }) => workItems.get(actor, params.projectId, params.workItemId),
         { scopes: ['work_items:read'], params: ItemParams, response: responses(Envelope(WorkItem)), detail: { tags, summary: 'A work item (viewer).' } },
       )
       .patch(
         '/:workItemId',
-        async ({ actor, params, body, headers, set }) => {
-          const item = await workItems.update(actor, params.projectId, params.workItemId, body, headers['if-match'])
-          set.headers.etag = etagOf(item.updatedAt)
-          return item
-        },
+        ({ actor, params, body, headers }) => workItems.update(actor, params.projectId, params.workItemId, body, headers['if-match']),
         {
           scopes: ['work_items:write'],
           params: ItemParams,

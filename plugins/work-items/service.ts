@@ -11,7 +11,7 @@ import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
-import { selectPage } from '../../src/sql'
+import { selectPage, nextUpdatedAt } from '../../src/sql'
 import type { UserDirectory } from '../auth/api'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { WorkItemsFace } from './api'
@@ -164,7 +164,7 @@ export function createWorkItems({ db, lists, access, users }: WorkItemDeps) {
         if (!changes) return serializeWorkItem(current)
         const [row] = await tx
           .update(workItems)
-          .set({ ...patch, updatedAt: new Date() })
+          .set({ ...patch, updatedAt: nextUpdatedAt(workItems.updatedAt) })
           .where(eq(workItems.id, current.id))
           .returning()
         await audit({ action: 'work_item.updated', resourceType: 'work_item', resourceId: current.id, projectId, changes })

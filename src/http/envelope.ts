@@ -1,6 +1,7 @@
 /** The one JSON envelope of API v1: `{data, errors, meta}`, for successes, pages and errors. */
 import { t, type TSchema } from 'elysia'
 import type { ErrorItem } from './errors'
+import { answerEtag, createdLocation, noneMatchHits, notModified, pageLinks } from './conventions'
 import { CachedPage } from './list-cache'
 import { requestIdOf } from './request-id'
 
@@ -28,16 +29,52 @@ export function envelope(value: unknown, requestId: string) {
 /**
  * The one after-handle hook of the enveloped route groups (API v1, the account API): a
  * `Response` passes through, anything else is wrapped; `prepare` may first swap the value (v1:
- * an idempotent replay).
+ * an idempotent replay), and `conventions` (v1) adds ETag/304, Link and Location.
  */
-export function enveloping(prepare?: (fields: { responseValue: unknown; set: any; actor: any }) => unknown) {
+export function enveloping(prepare?: (fields: { responseValue: unknown; set: any; actor: any }) => unknown, conventions = false) {
   // Destructured: Elysia parses for a route only the context fields its hooks name.
   return async ({ responseValue, set, request, actor }: any) => {
     if (responseValue instanceof Response) return responseValue
-    if (responseValue instanceof CachedPage) return responseValue.response(request.headers.get('if-none-match'), requestIdOf(set))
+    if (responseValue instanceof CachedPage)
+      return responseValue.response(request.headers.get('if-none-match'), requestIdOf(set), conventions ? (meta) => pageLinks(request.url, meta) : undefined)
     const value = prepare ? await prepare({ responseValue, set, actor }) : responseValue
-    return envelope(value, requestIdOf(set))
+    return conventions ? conventionalAnswer(request, set, value) : envelope(value, requestIdOf(set))
   }
+}
+
+/**
+ * The v1 answer of `value`, encoded here once: its ETag (every GET, and any resource with
+ * `updatedAt`), 304 for a GET whose If-None-Match names it, `Link` on a page, `Location` on a 201.
+ */
+function conventionalAnswer(request: Request, set: any, value: unknown): Response {
+  const requestId = requestIdOf(set)
+  const status = Number(set.status ?? 200)
+  const headers = set.headers as Record<string, string>
+  let data: string
+  let meta: string
+  if (value instanceof Page) {
+    data = JSON.stringify(value.items)
+    meta = `{"requestId":${JSON.stringify(requestId)},"page":${value.meta.page},"size":${value.meta.size},"totalItems":${value.meta.totalItems},"totalPages":${value.meta.totalPages}}`
+    headers.link = pageLinks(request.url, value.meta)
+  } else {
+    data = JSON.stringify(value ?? null)
+    meta = `{"requestId":${JSON.stringify(requestId)}}`
+    if (status === 201) {
+      const location = createdLocation(new URL(request.url).pathname, value)
+      if (location) headers.location = location
+    }
+  }
+  const updatedAt = value instanceof Page ? undefined : (value as { updatedAt?: unknown } | null)?.updatedAt
+  if (request.method === 'GET' || updatedAt !== undefined) {
+    // A list's meta is part of what it shows: the same rows on a page past a new last page differ.
+    const etag = answerEtag(value instanceof Page ? data + meta.slice(meta.indexOf(',"page"')) : data, updatedAt)
+    if (request.method === 'GET' && noneMatchHits(request.headers.get('if-none-match'), etag)) return notModified(etag, {})
+    headers.etag = etag
+  }
+  return new Response(`{"data":${data},"errors":[],"meta":${meta}}`, {
+    status,
+    headers: { 'content-type': 'application/json' },
+  })
 }
 
 /** The error envelope. */

@@ -2,7 +2,7 @@
 import { NotFoundError, ParseError, ValidationError } from 'elysia'
 import { BodyProblem } from './body'
 import { ApiError, badRequest, BusyError, conflict, internal, notFound, unavailable, type ErrorItem } from './errors'
-import { itemsFromValueErrors, type ValueErrorLike } from './validation-items'
+import { describeValueError, itemsFromValueErrors, type ValueErrorLike } from './validation-items'
 
 /** The error items of a route's validation failure. */
 export function validationItems(error: ValidationError): ErrorItem[] {
@@ -10,7 +10,7 @@ export function validationItems(error: ValidationError): ErrorItem[] {
   // A single query parameter's conversion failed: its name is the schema's title (pagination.ts).
   if (error.type === 'property') {
     const name = (error.validator as { title?: string } | undefined)?.title
-    const detail = all[0]?.message ?? 'invalid value'
+    const detail = all[0] ? describeValueError(all[0]) : 'invalid value'
     return [name ? { code: 'BAD_REQUEST', message: `Invalid query parameter "${name}": ${detail}.`, field: name } : { code: 'BAD_REQUEST', message: `Invalid query parameter: ${detail}.` }]
   }
   const value = error.value

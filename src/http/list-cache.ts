@@ -161,15 +161,17 @@ export class CachedPage {
 
   /**
    * The v1 answer: 304 when `ifNoneMatch` names the ETag, else the envelope, its body written
-   * around the cached JSON text (no re-encoding of the rows).
+   * around the cached JSON text (no re-encoding of the rows), with the page's `Link` when asked.
    */
-  async response(ifNoneMatch: string | null, requestId: string): Promise<Response> {
+  async response(ifNoneMatch: string | null, requestId: string, links?: (meta: PageMeta) => string): Promise<Response> {
     if (noneMatchHits(ifNoneMatch, this.etag)) {
       this.cache.stats.notModified++
       return new Response(null, { status: 304, headers: { etag: this.etag } })
     }
     const { data, meta } = await this.encoded()
     const body = `{"data":${data},"errors":[],"meta":{"requestId":${JSON.stringify(requestId)},"page":${meta.page},"size":${meta.size},"totalItems":${meta.totalItems},"totalPages":${meta.totalPages}}}`
-    return new Response(body, { headers: { 'content-type': 'application/json', etag: this.etag } })
+    const headers: Record<string, string> = { 'content-type': 'application/json', etag: this.etag }
+    if (links) headers.link = links(meta)
+    return new Response(body, { headers })
   }
 }

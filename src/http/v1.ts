@@ -1,13 +1,15 @@
 /**
  * The API v1 kit a plugin's routes `.use()`: the `scopes` macro (Bearer key, then scopes, then
  * the body: the documented order of checks), Idempotency-Key on POST (the record commits with the
- * change: see idempotency.ts), and the envelope around every result.
+ * change: see idempotency.ts), and the envelope around every result with SPEC §10's headers
+ * (conventions.ts; the X-RateLimit-* headers come from the Bearer check).
  */
 import { Elysia } from 'elysia'
 import type { Database } from '../db'
 import { actorOf, AuthenticatorRef, requireScopes, type Actor } from '../services/identity'
 import type { ServiceRegistry } from '../services/registry'
 import { throwIfBodyProblem } from './body'
+import { throwIfNotJson } from './conventions'
 import { enveloping } from './envelope'
 import { badRequest } from './errors'
 import { claimIdempotencyKey, IDEMPOTENCY_HEADER, idempotentRequest, recordAnswer, storedAnswer, type IdempotentRequest } from './idempotency'
@@ -44,8 +46,9 @@ export function createV1Kit(services: ServiceRegistry, db: Database, seed: strin
       // parse cookies and copy its headers into an object.
       scopes: (required: readonly string[]) => ({
         async transform({ request, body, query, set }: any): Promise<any> {
-          const principal = await services.get(AuthenticatorRef).authenticateBearer(request.headers.get('authorization'))
+          const principal = await services.get(AuthenticatorRef).authenticateBearer(request.headers.get('authorization'), set.headers)
           requireScopes(principal, required)
+          throwIfNotJson(request, body)
           throwIfBodyProblem(body)
           throwIfNulInQuery(query)
           // Merged into the context by Elysia.
@@ -80,7 +83,7 @@ export function createV1Kit(services: ServiceRegistry, db: Database, seed: strin
         // A POST that changed nothing through `mutate` (nothing to commit with): recorded on its own.
         if (request && !request.claimed) await db.transaction(async (tx) => (await claimIdempotencyKey(tx, request)) && recordAnswer(tx, request, responseValue ?? null))
         return responseValue
-      }),
+      }, true),
     )
 }
 

@@ -74,8 +74,12 @@ export const isAdministrator = (actor: { role: Role }) => actor.role === 'admini
 
 /** The Bearer check the API v1 kit runs on every request. */
 export interface Authenticator {
-  /** Resolves an `Authorization` header value; throws 401 for anything but a live key. */
-  authenticateBearer(authorization: string | null | undefined): Promise<Principal>
+  /**
+   * Resolves an `Authorization` header value; throws 401 for anything but a live key. When the
+   * per-key rate limit is on, writes the key's X-RateLimit-* headers into `headers` (also before
+   * a 429).
+   */
+  authenticateBearer(authorization: string | null | undefined, headers?: Record<string, unknown>): Promise<Principal>
 }
 
 /** Provided by the `auth` plugin; the core's only dependency on a plugin, declared here as what it needs. */

@@ -161,6 +161,18 @@ describe('refusals', () => {
     await client.close()
   })
 
+  test('invalid arguments are described as REST describes them: the values of an enum, the format of a date', async () => {
+    const client = await connectMcp(http.url, fx.keys.editor)
+    const outcome = await callTool(client, 'create_work_item', { projectId: fx.projectId, title: 'x', status: 'open', dueDate: 'tomorrow' })
+    expect(outcome.code).toBe('BAD_REQUEST')
+    const messages = Object.fromEntries(outcome.data.errors.map((error: { field: string; message: string }) => [error.field, error.message]))
+    expect(messages.status).toBe('Invalid field "status": must be one of "todo", "in_progress", "done", "cancelled".')
+    expect(messages.dueDate).toBe('Invalid field "dueDate": must be a calendar date in the form YYYY-MM-DD (e.g. 2026-11-23) or null.')
+    const rest = await api.request('POST', `/api/v1/projects/${fx.projectId}/work-items`, { key: fx.keys.editor, body: { title: 'x', status: 'open', dueDate: 'tomorrow' } })
+    expect(rest.body.errors.map((error: { message: string }) => error.message).sort()).toEqual(Object.values(messages).sort())
+    await client.close()
+  })
+
   test('no key or a bad key: HTTP 401 with WWW-Authenticate; a body that is not JSON: a JSON-RPC parse error', async () => {
     for (const authorization of [undefined, 'Bearer wtk_nope']) {
       const response = await fetch(`${http.url}/mcp`, {

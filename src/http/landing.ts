@@ -1,0 +1,50 @@
+/**
+ * `GET /`: what a person or a client finds at the service's root (SPEC §10): a small page linking
+ * the ways in the enabled plugins declare (API documentation, account area, dashboards), or the
+ * same as JSON for `Accept: application/json`. And the favicon every browser tab asks for.
+ */
+import type { LandingLink } from '../plugin'
+import { html, htmlResponse } from './html'
+
+/** True when the client asks for JSON rather than a page (an explicit JSON type, and no HTML). */
+export function wantsJson(accept: string | null): boolean {
+  if (!accept) return false
+  const types = accept.toLowerCase()
+  return /\bapplication\/(?:[\w.+-]+\+)?json\b/.test(types) && !types.includes('text/html')
+}
+
+/** The landing answer for `request`, built once per representation. */
+export function createLanding(links: readonly LandingLink[]) {
+  const json = JSON.stringify({
+    data: { name: 'worktrack', links: links.map(({ href, title, description }) => ({ href, title, description })), health: '/health', ready: '/ready' },
+    errors: [],
+    meta: {},
+  })
+  const page = html`<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="/favicon.ico" type="image/svg+xml">
+<title>worktrack</title>
+</head>
+<body>
+<main>
+<h1>worktrack</h1>
+<p>Work tracking and live dashboards.</p>
+<ul>
+${links.map((link) => html`<li><a href="${link.href}">${link.title}</a>: ${link.description}</li>\n`)}</ul>
+<p><a href="/health">Health</a> · <a href="/ready">Readiness</a></p>
+</main>
+</body>
+</html>`
+  return (request: Request): Response =>
+    wantsJson(request.headers.get('accept'))
+      ? new Response(json, { headers: { 'content-type': 'application/json; charset=utf-8', vary: 'Accept' } })
+      : htmlResponse(page, 200, { vary: 'Accept' })
+}
+
+/** A 32×32 mark (a check in a rounded square) as SVG, which every current browser takes as an icon. */
+const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2f5bd3"/><path d="M9 16.5l4.5 4.5L23 11" fill="none" stroke="#fff" stroke-width="3.2" stroke-linecap="round" stroke-linejoin="round"/></svg>`
+
+export const faviconResponse = () =>
+  new Response(FAVICON, { headers: { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' } })
