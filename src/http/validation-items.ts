@@ -29,6 +29,8 @@ function allowedBy(schema: SchemaLike): string[] | undefined {
   if (schema.type === 'string' && schema.format && FORMATS[schema.format]) return [FORMATS[schema.format]!]
   if (schema.type === 'string' && schema.pattern === UUID_PATTERN) return [FORMATS.uuid!]
   if (schema.type === 'integer' && schema.minimum !== undefined && schema.maximum !== undefined) return [`an integer from ${schema.minimum} to ${schema.maximum}`]
+  if (schema.type === 'integer' && schema.minimum !== undefined) return [`an integer of at least ${schema.minimum}`]
+  if (schema.type === 'integer' && schema.maximum !== undefined) return [`an integer of at most ${schema.maximum}`]
   if (schema.type === 'integer') return ['an integer']
   if (schema.type === 'boolean') return ['true or false']
   if (Array.isArray(schema.anyOf)) {

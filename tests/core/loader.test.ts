@@ -82,7 +82,7 @@ describe('configuration', () => {
 
   test('a bad value is refused naming the setting and the value', () => {
     expect(refusal(() => loadConfig(registry, { raw: { auth: { ttl: -1 } }, env: {} }))).toBe(
-      'config auth.ttl: Expected integer to be greater or equal to 0 (got -1)',
+      'config auth.ttl: must be an integer of at least 0 (got -1)',
     )
     expect(refusal(() => loadConfig(registry, { raw: { auth: { ttl: 'soon' } }, env: {} }))).toBe('config auth.ttl: Expected integer (got "soon")')
     expect(refusal(() => loadConfig(registry, { raw: { auth: { tll: 3 } }, env: {} }))).toBe('config auth.tll: unknown setting')
