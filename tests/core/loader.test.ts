@@ -84,7 +84,7 @@ describe('configuration', () => {
     expect(refusal(() => loadConfig(registry, { raw: { auth: { ttl: -1 } }, env: {} }))).toBe(
       'config auth.ttl: must be an integer of at least 0 (got -1)',
     )
-    expect(refusal(() => loadConfig(registry, { raw: { auth: { ttl: 'soon' } }, env: {} }))).toBe('config auth.ttl: Expected integer (got "soon")')
+    expect(refusal(() => loadConfig(registry, { raw: { auth: { ttl: 'soon' } }, env: {} }))).toBe('config auth.ttl: must be an integer of at least 0 (got "soon")')
     expect(refusal(() => loadConfig(registry, { raw: { auth: { tll: 3 } }, env: {} }))).toBe('config auth.tll: unknown setting')
     expect(refusal(() => loadConfig(registry, { raw: { server: { port: 70000 } }, env: {} }))).toStartWith('config server.port:')
     expect(refusal(() => loadConfig(registry, { raw: {}, env: { PORT: 'eighty' } }))).toBe('PORT: must be an integer 0..65535 (got "eighty")')
