@@ -16,4 +16,11 @@ Checks run in this order: key, scope, input, visibility, access level, conflict.
 
 **Pagination.** \`page\` is zero-based (default 0), \`size\` is 1..100 (default 20); \`meta\` carries
 \`page\`, \`size\`, \`totalItems\`, \`totalPages\`. A page past the end is empty.
+
+**HTTP conventions.** Every GET answers with an \`ETag\`: send it back as \`If-None-Match\` for a
+\`304 Not Modified\` without a body while the answer is unchanged, or as \`If-Match\` on an update or
+delete that accepts it (409 if the resource changed since). A list carries \`Link\` (RFC 8288: \`first\`, \`prev\`,
+\`next\`, \`last\`), a 201 carries \`Location\`. With the per-key rate limit on, every answer carries
+\`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`; a 429 carries \`Retry-After\`.
+A POST, PATCH or PUT body must be \`application/json\`; a POST may carry an \`Idempotency-Key\`.
 `.trim()

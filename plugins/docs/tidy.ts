@@ -1,10 +1,14 @@
 /**
  * Tidies the document @elysiajs/swagger generates: OpenAPI 3.1 (TypeBox emits JSON Schema
  * 2020-12, e.g. `type: "null"`), JSON content only, every response described, the error
- * envelope written once under components and referenced, and the answers every API v1 route
- * can give (the v1 kit's checks and Idempotency-Key) documented on each of them.
+ * envelope written once under components and referenced, the answers every API v1 route
+ * can give (the v1 kit's checks and Idempotency-Key) and SPEC §10's headers documented on each
+ * of them, an `operationId` a generated client can use, and what the linters ask of a document
+ * (tests/core/openapi-lint.test.ts): a server, and `security` on every operation.
  */
 import { ERROR_DESCRIPTIONS, ErrorEnvelope, V1_ERROR_STATUSES, V1_POST_ERROR_STATUSES } from '../../src/http/envelope'
+import { documentConventions, HEADERS, PARAMETERS } from './conventions'
+import { nameOperations } from './operation-ids'
 
 const STATUS_TEXT: Record<string, string> = { '200': 'OK', '201': 'Created', '202': 'Accepted', '204': 'No Content', '503': 'Not ready' }
 const ERROR_SCHEMA = 'ErrorEnvelope'
@@ -36,12 +40,57 @@ function withoutNumericStrings(schema: unknown): unknown {
   return result
 }
 
-export function tidyDocument(document: Json): Json {
+/**
+ * A query or header parameter's schema as a client should send it: numeric strings are how the
+ * query carries a number, not a second type (`page` is an integer with its bounds and default);
+ * a union of string constants is an `enum` (a drop-down in Swagger UI); `title` is only the
+ * parameter's name, carried for validation messages (src/http/pagination.ts).
+ */
+function tidyParameter(parameter: Json): Json {
+  if (!parameter.schema) return parameter
+  const { title, ...schema } = withoutNumericStrings(parameter.schema) as Json
+  if (title !== undefined && title !== parameter.name) schema.title = title
+  if (schema.description === parameter.description) delete schema.description
+  const constants = Array.isArray(schema.anyOf) ? schema.anyOf.map((branch: Json) => branch.const) : []
+  if (constants.length > 0 && constants.every((value: unknown) => typeof value === 'string')) {
+    delete schema.anyOf
+    Object.assign(schema, { type: 'string', enum: constants })
+  }
+  return { ...parameter, schema }
+}
+
+/** How an operation without a description of its own is authenticated. */
+const AUTHENTICATION: Readonly<Record<string, string>> = {
+  none: 'No authentication.',
+  sessionToken: 'Requires a mobile session token (`Authorization: Bearer wts_…`) from POST /account/api/sessions.',
+}
+
+const tidied = new WeakMap<object, Json>()
+
+/**
+ * The tidy copy of a generated document, made once per document: the generator hands out the
+ * same object on every request, so it is copied (as JSON, which it is served as) and left as is.
+ */
+export function tidyDocument(generated: Json): Json {
+  let document = tidied.get(generated)
+  if (!document) tidied.set(generated, (document = tidy(JSON.parse(JSON.stringify(generated)))))
+  return document
+}
+
+function tidy(document: Json): Json {
   const schemas: Json = { ...(document.components?.schemas ?? {}) }
-  for (const operations of Object.values<Json>(document.paths ?? {})) {
+  const paths: Json = document.paths ?? {}
+  for (const operations of Object.values<Json>(paths)) {
     for (const [method, operation] of Object.entries<Json>(operations)) {
       const body = operation.requestBody?.content
       if (body?.['application/json']) operation.requestBody.content = { 'application/json': body['application/json'] }
+      if (operation.parameters) operation.parameters = operation.parameters.map(tidyParameter)
+      // An operation without a requirement inherits none, but linters cannot tell that from an omission.
+      operation.security ??= []
+      if (!operation.description) {
+        const scheme = Object.keys(operation.security[0] ?? {})[0] ?? 'none'
+        if (AUTHENTICATION[scheme]) operation.description = AUTHENTICATION[scheme]
+      }
       operation.responses ??= {}
       for (const [status, response] of Object.entries<Json>(operation.responses)) {
         delete response.noValidate // the run-time marker of `responses()` (src/http/envelope.ts)
@@ -59,9 +108,17 @@ export function tidyDocument(document: Json): Json {
       const statuses = method === 'post' ? [...V1_ERROR_STATUSES, ...V1_POST_ERROR_STATUSES] : V1_ERROR_STATUSES
       for (const status of statuses)
         operation.responses[status] ??= { description: ERROR_DESCRIPTIONS[status], content: { 'application/json': { schema: ERROR_REF } } }
+      documentConventions(method, operation)
     }
   }
+  nameOperations(paths)
   // The code's own schema when no route declared one (the JSON round trip drops TypeBox's symbols).
   schemas[ERROR_SCHEMA] ??= { ...JSON.parse(JSON.stringify(ErrorEnvelope)), title: ERROR_SCHEMA }
-  return { ...document, openapi: '3.1.0', components: { ...document.components, schemas } }
+  return {
+    ...document,
+    openapi: '3.1.0',
+    // Relative: the host that served this document, whatever name or proxy a client reached it by.
+    servers: [{ url: '/', description: 'This service: the origin that serves this document.' }],
+    components: { ...document.components, schemas, headers: HEADERS, parameters: PARAMETERS },
+  }
 }
