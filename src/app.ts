@@ -14,6 +14,8 @@ import { errorEnvelope } from './http/envelope'
 import { purgeIdempotencyKeys } from './http/idempotency'
 import { mapError } from './http/error-mapper'
 import { assignRequestId, requestIdOf } from './http/request-id'
+import { createRequestObserver, routeMarking } from './http/access-log'
+import { metricsRoutes, ServiceMetrics } from './metrics'
 import { createCors, type Cors } from './http/cors'
 import { createLanding, faviconResponse } from './http/landing'
 import { createV1Kit } from './http/v1'
@@ -67,6 +69,7 @@ const Readiness = t.Object({ status: t.String(), database: t.Union([t.Literal('p
 /** The root Elysia instance with the cross-cutting hooks; plugins are mounted on it. */
 function createRoot(log: Logger, database: DatabaseHandle, isMigrated: () => Promise<boolean>, cors: Cors | undefined, landing: (request: Request) => Response) {
   return new Elysia({ normalize: false, encodeSchema: false })
+    .use(routeMarking)
     .onRequest(({ request, set }) => {
       assignRequestId(request, set)
       // A preflight from an allowed origin is answered here, before any route.
@@ -141,6 +144,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   stops.push(() => events.close())
   const instanceId = randomUUID()
   const proxyHops = trustedHops(config.server.trustProxy)
+  const metrics = new ServiceMetrics(log, database, () => inFlight)
+  // Request metrics are kept only while someone can read them.
+  const observe = createRequestObserver({ log, accessLog: config.server.accessLog, metrics: config.server.metricsToken ? metrics : undefined })
   const core: CoreServices = {
     db: database.db,
     database: { kind: database.kind, location: database.location },
@@ -152,6 +158,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     lists: new ListCache(config.server.listCacheBytes),
     http: { v1: createV1Kit(services, database.db, instanceId) },
     log,
+    metrics,
     instanceId,
     background: options.background ?? true,
     clientAddress: (request) => clientAddress(request, proxyHops),
@@ -173,6 +180,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   const landing = createLanding(plugins.flatMap((plugin) => plugin.links ?? []))
   const app = createRoot(log, database, migrationCheck(database.db, migrations), createCors(config.server.cors.origins), landing)
+  app.use(metricsRoutes(metrics, config.server.metricsToken))
   for (const plugin of plugins) if (plugin.routes) app.use(plugin.routes(contexts.get(plugin.name)!, bound.get(plugin.name)))
   app.compile()
 
@@ -184,8 +192,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       request = routedByPath(request)
       rememberConnection(request, connection)
       inFlight++
+      const started = performance.now()
       try {
-        return await app.handle(request)
+        const response = await app.handle(request)
+        observe?.(request, response, started)
+        return response
       } finally {
         inFlight--
       }

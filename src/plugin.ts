@@ -6,6 +6,7 @@ import type { EventBus } from './events'
 import type { ListCache } from './http/list-cache'
 import type { V1Kit } from './http/v1'
 import type { Logger } from './log'
+import type { Metrics } from './metrics'
 import type { Actor } from './services/identity'
 import type { PluginServices, ServiceRegistry } from './services/registry'
 
@@ -32,6 +33,8 @@ export interface CoreServices {
   /** The API v1 kit: `.use(http.v1)` gives routes the `scopes` macro and the envelope. */
   http: { v1: V1Kit }
   log: Logger
+  /** Prometheus metrics of this service (src/metrics.ts): a plugin registers its own, read at GET /metrics. */
+  metrics: Metrics
   /** Unique per running process. */
   instanceId: string
   /** False in a one-shot process (the operator CLI): plugins start no background workers there. */

@@ -4,6 +4,7 @@
  * ONE statement. The counter row's update is the check, so concurrent calls on any number of
  * instances never pass the limit; every call with a valid key counts except one refused with 429.
  */
+import type { Counter } from 'prom-client'
 import { queryText, type Database } from '../../src/db'
 import { hashSecret, isWellFormedSecret } from '../../src/secrets'
 import { limitExceeded, readOnly, unknownKey, usageOf, type DisplayError, type Outcome, type Refusal, type UsageRow } from './answers'
@@ -53,8 +54,41 @@ export async function refuseCounted(groups: CallGroups, keyHash: string, problem
 
 const PAGE_NAME = new RegExp(PAGE_NAME_PATTERN)
 
-/** The seam push uses (api.ts): a counted call on a page its editors may act on, the caller's effect in the same statement. */
-export function createDisplayCalls(db: Database, groups: CallGroups): DisplayCalls {
+/** Counts one display call: `ok`, its refusal's message (`limitExceeded`, `staleUpdate`…) or `failed` (an unexpected error). */
+export type CountDisplayCall = (call: 'component' | 'message', outcome: string) => void
+
+/** CountDisplayCall on `worktrack_display_calls_total`; the outcomes are the API's own message names, a bounded set. */
+export function displayCallCounter(counter: Counter<'call' | 'outcome'>): CountDisplayCall {
+  return (call, outcome) => counter.inc({ call, outcome })
+}
+
+/** The seam push uses (api.ts), its calls counted as `message` calls from the moment they reach it. */
+export function createDisplayCalls(db: Database, groups: CallGroups, countCall: CountDisplayCall): DisplayCalls {
+  const calls = uncountedDisplayCalls(db, groups)
+  const counted = async <O extends Outcome<object>>(decided: Promise<O>): Promise<O> => {
+    try {
+      const outcome = await decided
+      countCall('message', outcome.ok ? 'ok' : outcome.error.message)
+      return outcome
+    } catch (error) {
+      countCall('message', 'failed')
+      throw error
+    }
+  }
+  return {
+    ...calls,
+    keyOf(body) {
+      const key = calls.keyOf(body)
+      if ('ok' in key) countCall('message', key.error.message)
+      return key
+    },
+    refuseCounted: (keyHash, problem) => counted(calls.refuseCounted(keyHash, problem)),
+    onPage: (keyHash, pageName, effect) => counted(calls.onPage(keyHash, pageName, effect)),
+  }
+}
+
+/** A counted call on a page its editors may act on, the caller's effect in the same statement. */
+function uncountedDisplayCalls(db: Database, groups: CallGroups): DisplayCalls {
   return {
     keyOf: displayKeyOf,
     refuseCounted: (keyHash, problem) => refuseCounted(groups, keyHash, problem),

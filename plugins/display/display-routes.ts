@@ -17,6 +17,7 @@ import { displayFailure, displayJson, mobileSession, refusalResponse, requireJso
 import { Component, ComponentData, ComponentUpdate } from './model'
 import { displayErrorDoc, DISPLAY_TAGS, failureDocs, invalidApiKeyDoc, invalidSessionDoc, json, limitExceededDoc, NOT_ENVELOPE, usageHeaderDocs } from './openapi'
 import type { CallGroups } from './call-groups'
+import type { CountDisplayCall } from './calls'
 import { updateComponent, type ChangeNotifier } from './update'
 
 // ---- OpenAPI: documentation only. The handlers check bodies with their own compiled schemas and
@@ -93,9 +94,10 @@ export interface DisplayRouteDeps {
   fragments: FragmentCache
   notifier: ChangeNotifier
   groups: CallGroups
+  countCall: CountDisplayCall
 }
 
-export function displayRoutes({ db, log, sessions, streams, fragments, notifier, groups }: DisplayRouteDeps) {
+export function displayRoutes({ db, log, sessions, streams, fragments, notifier, groups, countCall }: DisplayRouteDeps) {
   /** The web session of a live page request, or null (the page then sends to sign-in). */
   const viewer = async (request: Request) => sessions.authenticate(readCookie(request, SESSION_COOKIE), 'web').catch(() => null)
   const notFoundPage = () => htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Not found</title></head><body><p>No such page.</p></body></html>`, 404)
@@ -105,14 +107,19 @@ export function displayRoutes({ db, log, sessions, streams, fragments, notifier,
       '/api/component',
       async ({ request, body, set, route }) => {
         const refused = requireJson(request, body)
-        if (refused) return refused
+        if (refused) {
+          countCall('component', 'invalidRequest')
+          return refused
+        }
         try {
           const outcome = await updateComponent(groups, body)
+          countCall('component', outcome.ok ? 'ok' : outcome.error.message)
           if (!outcome.ok) return refusalResponse(outcome)
           notifier.changed(outcome.pageId, outcome.componentId)
           const remaining = Math.max(0, outcome.usage.limit - outcome.usage.used)
           return displayJson(200, { message: 'updateSuccess', limitRemaining: remaining }, usageHeaders(outcome.usage, 200))
         } catch (error) {
+          countCall('component', 'failed')
           return displayFailure(error, log, { requestId: requestIdOf(set), route: routeOf(request, route) })
         }
       },

@@ -12,7 +12,7 @@ import { createDisplayAccount, createDisplayAccounts, setDailyLimit } from './ac
 import { displayRoutes } from './display-routes'
 import { DisplayAccountsRef, DisplayCallsRef, DisplayPagesRef, FragmentCacheRef } from './api'
 import { CallGroups } from './call-groups'
-import { createDisplayCalls } from './calls'
+import { createDisplayCalls, displayCallCounter } from './calls'
 import { createPages } from './pages-service'
 import { FragmentCache } from './fragments'
 import { LiveStreams } from './live-streams'
@@ -57,7 +57,14 @@ export default definePlugin({
     services.get(UserLifecycleRef).onUserCreated(async (tx, user) => ({ displayApiKey: await createDisplayAccount(tx, user, config.defaultDailyLimit) }))
     services.provide(DisplayAccountsRef, createDisplayAccounts(db, config.defaultDailyLimit, users))
     const groups = new CallGroups(db, { enabled: config.groupCalls, maxCalls: config.maxCallsPerGroup, concurrency: config.callStatements })
-    services.provide(DisplayCallsRef, createDisplayCalls(db, groups))
+    const countCall = displayCallCounter(
+      context.metrics.counter({
+        name: 'worktrack_display_calls_total',
+        help: 'Display API calls by call (component: POST /api/component, message: POST /api/message) and outcome: ok, the refusal\'s message (limitExceeded, staleUpdate…), or failed.',
+        labelNames: ['call', 'outcome'],
+      }),
+    )
+    services.provide(DisplayCallsRef, createDisplayCalls(db, groups, countCall))
     const pages = createPages({ db, users, teams: services.get(TeamDirectoryRef), maxComponentsPerPage: config.maxComponentsPerPage })
     services.provide(DisplayPagesRef, {
       async requireVisible(actor, pageId) {
@@ -77,7 +84,7 @@ export default definePlugin({
       await notifier.stop()
       streams.closeAll()
     })
-    return { pages, sessions, streams, fragments, notifier, groups }
+    return { pages, sessions, streams, fragments, notifier, groups, countCall }
   },
 
   routes: ({ db, http, log }, bound) =>
@@ -88,7 +95,7 @@ export default definePlugin({
       description: "Set a user's display account daily limit.",
       flags: {
         user: { required: true, description: 'User id' },
-        limit: { required: true, description: 'Calls per UTC day' },
+        limit: { required: true, description: 'Calls per UTC day, a whole number from 0 to 1000000000' },
       },
       run: (context, flags) => setDailyLimit(context.db, flags.user!, Number(flags.limit)),
     },

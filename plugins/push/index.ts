@@ -10,7 +10,7 @@ import { SessionsRef } from '../auth/api'
 import { DisplayCallsRef, DisplayPagesRef } from '../display/api'
 import { FcmOptionsRef } from './api'
 import { FcmSender, fcmOptionsFromDisk } from './fcm'
-import { Outbox, pruneStaleDevices } from './outbox'
+import { countPendingDeliveries, OUTBOX_DEPTH_CAP, Outbox, pruneStaleDevices } from './outbox'
 import { messageReportRoutes, pushApiRoutes } from './routes'
 import { createMessages } from './messages'
 import { deliveries, devices, messages } from './schema'
@@ -39,7 +39,12 @@ export default definePlugin({
   config: PushConfig,
   tables: { devices, messages, deliveries },
 
-  async setup({ db, services, config, events, log, onStop, background }) {
+  async setup({ db, services, config, events, log, metrics, onStop, background }) {
+    metrics.gauge({
+      name: 'worktrack_push_outbox_pending',
+      help: `Push deliveries waiting to be sent (due or backing off), counted up to ${OUTBOX_DEPTH_CAP} at each scrape.`,
+      collect: async (gauge) => gauge.set(await countPendingDeliveries(db)),
+    })
     const fcm = services.find(FcmOptionsRef) ?? fcmOptionsFromDisk(config.credentialsFile)
     // A message wakes this instance's workers at once and, through NOTIFY, every other instance's.
     let dispatched = () => {}

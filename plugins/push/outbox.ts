@@ -179,6 +179,15 @@ export class Outbox {
   }
 }
 
+/** The most pending deliveries one scrape counts: a bounded walk of the pending index, whatever the backlog. */
+export const OUTBOX_DEPTH_CAP = 100_000
+
+/** Deliveries waiting to be sent (due or backing off), at most OUTBOX_DEPTH_CAP: what /metrics reports. */
+export async function countPendingDeliveries(db: Database): Promise<number> {
+  const [row] = await queryText<{ n: number }>(db, `select count(*)::int as n from (select 1 from deliveries where state = 'pending' limit $1) pending`, [OUTBOX_DEPTH_CAP])
+  return row?.n ?? 0
+}
+
 /** Deletes devices nobody has registered or refreshed for `days` days; the number deleted. */
 export async function pruneStaleDevices(db: Database, days: number): Promise<number> {
   const [row] = await queryText<{ n: number }>(
