@@ -68,8 +68,11 @@ class Gate {
   ) {}
 
   async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.running >= this.limit) await this.wait()
-    else this.running++
+    if (this.running >= this.limit) {
+      // No wait allowed: refused now, not after a timer that a busy event loop may run late.
+      if (this.maxWaitMs <= 0) throw hashingBusy()
+      await this.wait()
+    } else this.running++
     try {
       return await task()
     } finally {

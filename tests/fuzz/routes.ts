@@ -175,6 +175,9 @@ export function hiddenOperations(): Operation[] {
     hidden({ method: 'GET', template: '/account/assets/account.css', family: 'account-page', auth: 'none' }),
     hidden({ method: 'GET', template: '/docs', family: 'other', auth: 'none' }),
     hidden({ method: 'GET', template: '/docs/json', family: 'other', auth: 'none' }),
+    // The landing page and the favicon (a path such as /%2e%2e or /pages/%2e%2e normalises to /).
+    hidden({ method: 'GET', template: '/', family: 'other', auth: 'none' }),
+    hidden({ method: 'GET', template: '/favicon.ico', family: 'other', auth: 'none' }),
     hidden({ method: 'GET', template: '/{unknown}', family: 'other', auth: 'key' }),
     hidden({ method: 'POST', template: '/api/v1/{unknown}', family: 'v1', auth: 'key', body: { type: 'object' } }),
     hidden({ method: 'GET', template: '/api/v1/teams/{teamId}/{unknown}', family: 'v1', auth: 'key' }),
