@@ -4,9 +4,11 @@ FROM node:20-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts/patch-postgres.mjs ./scripts/
-# Without dependencies' install scripts (bun's would fetch a binary the image already has), then
-# our own: the postgres.js fix (scripts/patch-postgres.mjs).
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && node scripts/patch-postgres.mjs
+# Without dependencies' install scripts, then our own: the postgres.js fix
+# (scripts/patch-postgres.mjs). The `bun` package (a dependency so that a production install can
+# run every npm script) is dropped: the base image's /usr/local/bin/bun runs the service.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && node scripts/patch-postgres.mjs \
+  && rm -rf node_modules/bun node_modules/@oven node_modules/.bin/bun node_modules/.bin/bunx
 
 # Stage 2: the runtime.
 FROM oven/bun:1.4-slim
@@ -18,8 +20,10 @@ COPY src ./src
 COPY entries ./entries
 COPY plugins ./plugins
 COPY migrations ./migrations
-# The embedded database (used when DATABASE_URL is unset) lives in /app/data.
+# The embedded database (used when DATABASE_URL is unset) lives in the volume /app/data, so it
+# outlives the container. The operator CLI: `docker exec <container> bun entries/cli.ts <command>`.
 RUN mkdir -p /app/data && chown -R bun:bun /app/data
+VOLUME /app/data
 USER bun
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
