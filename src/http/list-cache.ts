@@ -14,6 +14,7 @@
  * either side).
  */
 import { Page, type PageMeta } from './envelope'
+import { requestIdOf } from './request-id'
 
 /** A page in its encoded form: the `data` array as JSON text beside its meta. */
 export interface EncodedPage {
@@ -160,18 +161,19 @@ export class CachedPage {
   }
 
   /**
-   * The v1 answer: 304 when `ifNoneMatch` names the ETag, else the envelope, its body written
-   * around the cached JSON text (no re-encoding of the rows), with the page's `Link` when asked.
+   * The v1 answer: 304 when `ifNoneMatch` names the ETag, else the envelope's text, written around
+   * the cached JSON text (no re-encoding of the rows), with its headers (the ETag, and the page's
+   * `Link` when asked) put in `set`: Elysia answers text with the set headers as they are.
    */
-  async response(ifNoneMatch: string | null, requestId: string, links?: (meta: PageMeta) => string): Promise<Response> {
+  async response(ifNoneMatch: string | null, set: { headers: Record<string, unknown> }, links?: (meta: PageMeta) => string): Promise<Response | string> {
     if (noneMatchHits(ifNoneMatch, this.etag)) {
       this.cache.stats.notModified++
       return new Response(null, { status: 304, headers: { etag: this.etag } })
     }
     const { data, meta } = await this.encoded()
-    const body = `{"data":${data},"errors":[],"meta":{"requestId":${JSON.stringify(requestId)},"page":${meta.page},"size":${meta.size},"totalItems":${meta.totalItems},"totalPages":${meta.totalPages}}}`
-    const headers: Record<string, string> = { 'content-type': 'application/json', etag: this.etag }
-    if (links) headers.link = links(meta)
-    return new Response(body, { headers })
+    set.headers['content-type'] = 'application/json'
+    set.headers.etag = this.etag
+    if (links) set.headers.link = links(meta)
+    return `{"data":${data},"errors":[],"meta":{"requestId":${JSON.stringify(requestIdOf(set))},"page":${meta.page},"size":${meta.size},"totalItems":${meta.totalItems},"totalPages":${meta.totalPages}}}`
   }
 }
