@@ -1,6 +1,6 @@
 /** Deno 2 entry: Deno.serve over the service's fetch handler. Built by `npm run build:deno`. */
 import { registry } from '../plugins'
-import { boot, refuse, stopOnSignals } from '../src/main'
+import { boot, refuse, refuseToListen, stopOnSignals } from '../src/main'
 
 declare const Deno: {
   serve(
@@ -10,13 +10,25 @@ declare const Deno: {
   version: { deno: string }
 }
 
-const { service, config } = await boot(registry).catch(refuse)
-const server = Deno.serve(
-  {
-    port: config.server.port,
-    hostname: config.server.host,
-    onListen: ({ port }) => process.stderr.write(`listening on http://${config.server.host}:${port} (deno ${Deno.version.deno})\n`),
-  },
-  (request, info) => service.fetch(request, { ip: info.remoteAddr.hostname }),
-)
+const started = await boot(registry).catch(refuse)
+const { service, config } = started
+
+function listen() {
+  return Deno.serve(
+    {
+      port: config.server.port,
+      hostname: config.server.host,
+      onListen: ({ port }) => process.stderr.write(`listening on http://${config.server.host}:${port} (deno ${Deno.version.deno})\n`),
+    },
+    (request, info) => service.fetch(request, { ip: info.remoteAddr.hostname }),
+  )
+}
+
+// Deno shares a port only under --unstable-net (`reusePort`), so here a taken port always refuses.
+let server: ReturnType<typeof listen>
+try {
+  server = listen()
+} catch (error) {
+  server = await refuseToListen(started, error, false)
+}
 stopOnSignals(service, () => server.shutdown())

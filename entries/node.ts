@@ -5,9 +5,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import { registry } from '../plugins'
-import { boot, refuse, stopOnSignals } from '../src/main'
+import { boot, refuse, refuseToListen, stopOnSignals } from '../src/main'
 
-const { service, config } = await boot(registry).catch(refuse)
+const started = await boot(registry).catch(refuse)
+const { service, config } = started
 
 /**
  * The path and query of a request target: the URL is built on `localhost`, never on the Host
@@ -57,7 +58,11 @@ const server = createServer(async (incoming, outgoing) => {
     outgoing.end()
   }
 })
+// Node 20 cannot share a port (no SO_REUSEPORT before Node 22.12), so a taken port always refuses.
+const refuseListening = (error: Error) => void refuseToListen(started, error, false)
+server.once('error', refuseListening)
 server.listen(config.server.port, config.server.host, () => {
+  server.off('error', refuseListening)
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : config.server.port
   process.stderr.write(`listening on http://${config.server.host}:${port} (node ${process.version})\n`)

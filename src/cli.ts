@@ -1,30 +1,51 @@
 /**
  * The operator CLI: `npm run --silent cli -- <command> [--flag value …]`, on the same
  * DATABASE_URL as the server. Prints exactly one JSON object on stdout; on failure a JSON
- * object with `error` on stderr and a non-zero exit.
+ * object with `error` on stderr and a non-zero exit. `--help` (or `-h`) anywhere prints the
+ * usage of what precedes it instead, as text on stdout, and exits 0.
  */
 import { createService } from './app'
 import { loadConfig } from './config'
 import { ApiError } from './http/errors'
 import { createLogger } from './log'
-import type { AnyPlugin, CliCommand } from './plugin'
+import type { AnyPlugin, CliCommand, ScopeDefinition } from './plugin'
+
+const INVOCATION = 'npm run --silent cli --'
+const HELP_FLAGS = new Set(['--help', '-h'])
 
 class UsageError extends Error {}
 
-/** Splits `org create --name Acme` into the command and its flags. */
-export function parseArguments(argv: readonly string[]): { command: string; flags: Record<string, string> } {
+/** Splits `org create --name Acme` into the command and its flags; `help` is set by --help, -h or a leading `help`. */
+export function parseArguments(argv: readonly string[]): { command: string; flags: Record<string, string>; help: boolean } {
   const words: string[] = []
   const flags: Record<string, string> = {}
-  for (let i = 0; i < argv.length; i++) {
+  let help = argv[0] === 'help'
+  for (let i = help ? 1 : 0; i < argv.length; i++) {
     const arg = argv[i]!
-    if (arg.startsWith('--')) {
+    if (HELP_FLAGS.has(arg)) help = true
+    else if (arg.startsWith('--')) {
       const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined]
-      const value = inline ?? argv[++i]
-      if (value === undefined) throw new UsageError(`flag --${name} needs a value`)
+      const value = inline ?? argv[i + 1]
+      // `--user --help` asks for help; it does not name a user "--help".
+      if (inline === undefined && value !== undefined && HELP_FLAGS.has(value)) continue
+      if (value === undefined) {
+        if (help) continue
+        throw new UsageError(`flag --${name} needs a value`)
+      }
+      if (inline === undefined) i++
       flags[name] = value
     } else words.push(arg)
   }
-  return { command: words.join(' '), flags }
+  return { command: words.join(' '), flags, help }
+}
+
+function commandsOf(registry: readonly AnyPlugin[]): Array<[string, CliCommand]> {
+  return registry.flatMap((plugin) => Object.entries(plugin.cli ?? {}))
+}
+
+function unknownCommand(registry: readonly AnyPlugin[], command: string): UsageError {
+  const known = `commands: ${commandsOf(registry).map(([name]) => name).join(', ')}; --help shows usage`
+  return new UsageError(command === '' ? `no command given (${known})` : `unknown command "${command}" (${known})`)
 }
 
 function findCommand(registry: readonly AnyPlugin[], command: string): { plugin: AnyPlugin; definition: CliCommand } {
@@ -32,40 +53,134 @@ function findCommand(registry: readonly AnyPlugin[], command: string): { plugin:
     const definition = plugin.cli?.[command]
     if (definition) return { plugin, definition }
   }
-  const known = registry.flatMap((plugin) => Object.keys(plugin.cli ?? {}))
-  throw new UsageError(`unknown command "${command}" (commands: ${known.join(', ')})`)
+  throw unknownCommand(registry, command)
 }
 
 function checkFlags(command: string, definition: CliCommand, flags: Record<string, string>) {
   for (const name of Object.keys(flags))
-    if (!(name in definition.flags)) throw new UsageError(`unknown flag --${name} for "${command}"`)
+    if (!(name in definition.flags))
+      throw new UsageError(`unknown flag --${name} for "${command}" (flags: ${Object.keys(definition.flags).map((flag) => `--${flag}`).join(', ')})`)
   for (const [name, flag] of Object.entries(definition.flags))
     if (flag.required && !(name in flags)) throw new UsageError(`"${command}" needs --${name} (${flag.description})`)
 }
 
-/** Runs one command; returns the process exit code. */
+/** Lines of a two-column table, the first column padded to its widest cell. */
+function columns(rows: ReadonlyArray<readonly [string, string]>): string[] {
+  const width = Math.max(...rows.map(([left]) => left.length))
+  return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`)
+}
+
+/** The usage of one command: its synopsis, then every flag with its description, required ones marked. */
+export function commandUsage(command: string, definition: CliCommand): string {
+  const flags = Object.entries(definition.flags)
+  const synopsis = flags.map(([name, flag]) => (flag.required ? `--${name} ${name.toUpperCase()}` : `[--${name} ${name.toUpperCase()}]`))
+  return [
+    `usage: ${INVOCATION} ${command} ${synopsis.join(' ')}`.trimEnd(),
+    '',
+    definition.description,
+    '',
+    'flags:',
+    ...columns([...flags.map(([name, flag]) => [`--${name}`, `${flag.required ? 'required' : 'optional'}  ${flag.description}`] as const), ['--help, -h', `${' '.repeat(10)}Show this help and exit.`]]),
+    '',
+    'Prints one JSON object on stdout; on failure a JSON object with "error" on stderr and a non-zero exit.',
+    '',
+  ].join('\n')
+}
+
+/** The top-level usage: every command (or those starting with `group`, e.g. `key`) with its description. */
+export function overallUsage(registry: readonly AnyPlugin[], group = ''): string {
+  const commands = commandsOf(registry).filter(([name]) => !group || name.startsWith(`${group} `))
+  return [
+    `usage: ${INVOCATION} ${group || '<command>'}${group ? ' <subcommand>' : ''} [--flag value …]`,
+    '',
+    'Operator commands, on the same DATABASE_URL as the server (the embedded database only while the',
+    'server is stopped: it belongs to one process). Each prints one JSON object on stdout; on failure a',
+    'JSON object with "error" on stderr and a non-zero exit (2 for a usage mistake).',
+    '',
+    'commands:',
+    ...columns(commands.map(([name, definition]) => [name, definition.description] as const)),
+    '',
+    `"${INVOCATION} <command> --help" shows a command's flags.`,
+    '',
+  ].join('\n')
+}
+
+/** Usage text for `command` (empty: everything; a first word such as `key`: that group). */
+function usageFor(registry: readonly AnyPlugin[], command: string): string {
+  if (command === '') return overallUsage(registry)
+  const definition = commandsOf(registry).find(([name]) => name === command)?.[1]
+  if (definition) return commandUsage(command, definition)
+  if (commandsOf(registry).some(([name]) => name.startsWith(`${command} `))) return overallUsage(registry, command)
+  throw unknownCommand(registry, command)
+}
+
+/**
+ * Runs `action`, reporting its invalid-input errors on the flags they came from: with
+ * `{ expiresAt: 'expires' }` an error on the service's field `expiresAt` names `--expires`.
+ * Fields already spelled like their flag need no entry.
+ */
+export async function onFlags<T>(fields: Record<string, string>, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action()
+  } catch (error) {
+    const field = error instanceof ApiError ? error.field : undefined
+    const flag = field === undefined ? undefined : fields[baseField(field)]
+    if (!(error instanceof ApiError) || flag === undefined) throw error
+    const message = error.message.replaceAll(`"${field}"`, `--${flag}`).replaceAll(`"${baseField(field!)}"`, `--${flag}`)
+    throw new ApiError(error.status, error.code, message, flag, error.headers, error.existingId)
+  }
+}
+
+/** `scopes[0]` → `scopes`, `data.points` → `data`. */
+const baseField = (field: string) => field.split(/[.[]/, 1)[0]!
+
+/** The one-line error of a failed command: invalid input names the flag, its description and what was wrong. */
+function errorBody(error: unknown, definition: CliCommand | undefined): Record<string, unknown> {
+  const message = (error as Error)?.message ?? String(error)
+  if (!(error instanceof ApiError)) return { error: message }
+  const body: Record<string, unknown> = { error: message, code: error.code }
+  const flag = error.field === undefined ? undefined : baseField(error.field)
+  if (flag !== undefined && definition && flag in definition.flags) {
+    const reason = message.replace(/^Invalid field (?:"[^"]*"|--\S+):\s*/, '')
+    body.error = `invalid --${flag} (${definition.flags[flag]!.description}): ${reason}`
+    body.flag = flag
+  } else if (error.field) body.field = error.field
+  if (error.existingId) body.existingId = error.existingId
+  return body
+}
+
+/** Every scope the enabled plugins declare, once each. */
+function enabledScopes(plugins: readonly AnyPlugin[]): ScopeDefinition[] {
+  const seen = new Map<string, ScopeDefinition>()
+  for (const plugin of plugins) for (const scope of plugin.scopes ?? []) if (!seen.has(scope.name)) seen.set(scope.name, scope)
+  return [...seen.values()]
+}
+
+/** Runs one command (or prints the usage asked for); returns the process exit code. */
 export async function runCli(registry: readonly AnyPlugin[], argv: readonly string[]): Promise<number> {
   let stop: (() => Promise<void>) | undefined
+  let definition: CliCommand | undefined
   try {
-    const { command, flags } = parseArguments(argv)
-    const { plugin, definition } = findCommand(registry, command)
+    const { command, flags, help } = parseArguments(argv)
+    if (help) {
+      process.stdout.write(usageFor(registry, command))
+      return 0
+    }
+    const found = findCommand(registry, command)
+    definition = found.definition
     checkFlags(command, definition, flags)
     const config = loadConfig(registry)
-    if (!config.enabled.has(plugin.name)) throw new UsageError(`"${command}" needs the ${plugin.name} plugin, which is disabled`)
+    if (!config.enabled.has(found.plugin.name)) throw new UsageError(`"${command}" needs the ${found.plugin.name} plugin, which is disabled`)
     const service = await createService({ registry, config, log: createLogger(process.env.LOG_LEVEL ? undefined : 'warn'), background: false })
     stop = () => service.stop()
-    const { context, bound } = service.contextOf(plugin.name)
-    const result = await definition.run(context, flags, bound)
+    const { context, bound } = service.contextOf(found.plugin.name)
+    // A command sees the scopes of the enabled plugins (the core lists every registered one):
+    // what `key create --scopes all` grants and what the CLI accepts.
+    const result = await definition.run({ ...context, scopes: enabledScopes(service.plugins) }, flags, bound)
     process.stdout.write(`${JSON.stringify(result)}\n`)
     return 0
   } catch (error) {
-    const body: Record<string, unknown> = { error: (error as Error)?.message ?? String(error) }
-    if (error instanceof ApiError) {
-      body.code = error.code
-      if (error.field) body.field = error.field
-      if (error.existingId) body.existingId = error.existingId
-    }
-    process.stderr.write(`${JSON.stringify(body)}\n`)
+    process.stderr.write(`${JSON.stringify(errorBody(error, definition))}\n`)
     return error instanceof UsageError ? 2 : 1
   } finally {
     await stop?.()

@@ -57,7 +57,13 @@ export function describeDatabaseUrl(url: string | undefined): string {
 export async function openDatabase(url: string | undefined, options: DatabaseOptions = {}): Promise<DatabaseHandle> {
   if (!url || url.startsWith('pglite:')) return openPglite(url, options)
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options)
-  throw new Error(`DATABASE_URL must start with postgres://, postgresql:// or pglite: (got "${describeDatabaseUrl(url)}")`)
+  throw new Error(`DATABASE_URL must be a postgres:// or postgresql:// URL, pglite:<directory> or pglite://memory (got ${schemeOf(url)})`)
+}
+
+/** Only the scheme of a URL that is none of ours (`mysql://…`): the rest may hold a password. */
+function schemeOf(url: string): string {
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:(\/\/)?/.exec(url)?.[0]
+  return scheme ? `${scheme}…` : 'a value without a scheme such as postgres://'
 }
 
 async function openPglite(url: string | undefined, options: DatabaseOptions): Promise<DatabaseHandle> {

@@ -32,6 +32,29 @@ export function refuse(error: unknown): never {
   process.exit(1)
 }
 
+/**
+ * What to say when the server cannot listen: a taken port (EADDRINUSE, whichever runtime says
+ * it) becomes one line naming the port and, where the runtime can share a port, the setting
+ * that does; any other error is returned as it is.
+ */
+export function listenRefusal(error: unknown, server: ServiceConfig['server'], runtimeSharesPorts: boolean): unknown {
+  const code = (error as { code?: unknown })?.code
+  if (code !== 'EADDRINUSE' && (error as Error)?.name !== 'AddrInUse') return error
+  const taken = `port ${server.port} on ${server.host} is already in use`
+  const hint = !runtimeSharesPorts
+    ? 'another instance, or another program?'
+    : server.reusePort
+      ? 'by a process that does not share it'
+      : 'another instance? set server.reusePort to share it'
+  return new StartupError(`${taken} (${hint})`)
+}
+
+/** Refuses start-up after the server could not listen: stops the booted service, then `refuse`s. */
+export async function refuseToListen(started: Started, error: unknown, runtimeSharesPorts: boolean): Promise<never> {
+  await started.service.stop().catch(() => {})
+  refuse(listenRefusal(error, started.config.server, runtimeSharesPorts))
+}
+
 /** Stops the service on SIGINT/SIGTERM, then calls `close` (the runtime's server). */
 export function stopOnSignals(service: Service, close: () => void | Promise<void>) {
   let stopping = false

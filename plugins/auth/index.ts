@@ -1,5 +1,7 @@
 /** The `auth` plugin: organizations, users, API keys, the Bearer check and the operator CLI. */
 import { Type } from '@sinclair/typebox'
+import { onFlags } from '../../src/cli'
+import { badRequest } from '../../src/http/errors'
 import { definePlugin } from '../../src/plugin'
 import { ApiKeyManagerRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type Revocation, type UserCreatedHook } from './api'
 import { AuthenticatorRef } from '../../src/services/identity'
@@ -31,6 +33,19 @@ const AuthConfig = Type.Object({
 })
 
 const cliActor = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
+
+/**
+ * The scopes of `key create --scopes`: a comma list, where `all` stands for every valid scope
+ * (those of the enabled plugins); an unknown one is refused with the list of valid ones.
+ */
+function requestedScopes(list: string, valid: readonly string[]): string[] {
+  const asked = list.split(',').map((scope) => scope.trim()).filter(Boolean)
+  if (asked.includes('all')) return [...valid]
+  const unknown = asked.filter((scope) => !valid.includes(scope))
+  if (unknown.length)
+    throw badRequest(`unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.map((scope) => `"${scope}"`).join(', ')}; valid: ${valid.join(', ')}, or all`, 'scopes')
+  return asked
+}
 
 export default definePlugin({
   name: 'auth',
@@ -114,31 +129,32 @@ export default definePlugin({
   cli: {
     'org create': {
       description: 'Create an organization.',
-      flags: { name: { required: true, description: 'Organization name' } },
+      flags: { name: { required: true, description: 'Organization name, 1..200 characters' } },
       async run(_context, flags, { accounts }) {
         const organization = await accounts.createOrganization(cliActor, { name: flags.name })
         return { id: organization.id }
       },
     },
     'user create': {
-      description: 'Create a user (and, with the display plugin, their display account).',
+      description: 'Create a user (and, with the display plugin, their display account, whose key is printed this once).',
       flags: {
-        org: { required: true, description: 'Organization id' },
+        org: { required: true, description: 'Organization id, the UUID org create printed' },
         email: { required: true, description: 'Email (sign-in name)' },
-        username: { required: true, description: 'Username, unique in the organization' },
+        username: { required: true, description: 'Username, unique in the organization: letters, digits, ".", "_", "-"' },
         name: { required: true, description: 'Display name' },
         role: { required: true, description: 'member | administrator | superadministrator' },
-        password: { required: true, description: 'Password (at least 8 characters)' },
+        password: { required: true, description: 'Password, at least 8 characters' },
       },
       async run(_context, flags, { accounts }) {
-        const { user, extra } = await accounts.createUser(cliActor, {
+        const input = {
           organizationId: flags.org,
           email: flags.email,
           username: flags.username,
           displayName: flags.name,
           role: flags.role,
           password: flags.password,
-        })
+        }
+        const { user, extra } = await onFlags({ organizationId: 'org', displayName: 'name' }, () => accounts.createUser(cliActor, input))
         return { id: user.id, ...extra }
       },
     },
@@ -155,12 +171,13 @@ export default definePlugin({
       flags: {
         user: { required: true, description: 'Owner user id' },
         name: { required: true, description: 'Key name' },
-        scopes: { required: true, description: 'Comma-separated scopes' },
-        expires: { description: 'Expiry, ISO 8601 (optional)' },
+        scopes: { required: true, description: 'Comma-separated scopes such as users:read,teams:read, or all: every scope of the enabled plugins' },
+        expires: { description: 'Expiry, an ISO 8601 date-time in the future such as 2030-01-01T00:00:00Z; without it the key never expires' },
       },
-      async run(_context, flags, { accounts }) {
-        const scopes = flags.scopes!.split(',').map((scope) => scope.trim()).filter(Boolean)
-        const { key, secret } = await accounts.createApiKey(cliActor, flags.user!, { name: flags.name, scopes, ...(flags.expires ? { expiresAt: flags.expires } : {}) })
+      async run(context, flags, { accounts }) {
+        const scopes = requestedScopes(flags.scopes!, context.scopes.map((scope) => scope.name))
+        const input = { name: flags.name, scopes, ...(flags.expires ? { expiresAt: flags.expires } : {}) }
+        const { key, secret } = await onFlags({ expiresAt: 'expires', userId: 'user' }, () => accounts.createApiKey(cliActor, flags.user!, input))
         return { id: key.id, secret, prefix: key.prefix, scopes: key.scopes }
       },
     },

@@ -27,8 +27,12 @@ afterAll(async () => {
 })
 
 async function cli(...args: string[]) {
+  return cliWith({}, ...args)
+}
+
+async function cliWith(env: Record<string, string>, ...args: string[]) {
   const child = Bun.spawn([process.execPath, 'entries/cli.ts', ...args], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: '', SERVICE_CONFIG: '' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: '', SERVICE_CONFIG: '', ...env },
     stdout: 'pipe',
     stderr: 'pipe',
   })
@@ -94,6 +98,67 @@ describe('operator CLI', () => {
     const badRole = await cli('user', 'create', '--org', '01a20000-0000-7000-8000-000000000000', '--email', 'x@example.com', '--username', 'x', '--name', 'X', '--role', 'king', '--password', 'long enough password')
     expect(badRole.code).not.toBe(0)
     expect(badRole.stdout).toBe('')
-    expect(json(badRole.stderr)).toMatchObject({ code: 'BAD_REQUEST', field: 'role' })
+    expect(json(badRole.stderr)).toMatchObject({ code: 'BAD_REQUEST', flag: 'role' })
+    expect(json(badRole.stderr).error).toStartWith('invalid --role (member | administrator | superadministrator): ')
+  }, 120_000)
+
+  test('--help and -h print the usage on stdout and exit 0, without a database', async () => {
+    for (const help of ['--help', '-h']) {
+      // An unusable DATABASE_URL proves the help opens no database.
+      const overall = await cliWith({ DATABASE_URL: 'mysql://nowhere' }, help)
+      expect(overall.code).toBe(0)
+      expect(overall.stderr).toBe('')
+      for (const command of ['org create', 'user create', 'user deactivate', 'key create', 'key revoke', 'display-limit set']) expect(overall.stdout).toContain(command)
+    }
+    const keyCreate = await cli('key', 'create', '--help')
+    expect(keyCreate.code).toBe(0)
+    expect(keyCreate.stdout).toStartWith('usage: npm run --silent cli -- key create --user USER --name NAME --scopes SCOPES [--expires EXPIRES]')
+    expect(keyCreate.stdout).toMatch(/--user +required +Owner user id/)
+    expect(keyCreate.stdout).toMatch(/--expires +optional +Expiry, an ISO 8601 date-time/)
+    // Help wins over missing or value-less flags, wherever it stands.
+    expect((await cli('key', 'create', '--user', '-h')).stdout).toStartWith('usage: npm run --silent cli -- key create')
+    const group = await cli('key', '-h')
+    expect(group.stdout).toContain('key create')
+    expect(group.stdout).not.toContain('org create')
+
+    const unknown = await cli('org', 'explode', '--help')
+    expect(unknown.code).toBe(2)
+    expect(json(unknown.stderr).error).toStartWith('unknown command "org explode"')
+    const none = await cli()
+    expect(none.code).toBe(2)
+    expect(json(none.stderr).error).toStartWith('no command given (commands: org create, ')
+  }, 120_000)
+
+  test('key create: --scopes all grants every scope of the enabled plugins; an unknown scope lists the valid ones; errors name the flag', async () => {
+    const { id: orgId } = json((await cli('org', 'create', '--name', 'Scopes')).stdout)
+    const { id: userId } = json((await cli('user', 'create', '--org', orgId, '--email', 'scopes@example.com', '--username', 'scopes', '--name', 'Scopes', '--role', 'member', '--password', 'long enough password')).stdout)
+
+    const all = await cli('key', 'create', '--user', userId, '--name', 'everything', '--scopes', 'all')
+    expect(all.code).toBe(0)
+    const { registry } = await import('../../plugins')
+    expect(json(all.stdout).scopes).toEqual(registry.flatMap((plugin) => (plugin.scopes ?? []).map((scope) => scope.name)))
+    const withoutDashboards = await cliWith({ PLUGINS_DISABLED: 'push,display' }, 'key', 'create', '--user', userId, '--name', 'no dashboards', '--scopes', 'all')
+    expect(withoutDashboards.code).toBe(0)
+    expect(json(withoutDashboards.stdout).scopes).toEqual(json(all.stdout).scopes.filter((scope: string) => !scope.startsWith('dashboards:')))
+
+    const typo = await cli('key', 'create', '--user', userId, '--name', 'typo', '--scopes', 'users:read,usres:read')
+    expect(typo.code).toBe(1)
+    expect(typo.stdout).toBe('')
+    const refusal = json(typo.stderr)
+    expect(refusal).toMatchObject({ code: 'BAD_REQUEST', flag: 'scopes' })
+    expect(refusal.error).toContain('unknown scope "usres:read"; valid: users:read, teams:read, ')
+    expect(refusal.error).toEndWith('dashboards:write, or all')
+
+    const expires = await cli('key', 'create', '--user', userId, '--name', 'soon', '--scopes', 'users:read', '--expires', 'tomorrow')
+    expect(expires.code).toBe(1)
+    const expiry = json(expires.stderr)
+    expect(expiry.flag).toBe('expires')
+    expect(expiry.field).toBeUndefined()
+    expect(expiry.error).toStartWith('invalid --expires (Expiry, an ISO 8601 date-time')
+    expect(expiry.error).not.toContain('expiresAt')
+
+    const badOrg = await cli('user', 'create', '--org', 'acme', '--email', 'x@example.com', '--username', 'x', '--name', 'X', '--role', 'member', '--password', 'long enough password')
+    expect(json(badOrg.stderr)).toMatchObject({ flag: 'org', error: expect.stringMatching(/^invalid --org \(/) })
+    expect(badOrg.stderr).not.toContain('organizationId')
   }, 120_000)
 })

@@ -45,7 +45,100 @@ describe('start-up refusals (real process)', () => {
     await Bun.write(file, JSON.stringify({ auth: { keyCacheTtlSeconds: 'forever' } }))
     const { code, stderr } = await startProcess({ SERVICE_CONFIG: file })
     expect(code).toBe(1)
-    expect(stderr).toBe('startup refused: config auth.keyCacheTtlSeconds: Expected integer (got "forever")')
+    // The middle is the shared validation wording (src/http/validation-items.ts).
+    expect(stderr.split('\n')).toHaveLength(1)
+    expect(stderr).toStartWith('startup refused: config auth.keyCacheTtlSeconds: ')
+    expect(stderr).toEndWith(' (got "forever")')
+  })
+})
+
+/** A running entry or listener: its stderr (or stdout) so far, and a wait for a line matching a pattern. */
+interface Running {
+  child: ReturnType<typeof Bun.spawn>
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>
+  stop(): Promise<void>
+}
+
+function run(command: string[], env: Record<string, string>, stream: 'stdout' | 'stderr' = 'stderr'): Running {
+  const child = Bun.spawn(command, { env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' })
+  let text = ''
+  const decoder = new TextDecoder()
+  const reader = (child[stream] as ReadableStream<Uint8Array>).getReader()
+  const reading = (async () => {
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value, { stream: true })
+  })()
+  return {
+    child,
+    async waitFor(pattern, timeoutMs = 30_000) {
+      for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await Bun.sleep(25)) {
+        const match = text.match(pattern)
+        if (match) return match
+        if (child.exitCode !== null) {
+          await reading
+          throw new Error(`exited with ${child.exitCode} before printing ${pattern}: ${text}`)
+        }
+      }
+      throw new Error(`no ${pattern} within ${timeoutMs} ms: ${text}`)
+    },
+    async stop() {
+      child.kill()
+      await child.exited
+    },
+  }
+}
+
+const startEntry = (env: Record<string, string>) =>
+  run([process.execPath, 'entries/bun.ts'], { DATABASE_URL: 'pglite://memory', PORT: '0', LOG_LEVEL: 'silent', SERVICE_CONFIG: '', ...env })
+const LISTENING = /listening on http:\/\/[^:]+:(\d+) /
+
+describe('start-up refusals: the port and the database URL (real process)', () => {
+  test('a port another instance holds: exit 1 and one line naming it and server.reusePort', async () => {
+    const first = startEntry({})
+    try {
+      const port = (await first.waitFor(LISTENING))[1]!
+      const { code, stderr } = await startProcess({ PORT: port, SERVICE_CONFIG: '' })
+      expect(code).toBe(1)
+      expect(stderr).toBe(`startup refused: port ${port} on 0.0.0.0 is already in use (another instance? set server.reusePort to share it)`)
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200)
+    } finally {
+      await first.stop()
+    }
+  }, 60_000)
+
+  test('a port a program other than Bun holds: the same one line, no stack trace', async () => {
+    const listener = run(['node', '-e', "const s = require('node:net').createServer().listen(0, '0.0.0.0', () => console.log('port', s.address().port))"], {}, 'stdout')
+    try {
+      const port = (await listener.waitFor(/port (\d+)/))[1]!
+      const { code, stderr } = await startProcess({ PORT: port, SERVICE_CONFIG: '' })
+      expect(code).toBe(1)
+      expect(stderr).toBe(`startup refused: port ${port} on 0.0.0.0 is already in use (another instance? set server.reusePort to share it)`)
+    } finally {
+      await listener.stop()
+    }
+  }, 60_000)
+
+  test('with server.reusePort: true two instances share the port', async () => {
+    const file = `/tmp/worktrack-reuse-port-${process.pid}.json`
+    await Bun.write(file, JSON.stringify({ server: { reusePort: true } }))
+    const first = startEntry({ SERVICE_CONFIG: file })
+    let second: Running | undefined
+    try {
+      const port = (await first.waitFor(LISTENING))[1]!
+      second = startEntry({ SERVICE_CONFIG: file, PORT: port })
+      expect((await second.waitFor(LISTENING))[1]).toBe(port)
+      expect(second.child.exitCode).toBeNull()
+      expect(first.child.exitCode).toBeNull()
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200)
+    } finally {
+      await second?.stop()
+      await first.stop()
+    }
+  }, 60_000)
+
+  test('a DATABASE_URL that is not PostgreSQL: exit 1 and one line, without echoing the URL (it may hold a password)', async () => {
+    const { code, stderr } = await startProcess({ DATABASE_URL: 'mysql://admin:hunter2@db.internal/app', SERVICE_CONFIG: '' })
+    expect(code).toBe(1)
+    expect(stderr).toBe('startup refused: DATABASE_URL must be a postgres:// or postgresql:// URL, pglite:<directory> or pglite://memory (got mysql://…)')
   })
 })
 
