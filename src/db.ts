@@ -2,6 +2,7 @@
  * The database: embedded PGlite (DATABASE_URL unset or pglite://…) or a PostgreSQL server
  * through postgres.js (postgres://…), behind one Drizzle type, with LISTEN/NOTIFY on both.
  */
+import { hostname } from 'node:os'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
@@ -98,13 +99,22 @@ async function openPglite(url: string | undefined, options: DatabaseOptions): Pr
 
 /**
  * PGlite is single-process: a second process opening the same directory would corrupt it.
- * A lock file with the owner's pid refuses that with a clear message.
+ * A lock file with the owner's pid and host refuses that with a clear message. The host matters
+ * in containers: every container's first process is pid 1, so two containers sharing a data
+ * volume would each take the other's lock for their own. A lock of another host cannot be checked
+ * for life, so it refuses until that host's process stops (which removes it) or an operator does.
  */
 function lockDataDir(dir: string): () => void {
   mkdirSync(dir, { recursive: true })
   const lockFile = join(dir, '..', `${dir.split('/').filter(Boolean).pop()}.lock`)
+  const host = hostname()
   try {
-    const owner = Number(readFileSync(lockFile, 'utf8'))
+    const [pidText, owningHost = host] = readFileSync(lockFile, 'utf8').trim().split('@', 2) as [string, string?]
+    const owner = Number(pidText)
+    if (owningHost !== host)
+      throw new Error(
+        `the embedded database ${dir} is in use by process ${owner} on host ${owningHost} (another container on the same volume?); stop it first, or remove ${lockFile} if it is gone`,
+      )
     if (owner && owner !== process.pid && isAlive(owner))
       throw new Error(
         `the embedded database ${dir} is in use by process ${owner}; stop it first, or use a PostgreSQL server (DATABASE_URL) to share one database`,
@@ -112,7 +122,7 @@ function lockDataDir(dir: string): () => void {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
   }
-  writeFileSync(lockFile, String(process.pid))
+  writeFileSync(lockFile, `${process.pid}@${host}`)
   return () => rmSync(lockFile, { force: true })
 }
 
