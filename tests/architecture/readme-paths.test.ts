@@ -1,0 +1,21 @@
+/**
+ * The README is read in a clone: every file or folder of the repository it names exists, and it
+ * names nothing outside the repository (it once pointed at ../shared/SPEC.md, which a clone lacks).
+ */
+import { expect, test } from 'bun:test'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+const root = join(import.meta.dir, '..', '..')
+const readme = readFileSync(join(root, 'README.md'), 'utf8')
+
+test('the README points at nothing outside the repository', () => {
+  expect(readme.match(/(?:^|[\s`(])\.\.\/[^\s`)]*/gm) ?? []).toEqual([])
+})
+
+test('every repository path the README names in backticks exists', () => {
+  const named = [...readme.matchAll(/`((?:src|plugins|tests|bench|scripts|entries|migrations|docs|\.ci)\/[\w./-]*|Dockerfile|\.dockerignore|\.spectral\.yaml|redocly\.yaml|service\.config\.json|package\.json)`/g)].map((match) => match[1]!)
+  expect(named.length).toBeGreaterThan(20)
+  const missing = [...new Set(named)].filter((path) => !existsSync(join(root, path.replace(/\/$/, ''))))
+  expect(missing).toEqual([])
+})
