@@ -30,7 +30,7 @@ export function layout(frame: Frame, body: Html): Html {
       frame.user
         ? html`<nav>
         <a href="/account/keys" class="${frame.active === 'keys' ? 'active' : ''}">API keys</a>
-        ${frame.showDisplay ? html`<a href="/account/display" class="${frame.active === 'display' ? 'active' : ''}">Display account</a>` : ''}
+        ${frame.showDisplay ? html`<a href="/account/display" class="${frame.active === 'display' ? 'active' : ''}">Display account</a> <a href="/pages">Dashboards</a>` : ''}
       </nav>
       <form method="post" action="/account/sign-out" class="sign-out">
         <span>${frame.user.displayName} (${frame.user.email})</span>
@@ -48,12 +48,13 @@ export function layout(frame: Frame, body: Html): Html {
 </html>`
 }
 
-export function signInPage(formToken: string, options: { error?: string; email?: string } = {}): Html {
+export function signInPage(formToken: string, options: { error?: string; email?: string; next?: string } = {}): Html {
   return layout(
     { title: 'Sign in' },
     html`${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
     <form method="post" action="/account/sign-in" class="card">
       <input type="hidden" name="csrf" value="${formToken}" />
+      ${options.next ? html`<input type="hidden" name="next" value="${options.next}" />` : ''}
       <label>Email <input type="email" name="email" autocomplete="username" required value="${options.email ?? ''}" /></label>
       <label>Password <input type="password" name="password" autocomplete="current-password" required /></label>
       <button type="submit">Sign in</button>

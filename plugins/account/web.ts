@@ -26,6 +26,25 @@ const fields = (body: unknown, name: string): string[] => {
   return typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((item) => typeof item === 'string') : []
 }
 
+/** The longest `next` path sign-in follows. */
+const NEXT_MAX = 2048
+
+/**
+ * Where sign-in continues: `next` when it is a path of this site (`/pages/ops?kiosk=1`), never
+ * another origin (`//evil.example`, a backslash after the slash, `https://…`) nor a control character.
+ */
+export function sameSitePath(next: string | undefined): string | undefined {
+  if (!next || next.length > NEXT_MAX || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\') || /[\u0000-\u001f\u007f]/.test(next)) return undefined
+  const base = 'http://same.invalid'
+  let url: URL
+  try {
+    url = new URL(next, base)
+  } catch {
+    return undefined
+  }
+  return url.origin === base ? url.pathname + url.search + url.hash : undefined
+}
+
 interface WebSession {
   principal: Principal
   token: string
@@ -70,10 +89,11 @@ export function accountPages(context: PluginContext, account: AccountServices) {
     .get('/account', async ({ request }) => redirect((await session(request)) ? '/account/keys' : '/account/sign-in'), { detail: { hide: true } })
     .get(
       '/account/sign-in',
-      async ({ request }) => {
-        if (await session(request)) return redirect('/account/keys')
+      async ({ request, query }) => {
+        const next = sameSitePath(typeof query.next === 'string' ? query.next : undefined)
+        if (await session(request)) return redirect(next ?? '/account/keys')
         const formToken = newFormToken()
-        return htmlResponse(signInPage(formToken), 200, {
+        return htmlResponse(signInPage(formToken, { next }), 200, {
           'set-cookie': cookie(SIGN_IN_COOKIE, formToken, { secure: context.isSecureRequest(request), maxAge: 3600 }),
         })
       },
@@ -86,7 +106,7 @@ export function accountPages(context: PluginContext, account: AccountServices) {
         const retry = (error: string, status: number, headers: Record<string, string> = {}) => {
           const formToken = newFormToken()
           const email = field(body, 'email')
-          return htmlResponse(signInPage(formToken, { error, email: email && email.length <= EMAIL_MAX ? email : undefined }), status, {
+          return htmlResponse(signInPage(formToken, { error, email: email && email.length <= EMAIL_MAX ? email : undefined, next: sameSitePath(field(body, 'next')) }), status, {
             ...headers,
             'set-cookie': cookie(SIGN_IN_COOKIE, formToken, { secure, maxAge: 3600 }),
           })
@@ -101,7 +121,7 @@ export function accountPages(context: PluginContext, account: AccountServices) {
             requestId: requestIdOf(set),
           })
           const maxAge = (started.expiresAt.getTime() - Date.now()) / 1000
-          const response = redirect('/account/keys')
+          const response = redirect(sameSitePath(field(body, 'next')) ?? '/account/keys')
           response.headers.append('set-cookie', cookie(SESSION_COOKIE, started.token, { secure, maxAge }))
           response.headers.append('set-cookie', cookie(SIGN_IN_COOKIE, '', { secure, maxAge: 0 }))
           return response

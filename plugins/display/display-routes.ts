@@ -11,8 +11,10 @@ import { routeOf, type Logger } from '../../src/log'
 import { requestIdOf } from '../../src/http/request-id'
 import type { Sessions } from '../auth/api'
 import type { FragmentCache } from './fragments'
-import { findVisiblePage, LIVE_CSS, LIVE_JS, livePage, pageCells, pageComponents } from './live-page'
+import { LIVE_CSS, LIVE_JS } from './live-client'
+import { findVisiblePage, livePage, pageCells, pageComponents, pageIndex, visiblePages } from './live-page'
 import type { LiveStreams } from './live-streams'
+import type { ShareLinks } from './share-links'
 import { displayFailure, displayJson, mobileSession, refusalResponse, requireJson, usageHeaders } from './answers'
 import { Component, ComponentData, ComponentUpdate } from './model'
 import { displayErrorDoc, DISPLAY_TAGS, failureDocs, invalidApiKeyDoc, invalidSessionDoc, json, limitExceededDoc, NOT_ENVELOPE, usageHeaderDocs } from './openapi'
@@ -85,22 +87,34 @@ const pageComponentsDetail = {
   },
 }
 
+/** `?kiosk=1` (or `true`): only the components, fitted to the screen. */
+const isKiosk = (query: Record<string, string | undefined>) => query.kiosk === '1' || query.kiosk === 'true'
+
+/** The live page's assets: their URLs carry a content version, so a year of caching is safe. */
+const ASSET_HEADERS = (type: string) => ({ 'content-type': `${type}; charset=utf-8`, 'cache-control': 'public, max-age=31536000, immutable' })
+
 /** What the display API's routes and the live pages use, bound at setup. */
 export interface DisplayRouteDeps {
   db: Database
   log: Logger
   sessions: Sessions
   streams: LiveStreams
+  shareLinks: ShareLinks
   fragments: FragmentCache
   notifier: ChangeNotifier
   groups: CallGroups
   countCall: CountDisplayCall
 }
 
-export function displayRoutes({ db, log, sessions, streams, fragments, notifier, groups, countCall }: DisplayRouteDeps) {
+export function displayRoutes({ db, log, sessions, streams, shareLinks, fragments, notifier, groups, countCall }: DisplayRouteDeps) {
   /** The web session of a live page request, or null (the page then sends to sign-in). */
   const viewer = async (request: Request) => sessions.authenticate(readCookie(request, SESSION_COOKIE), 'web').catch(() => null)
   const notFoundPage = () => htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Not found</title></head><body><p>No such page.</p></body></html>`, 404)
+  /** Sign in first, then back here: the path and query travel as `next` (the sign-in form only follows same-site paths). */
+  const toSignIn = (request: Request) => {
+    const url = new URL(request.url)
+    return new Response(null, { status: 303, headers: { location: `/account/sign-in?next=${encodeURIComponent(url.pathname + url.search)}`, 'cache-control': 'no-store' } })
+  }
 
   return new Elysia({ name: 'display-api' })
     .post(
@@ -141,13 +155,22 @@ export function displayRoutes({ db, log, sessions, streams, fragments, notifier,
       { detail: pageComponentsDetail },
     )
     .get(
-      '/pages/:pageName',
-      async ({ request, params }) => {
+      '/pages',
+      async ({ request }) => {
         const principal = await viewer(request)
-        if (!principal) return new Response(null, { status: 303, headers: { location: '/account/sign-in', 'cache-control': 'no-store' } })
+        if (!principal) return toSignIn(request)
+        return pageIndex(await visiblePages(db, principal), principal.user)
+      },
+      { detail: { hide: true } },
+    )
+    .get(
+      '/pages/:pageName',
+      async ({ request, params, query }) => {
+        const principal = await viewer(request)
+        if (!principal) return toSignIn(request)
         const page = await findVisiblePage(db, principal, params.pageName)
         if (!page) return notFoundPage()
-        return livePage(page, await pageCells(db, fragments, page.id))
+        return livePage(page, await pageCells(db, fragments, page.id), { events: `/pages/${encodeURIComponent(page.name)}/events`, kiosk: isKiosk(query), shared: false })
       },
       { detail: { hide: true } },
     )
@@ -162,6 +185,24 @@ export function displayRoutes({ db, log, sessions, streams, fragments, notifier,
       },
       { detail: { hide: true } },
     )
-    .get('/pages/assets/live.css', () => new Response(LIVE_CSS, { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600' } }), { detail: { hide: true } })
-    .get('/pages/assets/live.js', () => new Response(LIVE_JS, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600' } }), { detail: { hide: true } })
+    .get(
+      '/s/:token',
+      async ({ params, query }) => {
+        const shared = await shareLinks.resolve(params.token)
+        if (!shared) return notFoundPage()
+        return livePage(shared.page, await pageCells(db, fragments, shared.page.id), { events: `/s/${encodeURIComponent(params.token)}/events`, kiosk: isKiosk(query), shared: true })
+      },
+      { detail: { hide: true } },
+    )
+    .get(
+      '/s/:token/events',
+      async ({ request, params }) => {
+        const shared = await shareLinks.resolve(params.token)
+        if (!shared) return displayJson(404, { message: 'pageNotFound', detail: 'No such share link, or it was revoked or has expired.' })
+        return streams.open({ pageId: shared.page.id, linkId: shared.linkId, expiresAt: shared.expiresAt }, request.signal)
+      },
+      { detail: { hide: true } },
+    )
+    .get('/pages/assets/live.css', () => new Response(LIVE_CSS, { headers: ASSET_HEADERS('text/css') }), { detail: { hide: true } })
+    .get('/pages/assets/live.js', () => new Response(LIVE_JS, { headers: ASSET_HEADERS('text/javascript') }), { detail: { hide: true } })
 }

@@ -5,6 +5,7 @@
  * `version` rises with every change of its data or settings, so a cached fragment is never stale.
  */
 import type { FragmentCacheStats } from './api'
+import { GRID_COLUMNS } from './layout'
 import { renderComponent } from './render'
 
 export class FragmentCache {
@@ -18,7 +19,7 @@ export class FragmentCache {
   constructor(private readonly maxBytes: number) {}
 
   /** The SVG of `component` at its version, rendered only when not cached. */
-  svg(component: { id: string; version: number; type: string }, data: () => Record<string, unknown> | null): string {
+  svg(component: { id: string; version: number; type: string; width: number }, data: () => Record<string, unknown> | null): string {
     const key = `${component.id}:${component.version}`
     const cached = this.entries.get(key)
     if (cached !== undefined) {
@@ -27,7 +28,8 @@ export class FragmentCache {
       this.entries.set(key, cached)
       return cached
     }
-    const fragment = renderComponent(component.type, data() as never).value
+    // The width is part of the version: a layout change raises it too.
+    const fragment = renderComponent(component.type, data() as never, { columns: Math.min(component.width, GRID_COLUMNS) }).value
     this.renders++
     this.store(component.id, key, fragment)
     return fragment

@@ -15,8 +15,9 @@ import { CallGroups } from './call-groups'
 import { createDisplayCalls, displayCallCounter } from './calls'
 import { createPages } from './pages-service'
 import { FragmentCache } from './fragments'
-import { LiveStreams } from './live-streams'
-import { components, displayAccounts, displayUsage, pageAccess, pages } from './schema'
+import { LiveStreams, type PageChange } from './live-streams'
+import { createShareLinks } from './share-links'
+import { components, displayAccounts, displayUsage, pageAccess, pages, pageShareLinks } from './schema'
 import { ChangeNotifier, DISPLAY_CHANNEL } from './update'
 import { dashboardRoutes } from './v1-routes'
 
@@ -24,6 +25,8 @@ const DisplayConfig = Type.Object({
   defaultDailyLimit: Type.Integer({ minimum: 0, default: 50_000, description: 'Calls per UTC day of a new display account (the beta limit).' }),
   maxComponentsPerPage: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'Components a page may hold; one more is 409.' }),
   maxStreamsPerUser: Type.Integer({ minimum: 1, maximum: 1000, default: 20, description: 'Live page streams one user may hold open on one instance; one more is 429.' }),
+  maxStreamsPerShareLink: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'Live page streams one share link may hold open on one instance (screens showing it); one more is 429.' }),
+  maxShareLinksPerPage: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'Share links a page may have; one more is 409.' }),
   fragmentCacheMegabytes: Type.Integer({ minimum: 1, maximum: 4096, default: 32, description: "Memory for the live pages' rendered SVG, per instance (least recently used out first)." }),
   groupCalls: Type.Boolean({ default: true, description: 'Display calls arriving while statements run go together as one statement and one commit (exact per call; see README "Performance").' }),
   maxCallsPerGroup: Type.Integer({ minimum: 2, maximum: 10_000, default: 256, description: 'Most display calls in one grouped statement.' }),
@@ -32,10 +35,11 @@ const DisplayConfig = Type.Object({
 
 export default definePlugin({
   name: 'display',
-  description: 'Dashboard pages and components, POST /api/component with an exact daily limit, and live pages.',
+  description: 'Dashboard pages and components, POST /api/component with an exact daily limit, live pages, their index and share links.',
+  links: [{ href: '/pages', title: 'Dashboards', description: 'the live dashboard pages you can see' }],
   dependencies: ['auth', 'teams'],
   config: DisplayConfig,
-  tables: { displayAccounts, displayUsage, pages, pageAccess, components },
+  tables: { displayAccounts, displayUsage, pages, pageAccess, components, pageShareLinks },
   readModels: { page_viewers: 'Who sees a page, one row per page and user: creator, access list users, members of teams on it (push addresses messages with it).' },
   scopes: [
     { name: 'dashboards:read', description: 'Read dashboard pages, their access lists and components.' },
@@ -74,21 +78,22 @@ export default definePlugin({
     })
     const fragments = new FragmentCache(config.fragmentCacheMegabytes * 1024 * 1024)
     services.provide(FragmentCacheRef, fragments)
-    const streams = new LiveStreams(db, log, fragments, sessions, config.maxStreamsPerUser)
+    const streams = new LiveStreams(db, log, fragments, sessions, { maxStreamsPerUser: config.maxStreamsPerUser, maxStreamsPerLink: config.maxStreamsPerShareLink })
+    const shareLinks = createShareLinks({ db, maxLinksPerPage: config.maxShareLinksPerPage })
     if (context.background) await streams.watch(events, services.get(TeamEventsRef))
     const notifier = new ChangeNotifier(db, (error) => log.warn('could not notify live viewers', describeError(error)))
-    await events.subscribe(DISPLAY_CHANNEL, (changes: Array<{ pageId: string; componentId: string }>) => {
+    await events.subscribe(DISPLAY_CHANNEL, (changes: PageChange[]) => {
       for (const change of changes) void streams.publish(change)
     })
     context.onStop(async () => {
       await notifier.stop()
       streams.closeAll()
     })
-    return { pages, sessions, streams, fragments, notifier, groups, countCall }
+    return { pages, shareLinks, sessions, streams, fragments, notifier, groups, countCall }
   },
 
   routes: ({ db, http, log }, bound) =>
-    new Elysia({ name: 'display' }).use(dashboardRoutes(http.v1, bound.pages)).use(displayRoutes({ db, log, ...bound })),
+    new Elysia({ name: 'display' }).use(dashboardRoutes(http.v1, bound.pages, bound.shareLinks)).use(displayRoutes({ db, log, ...bound })),
 
   cli: {
     'display-limit set': {

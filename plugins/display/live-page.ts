@@ -1,14 +1,18 @@
 /**
- * Live dashboards: `GET /pages/{pageName}` assembles the page from SVG fragments cached per
- * component version (fragments.ts), reading component data only for fragments it lacks;
- * `GET /api/pages/{pageName}` gives mobile apps the components as JSON.
+ * Live dashboards: `GET /pages/{pageName}` (and a share link's `/s/{token}`) assembles the page
+ * from SVG fragments cached per component version (fragments.ts), reading component data only
+ * for fragments it lacks; `GET /pages` lists the pages a user can see; `GET /api/pages/{pageName}`
+ * gives mobile apps the components as JSON. The page's script (live-client.ts) keeps it live.
  */
 import { queryText, type Database } from '../../src/db'
-import { html, htmlResponse, PAGE_HEADERS, trusted } from '../../src/http/html'
+import { html, htmlResponse, PAGE_HEADERS, trusted, type Html } from '../../src/http/html'
 import type { Principal } from '../../src/services/identity'
+import { isoFromText } from '../../src/sql'
 import type { FragmentCache } from './fragments'
 import { PAGE_NAME_PATTERN } from './model'
 import { COMPONENT_COLUMNS, FROM_PAGE_COMPONENTS, fromComponentText } from './pages-service'
+import { spanOf } from './layout'
+import { LIVE_CSS_VERSION, LIVE_JS_VERSION } from './live-client'
 import { ACTOR, MAY_USE_PAGE } from './page-access'
 
 const LIVE_HEADERS = { ...PAGE_HEADERS, 'content-security-policy': PAGE_HEADERS['content-security-policy']!.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'") }
@@ -39,6 +43,29 @@ export async function pageComponents(db: Database, pageId: string) {
   return rows.map(fromComponentText)
 }
 
+/** A page of the index: what a user can see, with its last change (page or any component). */
+export interface IndexedPage {
+  name: string
+  title: string | null
+  components: number
+  updatedAt: string
+}
+
+/** The index lists at most this many pages (most recently changed first). */
+export const INDEX_LIMIT = 500
+
+/** The pages the user can see, most recently changed first: one statement. */
+export async function visiblePages(db: Database, principal: Principal): Promise<IndexedPage[]> {
+  const rows = await queryText<IndexedPage & { components: string | number }>(
+    db,
+    `select p.name, p.title, count(c.id) as components, greatest(p.updated_at, max(c.updated_at)) as "updatedAt"
+      from ${ACTOR} join pages p on ${MAY_USE_PAGE} left join components c on c.page_id = p.id
+      group by p.id, p.organization_id order by "updatedAt" desc, p.name limit ${INDEX_LIMIT + 1}`,
+    [principal.user.id, principal.user.organizationId, principal.user.role],
+  )
+  return rows.map((row) => ({ ...row, components: Number(row.components), updatedAt: isoFromText(row.updatedAt) }))
+}
+
 /** What a cell needs besides its SVG: placement, title and the version its fragment is cached under. */
 export interface ComponentCell {
   id: string
@@ -47,13 +74,14 @@ export interface ComponentCell {
   x: number
   y: number
   width: number
+  height: number
   version: number
 }
 
-/** One component's cell: its title and SVG (a cached fragment), placed on the 24-column grid. */
+/** One component's cell: its title and SVG (a cached fragment), placed on the 24-column grid (layout.ts). */
 export function componentCell(component: ComponentCell, svg: string): string {
-  return html`<section class="component" id="component-${component.id}" data-component="${component.id}" data-type="${component.type}"
-    style="grid-column: ${component.x + 1} / span ${component.width}; grid-row: ${component.y + 1}">
+  return html`<section class="component" id="component-${component.id}" data-component="${component.id}" data-type="${component.type}" data-version="${component.version}"
+    data-x="${component.x}" data-y="${component.y}" style="grid-column: ${Math.min(component.x, 23) + 1} / span ${spanOf(component)}; grid-row: ${component.y + 1} / span ${component.height}">
     ${component.title ? html`<h2>${component.title}</h2>` : ''}
     ${trusted(svg)}
   </section>`.value
@@ -64,7 +92,7 @@ export function componentCell(component: ComponentCell, svg: string): string {
  * the data of components whose fragment at that version is not cached.
  */
 export async function pageCells(db: Database, fragments: FragmentCache, pageId: string): Promise<string[]> {
-  const components = await queryText<ComponentCell>(db, `select c.id, c.type, c.title, c.x, c.y, c.width, c.version ${FROM_PAGE_COMPONENTS}`, [pageId])
+  const components = await queryText<ComponentCell>(db, `select c.id, c.type, c.title, c.x, c.y, c.width, c.height, c.version ${FROM_PAGE_COMPONENTS}`, [pageId])
   const missing = components.filter((component) => !fragments.has(component)).map((component) => component.id)
   const data = new Map<string, Record<string, unknown> | null>()
   if (missing.length)
@@ -73,50 +101,63 @@ export async function pageCells(db: Database, fragments: FragmentCache, pageId: 
   return components.map((component) => componentCell(component, fragments.svg(component, () => data.get(component.id) ?? null)))
 }
 
-export function livePage(page: VisiblePage, cells: string[]): Response {
+/** How a live page is shown: signed in, or through a share link (read-only, no account chrome); `kiosk` hides everything but the components. */
+export interface LiveView {
+  events: string
+  kiosk: boolean
+  shared: boolean
+}
+
+const head = (title: string) => html`<meta charset="utf-8" />
+  <meta name="viewport" content="width=device-width, initial-scale=1" />
+  <title>${title}</title>
+  <link rel="icon" href="/favicon.ico" />
+  <link rel="stylesheet" href="/pages/assets/live.css?v=${LIVE_CSS_VERSION}" />`
+
+export function livePage(page: VisiblePage, cells: string[], view: LiveView): Response {
+  const title = page.title ?? page.name
+  const nav = view.shared ? html`<span class="shared">Shared view · read-only</span>` : html`<a href="/pages">All dashboards</a>`
   return htmlResponse(
     html`<html lang="en">
 <head>
-  <meta charset="utf-8" />
-  <meta name="viewport" content="width=device-width, initial-scale=1" />
-  <title>${page.title ?? page.name}</title>
-  <link rel="stylesheet" href="/pages/assets/live.css" />
-  <script src="/pages/assets/live.js" defer></script>
+  ${head(title)}
+  <script src="/pages/assets/live.js?v=${LIVE_JS_VERSION}" defer></script>
 </head>
-<body data-events="/pages/${encodeURIComponent(page.name)}/events">
-  <header><h1>${page.title ?? page.name}</h1><span class="status" data-status>connecting…</span></header>
-  <main class="grid">${trusted(cells.join(''))}</main>
+<body class="live${view.kiosk ? ' kiosk' : ''}" data-events="${view.events}" data-page="${page.name}"${view.shared ? trusted(' data-shared') : ''}>
+  <header><h1 data-title>${title}</h1><span class="status" data-status role="status">connecting…</span><nav>${nav}</nav></header>
+  <main class="grid" data-grid>${trusted(cells.join(''))}</main>
+  <p class="empty-page" data-empty${cells.length ? trusted(' hidden') : ''}>No components on this page yet.</p>
 </body>
 </html>`,
     200,
-    LIVE_HEADERS,
+    view.shared ? { ...LIVE_HEADERS, 'referrer-policy': 'no-referrer', 'x-robots-tag': 'noindex, nofollow' } : LIVE_HEADERS,
   )
 }
 
-export const LIVE_CSS = `
-:root { color-scheme: light dark; }
-body { margin: 0; font: 15px/1.4 system-ui, sans-serif; }
-header { display: flex; align-items: baseline; gap: 1rem; padding: .75rem 1.5rem; }
-header h1 { margin: 0; font-size: 1.3rem; }
-.status { color: #888; font-size: .85rem; }
-.grid { display: grid; grid-template-columns: repeat(24, 1fr); grid-auto-rows: auto; align-items: start; gap: 12px; padding: 0 1.5rem 1.5rem; }
-.component { min-width: 0; }
-.component h2 { font-size: .95rem; margin: 0 0 .25rem; }
-.component-svg { width: 100%; height: auto; display: block; }
-`
+const dateTime = (iso: string) => iso.slice(0, 16).replace('T', ' ') + ' UTC'
 
-export const LIVE_JS = `
-const source = new EventSource(document.body.dataset.events)
-const status = document.querySelector('[data-status]')
-source.addEventListener('open', () => { status.textContent = 'live' })
-source.addEventListener('error', () => { if (source.readyState !== EventSource.CLOSED) status.textContent = 'reconnecting…' })
-source.addEventListener('component', (event) => {
-  const update = JSON.parse(event.data)
-  const cell = document.getElementById('component-' + update.id)
-  if (cell) cell.outerHTML = update.html
-})
-source.addEventListener('end', (event) => {
-  source.close()
-  status.textContent = JSON.parse(event.data).reason
-})
-`
+/** `GET /pages`: the dashboards the user can see, most recently changed first. */
+export function pageIndex(pages: IndexedPage[], user: { displayName: string }): Response {
+  const shown = pages.slice(0, INDEX_LIMIT)
+  const rows: Html[] = shown.map(
+    (page) => html`<li><a href="/pages/${encodeURIComponent(page.name)}"><strong>${page.title ?? page.name}</strong></a>
+      <span class="meta">${page.name} · ${page.components === 1 ? '1 component' : `${page.components} components`} · updated <time datetime="${page.updatedAt}">${dateTime(page.updatedAt)}</time></span></li>`,
+  )
+  return htmlResponse(
+    html`<html lang="en">
+<head>
+  ${head('Dashboards')}
+</head>
+<body class="index">
+  <header><h1>Dashboards</h1><nav><span>${user.displayName}</span> · <a href="/account">Account</a></nav></header>
+  <main>
+    ${
+      rows.length
+        ? html`<ul class="pages">${rows}</ul>${pages.length > INDEX_LIMIT ? html`<p class="meta">Showing the ${INDEX_LIMIT} most recently changed; API v1 <code>GET /api/v1/pages</code> lists them all.</p>` : ''}`
+        : html`<p>No dashboards you can see yet. Create one with <code>POST /api/v1/pages</code>, or ask its creator for access.</p>`
+    }
+  </main>
+</body>
+</html>`,
+  )
+}

@@ -1,14 +1,18 @@
 /**
- * Server-sent event streams of the live pages (`GET /pages/{pageName}/events`), by page. An
- * update notified by any instance is read once here and pushed to every local viewer of its page.
+ * Server-sent event streams of the live pages (`GET /pages/{pageName}/events`, and
+ * `/s/{token}/events` of a share link), by page. A change notified by any instance (a
+ * component's data, title, place, creation or deletion; the page's title) is read once here and
+ * pushed to every local viewer of its page.
  *
- * A stream knows the session, user and page it was opened for, and ends (an `end` event, then the
- * close) within a second of losing any of them, on every instance: a sign-out or a deactivation
- * (the auth plugin's revocations), the session's absolute end (a timer), a removed access entry or
- * a deleted page (this plugin's PAGE_ACCESS_CHANNEL), or a membership lost in a team that gave
- * access (the teams plugin's events) — each followed by one statement re-checking the viewers it
- * may concern. Every 30 s, and whenever notifications may have been missed, all streams are
- * re-checked, which also keeps their sessions from idling out: an open dashboard is in use.
+ * A stream knows the session, user and page it was opened for (or its share link), and ends (an
+ * `end` event, then the close) within a second of losing any of them, on every instance: a
+ * sign-out or a deactivation (the auth plugin's revocations), the session's or link's end (a
+ * timer), a removed access entry, a revoked link or a deleted page (this plugin's
+ * PAGE_ACCESS_CHANNEL), or a membership lost in a team that gave access (the teams plugin's
+ * events) — each followed by one statement re-checking the viewers it may concern. Every 30 s,
+ * and whenever notifications may have been missed, all streams are re-checked, which also keeps
+ * their sessions from idling out: an open dashboard is in use. A `ping` every 15 s lets the page
+ * notice a stale connection and reconnect.
  */
 import { queryText, type Database } from '../../src/db'
 import type { EventBus } from '../../src/events'
@@ -16,6 +20,7 @@ import { describeError, type Logger } from '../../src/log'
 import type { Revocation, Sessions } from '../auth/api'
 import type { TeamEvents, TeamMembershipLoss } from '../teams/api'
 import type { FragmentCache } from './fragments'
+import { HEARTBEAT_MS } from './live-client'
 import { componentCell, type ComponentCell } from './live-page'
 import { displayJson } from './answers'
 import { COMPONENT_COLUMNS, fromComponentText, PAGE_ACCESS_CHANNEL } from './pages-service'
@@ -23,7 +28,8 @@ import { MAY_USE_PAGE } from './page-access'
 
 const SWEEP_EVERY_MS = 30_000
 
-export interface StreamViewer {
+/** A signed-in viewer of a live page: ends with their session, their account or their access. */
+export interface SessionViewer {
   pageId: string
   userId: string
   sessionId: string
@@ -31,10 +37,33 @@ export interface StreamViewer {
   expiresAt: Date
 }
 
-interface Listener extends StreamViewer {
+/** A viewer through a share link (`/s/<token>`): ends when the link is revoked or expires. */
+export interface LinkViewer {
+  pageId: string
+  linkId: string
+  /** The link's end, if it has one. */
+  expiresAt: Date | null
+}
+
+export type StreamViewer = SessionViewer | LinkViewer
+
+type Listener = StreamViewer & {
   send(event: string, data: unknown): void
   end(reason: string): void
+  /** Closes the stream without an `end` event: the browser reconnects (a restart). */
+  drop(): void
 }
+
+const isLinkViewer = (viewer: StreamViewer): viewer is LinkViewer => 'linkId' in viewer
+
+/** A change notice of DISPLAY_CHANNEL: a component's data, settings, creation or deletion, or (no componentId) the page's name or title. */
+export interface PageChange {
+  pageId: string
+  componentId?: string
+}
+
+/** $1 link ids: those still valid (not revoked, not expired). */
+const LINKS_STILL_VALID = 'select id from page_share_links where id = any($1::uuid[]) and (expires_at is null or expires_at > now())'
 
 /** $1 pair keys, $2 users, $3 pages: the pairs whose user (still active) may still see the page. */
 const STILL_VISIBLE = `select l.key from unnest($1::text[], $2::uuid[], $3::uuid[]) as l(key, user_id, page_id)
@@ -52,7 +81,7 @@ export class LiveStreams {
     private readonly log: Logger,
     private readonly fragments: FragmentCache,
     private readonly sessions: Sessions,
-    private readonly maxStreamsPerUser: number,
+    private readonly bounds: { maxStreamsPerUser: number; maxStreamsPerLink: number },
   ) {}
 
   /** Subscribes to everything that can end a stream (call once, at setup). */
@@ -65,28 +94,48 @@ export class LiveStreams {
     this.sweeper.unref?.()
   }
 
-  /** Handles one change notice: `{pageId, componentId}`. */
-  async publish(event: { pageId: string; componentId: string }): Promise<void> {
-    const audience = [...this.listeners].filter((listener) => listener.pageId === event.pageId)
+  /**
+   * Handles one change notice: a component's cell (`component`: its id, version and HTML), its
+   * removal (`removed`), or the page's name and title (`page`), to every local viewer of the page.
+   */
+  async publish(change: PageChange): Promise<void> {
+    const audience = [...this.listeners].filter((listener) => listener.pageId === change.pageId)
     if (!audience.length) return
     try {
-      const [row] = await queryText<Parameters<typeof fromComponentText>[0] & { version: number }>(this.db, `select ${COMPONENT_COLUMNS}, c.version from components c where c.id = $1`, [event.componentId])
-      if (!row) return
-      const component = fromComponentText(row)
-      const svg = this.fragments.svg({ ...component, version: row.version }, () => component.data)
-      const update = { id: component.id, type: component.type, timestamp: component.timestamp, data: component.data, html: componentCell({ ...component, version: row.version } as ComponentCell, svg) }
-      for (const listener of audience) listener.send('component', update)
+      const [event, data] = change.componentId ? await this.componentEvent(change.pageId, change.componentId) : await this.pageEvent(change.pageId)
+      if (event) for (const listener of audience) listener.send(event, data)
     } catch (error) {
       this.log.warn('could not push a live update', describeError(error))
     }
   }
 
-  /** A `text/event-stream` response that lives until the viewer goes away or loses access; 429 past the per-user bound. */
+  private async componentEvent(pageId: string, componentId: string): Promise<[string, unknown]> {
+    const [row] = await queryText<Parameters<typeof fromComponentText>[0] & { version: number }>(
+      this.db,
+      `select ${COMPONENT_COLUMNS}, c.version from components c where c.id = $1 and c.page_id = $2`,
+      [componentId, pageId],
+    )
+    if (!row) return ['removed', { id: componentId }]
+    const component = fromComponentText(row)
+    const cell = { ...component, version: row.version } as ComponentCell
+    const svg = this.fragments.svg(cell, () => component.data)
+    return ['component', { id: component.id, type: component.type, version: row.version, timestamp: component.timestamp, data: component.data, html: componentCell(cell, svg) }]
+  }
+
+  private async pageEvent(pageId: string): Promise<[string | undefined, unknown]> {
+    const [page] = await queryText<{ name: string; title: string | null }>(this.db, 'select name, title from pages where id = $1', [pageId])
+    // A deleted page: PAGE_ACCESS_CHANNEL ends its streams.
+    return page ? ['page', page] : [undefined, undefined]
+  }
+
+  /** A `text/event-stream` response that lives until the viewer goes away or loses access; 429 past the per-user or per-link bound. */
   open(viewer: StreamViewer, signal: AbortSignal): Response {
+    const link = isLinkViewer(viewer)
     let open = 0
-    for (const listener of this.listeners) if (listener.userId === viewer.userId) open++
-    if (open >= this.maxStreamsPerUser)
-      return displayJson(429, { message: 'tooManyStreams', detail: `At most ${this.maxStreamsPerUser} live streams per user are open at once; close one first.` }, { 'retry-after': '5' })
+    for (const listener of this.listeners) if (link ? isLinkViewer(listener) && listener.linkId === viewer.linkId : !isLinkViewer(listener) && listener.userId === viewer.userId) open++
+    const bound = link ? this.bounds.maxStreamsPerLink : this.bounds.maxStreamsPerUser
+    if (open >= bound)
+      return displayJson(429, { message: 'tooManyStreams', detail: `At most ${bound} live streams per ${link ? 'share link' : 'user'} are open at once on this server; close one first.` }, { 'retry-after': '5' })
     const encoder = new TextEncoder()
     let heartbeat: ReturnType<typeof setInterval> | undefined
     let expiry: ReturnType<typeof setTimeout> | undefined
@@ -121,11 +170,17 @@ export class LiveStreams {
             write(`event: end\ndata: ${JSON.stringify({ reason })}\n\n`)
             close()
           },
+          drop: close,
         }
         this.listeners.add(listener)
         write('retry: 2000\n: connected\n\n')
-        heartbeat = setInterval(() => write(': keep-alive\n\n'), 15_000)
-        expiry = setTimeout(() => listener!.end('Your session expired; sign in again.'), Math.min(Math.max(0, viewer.expiresAt.getTime() - Date.now()), 2 ** 31 - 1))
+        // An event, not a comment: the page sees it and reconnects when they stop (a stale connection).
+        heartbeat = setInterval(() => write(`event: ping\ndata: {}\n\n`), HEARTBEAT_MS)
+        if (viewer.expiresAt)
+          expiry = setTimeout(
+            () => listener!.end(link ? 'This share link has expired.' : 'Your session expired; sign in again.'),
+            Math.min(Math.max(0, viewer.expiresAt.getTime() - Date.now()), 2 ** 31 - 1),
+          )
         signal.addEventListener('abort', close)
       },
       cancel: () => listener?.end('closed'),
@@ -140,48 +195,64 @@ export class LiveStreams {
     return this.listeners.size
   }
 
-  /** Ends every stream (shutdown). */
+  /** Stops the re-checks and closes every stream without an `end` (shutdown): the pages reconnect, to another instance or after the restart. */
   closeAll(): void {
     clearInterval(this.sweeper)
-    for (const listener of [...this.listeners]) listener.end('The server is restarting.')
+    this.dropAll()
+  }
+
+  /** Closes every stream without an `end`, as a restart or a network failure would; the pages reconnect and resynchronise. */
+  dropAll(): void {
+    for (const listener of [...this.listeners]) listener.drop()
   }
 
   private revoked(revocation: Revocation) {
     for (const listener of [...this.listeners]) {
+      if (isLinkViewer(listener)) continue
       if ('sessionId' in revocation && listener.sessionId === revocation.sessionId) listener.end('You signed out.')
       else if ('userId' in revocation && listener.userId === revocation.userId) listener.end('Your account was deactivated.')
     }
   }
 
   private membershipLost(loss: TeamMembershipLoss) {
-    const concerned = [...this.listeners].filter((listener) => loss.userId === undefined || listener.userId === loss.userId)
+    const concerned = [...this.listeners].filter((listener) => !isLinkViewer(listener) && (loss.userId === undefined || listener.userId === loss.userId))
     return this.recheck(concerned)
   }
 
-  /** Ends the streams among `listeners` whose user may no longer see their page: one statement. */
+  /** Ends the streams among `listeners` that may no longer see their page: one statement for users, one for links. */
   private async recheck(listeners: Listener[]): Promise<void> {
-    if (!listeners.length) return
-    const pairs = new Map<string, { userId: string; pageId: string }>()
-    for (const listener of listeners) pairs.set(`${listener.userId}:${listener.pageId}`, listener)
+    const viewers = listeners.filter((listener): listener is Listener & SessionViewer => !isLinkViewer(listener))
+    const links = listeners.filter((listener): listener is Listener & LinkViewer => isLinkViewer(listener))
     try {
-      const entries = [...pairs]
-      const rows = await queryText<{ key: string }>(this.db, STILL_VISIBLE, [entries.map(([key]) => key), entries.map(([, pair]) => pair.userId), entries.map(([, pair]) => pair.pageId)])
-      const visible = new Set(rows.map((row) => row.key))
-      for (const listener of listeners) if (!visible.has(`${listener.userId}:${listener.pageId}`)) listener.end('You no longer have access to this page.')
+      if (viewers.length) {
+        const pairs = new Map<string, { userId: string; pageId: string }>()
+        for (const listener of viewers) pairs.set(`${listener.userId}:${listener.pageId}`, listener)
+        const entries = [...pairs]
+        const rows = await queryText<{ key: string }>(this.db, STILL_VISIBLE, [entries.map(([key]) => key), entries.map(([, pair]) => pair.userId), entries.map(([, pair]) => pair.pageId)])
+        const visible = new Set(rows.map((row) => row.key))
+        for (const listener of viewers) if (!visible.has(`${listener.userId}:${listener.pageId}`)) listener.end('You no longer have access to this page.')
+      }
+      if (links.length) {
+        const rows = await queryText<{ id: string }>(this.db, LINKS_STILL_VALID, [[...new Set(links.map((listener) => listener.linkId))]])
+        const valid = new Set(rows.map((row) => row.id))
+        for (const listener of links) if (!valid.has(listener.linkId)) listener.end('This share link was revoked or has expired.')
+      }
     } catch (error) {
       this.log.warn('could not re-check live viewers', describeError(error))
     }
   }
 
-  /** Re-checks every stream: its session (and keeps it from idling out), then its page. */
+  /** Re-checks every stream: its session (and keeps it from idling out), then its page or link. */
   private async sweep(): Promise<void> {
     if (!this.listeners.size) return
-    try {
-      const live = await this.sessions.stillLive([...new Set([...this.listeners].map((listener) => listener.sessionId))])
-      for (const listener of [...this.listeners]) if (!live.has(listener.sessionId)) listener.end('Your session ended; sign in again.')
-    } catch (error) {
-      this.log.warn('could not re-check live sessions', describeError(error))
-    }
+    const sessionIds = [...new Set([...this.listeners].flatMap((listener) => (isLinkViewer(listener) ? [] : [listener.sessionId])))]
+    if (sessionIds.length)
+      try {
+        const live = await this.sessions.stillLive(sessionIds)
+        for (const listener of [...this.listeners]) if (!isLinkViewer(listener) && !live.has(listener.sessionId)) listener.end('Your session ended; sign in again.')
+      } catch (error) {
+        this.log.warn('could not re-check live sessions', describeError(error))
+      }
     await this.recheck([...this.listeners])
   }
 }

@@ -156,8 +156,31 @@ export const ComponentPatch = t.Object(
   { additionalProperties: false, minProperties: 1 },
 )
 
+export const ShareLink = t.Object(
+  {
+    id: UuidString(),
+    pageId: UuidString(),
+    prefix: t.String({ description: 'The first 8 characters of the token (`dsl_…`), to tell links apart.' }),
+    createdBy: t.Union([UuidString(), t.Null()]),
+    createdAt: Timestamp(),
+    expiresAt: t.Union([Timestamp(), t.Null()], { description: 'When the link stops working; null: until revoked.' }),
+  },
+  { title: 'ShareLink' },
+)
+
+export const CreatedShareLink = t.Composite(
+  [ShareLink, t.Object({ url: t.String({ description: 'The link, `/s/<token>` on this service: shown in this answer only (the token is stored hashed).' }) })],
+  { title: 'CreatedShareLink' },
+)
+
+export const ShareLinkInput = t.Object(
+  { expiresAt: t.Optional(t.Union([t.String({ format: 'date-time', description: 'When the link stops working (in the future); omit or null: until revoked.' }), t.Null()])) },
+  { additionalProperties: false },
+)
+
 export type PageInput = typeof PageInput.static
 export type PageAccessInput = typeof PageAccessInput.static
 export type PagePatch = typeof PagePatch.static
 export type ComponentInput = typeof ComponentInput.static
 export type ComponentPatch = typeof ComponentPatch.static
+export type ShareLinkInput = typeof ShareLinkInput.static

@@ -14,8 +14,10 @@ import { isoFromText, selectPage, withIsoTimestamps } from '../../src/sql'
 import type { UserDirectory } from '../auth/api'
 import type { TeamDirectory } from '../teams/api'
 import type { ComponentInput, ComponentPatch, PageAccessInput, PageInput, PagePatch } from './model'
-import { ACTOR, actorParameters, MAY_USE_PAGE } from './page-access'
+import { place, type Placement } from './layout'
+import { ACTOR, actorParameters, MAY_EDIT_PAGE, MAY_USE_PAGE } from './page-access'
 import { components, pageAccess, pages } from './schema'
+import { DISPLAY_CHANNEL } from './update'
 
 /** NOTIFY channel of access changes of a page (`{pageId}`: an entry removed, or the page deleted); live streams re-check on it. */
 export const PAGE_ACCESS_CHANNEL = 'display_page_access'
@@ -42,22 +44,31 @@ function serializeComponent(row: ComponentRow) {
   }
 }
 
-/** Page $4 with every column, if the actor (ACTOR's $1..$3) may see it. */
-const VISIBLE_PAGE = `select p.id, p.organization_id as "organizationId", p.name, p.title, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt"
+/** Page $4 with every column and whether the actor may feed it, if the actor (ACTOR's $1..$3) may see it. */
+const VISIBLE_PAGE = `select p.id, p.organization_id as "organizationId", p.name, p.title, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt",
+    ${MAY_EDIT_PAGE} as editor
   from pages p, ${ACTOR} where p.id = $4 and ${MAY_USE_PAGE}`
 
-/** The page if the actor may see it (404 otherwise), and whether they may manage it: one statement, locking the row with `lock`. */
-async function findPage(executor: Executor, actor: Actor, pageId: string, lock = false): Promise<{ page: PageRow; manage: boolean }> {
+/** A page the actor can see, whether they manage it (creator, administrator) and whether they are an editor (who also feeds it and shares it). */
+export interface FoundPage {
+  page: PageRow
+  manage: boolean
+  editor: boolean
+}
+
+/** The page if the actor may see it (404 otherwise), and what they may do with it: one statement, locking the row with `lock`. */
+export async function findPage(executor: Executor, actor: Actor, pageId: string, lock = false): Promise<FoundPage> {
   if (!isUuid(pageId)) throw notFound('No such page.')
-  const [row] = await queryText<Omit<PageRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }>(
+  const [row] = await queryText<Omit<PageRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string; editor: boolean }>(
     executor,
     lock ? `${VISIBLE_PAGE} for update of p` : VISIBLE_PAGE,
     [...actorParameters(actor), pageId],
   )
   if (!row) throw notFound('No such page.')
+  const { editor, ...columns } = row
   // Timestamps as Drizzle maps them (`new Date` of the text), so the row is the one a Drizzle select gives.
-  const page: PageRow = { ...row, createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) }
-  return { page, manage: isAdministrator(actor) || page.createdBy === actor.userId }
+  const page: PageRow = { ...columns, createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) }
+  return { page, manage: isAdministrator(actor) || page.createdBy === actor.userId, editor }
 }
 
 function requireManage(found: { manage: boolean }) {
@@ -71,11 +82,6 @@ async function requireUniqueName(executor: Executor, organizationId: string, nam
     .where(and(eq(pages.organizationId, organizationId), sql`lower(${pages.name}) = lower(${name})`, exceptId ? ne(pages.id, exceptId) : undefined))
   if (existing) throw conflict('A page with this name already exists.', existing.id, 'name')
 }
-
-
-
-
-
 
 // ---- access list ----------------------------------------------------------------------------
 
@@ -93,10 +99,6 @@ const ACCESS_COLUMNS = `pa.principal_type as "principalType", pa.principal_id as
   pa.level, pa.created_at as "createdAt"`
 const ACCESS_NAMES = `left join user_directory u on pa.principal_type = 'user' and u.id = pa.principal_id
   left join team_directory t on pa.principal_type = 'team' and t.id = pa.principal_id`
-
-
-
-
 
 // ---- components -----------------------------------------------------------------------------
 
@@ -167,6 +169,7 @@ export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps
         if (!changes) return serializePage(found.page)
         if (patch.name !== undefined) await requireUniqueName(tx, actor.organizationId, patch.name, pageId)
         const [page] = await tx.update(pages).set({ ...patch, updatedAt: new Date() }).where(eq(pages.id, pageId)).returning()
+        await notify(tx, DISPLAY_CHANNEL, JSON.stringify([{ pageId }]))
         await audit({ action: 'page.updated', resourceType: 'page', resourceId: pageId, changes })
         return serializePage(page!)
       })
@@ -255,30 +258,18 @@ export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps
       return serializeComponent(await findComponent(db, pageId, componentId))
     },
 
-    /** Adds a component (its type is fixed for good); placed below the others unless `y` is given. */
+    /** Adds a component (its type is fixed for good) at the first free place of its size unless given one; open live pages show it. */
     async createComponent(actor: Actor, pageId: string, input: ComponentInput) {
       return mutate(db, actor, async (tx, audit) => {
         // The page row is locked: concurrent creates on one page count one after another.
         requireManage(await findPage(tx, actor, pageId, true))
-        const [{ next, count }] = (await queryText<{ next: number; count: number }>(
-          tx,
-          'select coalesce(max(y + height), 0)::int as next, count(*)::int as count from components where page_id = $1',
-          [pageId],
-        )) as [{ next: number; count: number }]
-        if (count >= maxComponentsPerPage) throw conflict(`A page holds at most ${maxComponentsPerPage} components (display.maxComponentsPerPage); delete one first.`)
+        const placed = await queryText<Placement>(tx, 'select x, y, width, height from components where page_id = $1', [pageId])
+        if (placed.length >= maxComponentsPerPage) throw conflict(`A page holds at most ${maxComponentsPerPage} components (display.maxComponentsPerPage); delete one first.`)
         const [row] = await tx
           .insert(components)
-          .values({
-            organizationId: actor.organizationId,
-            pageId,
-            type: input.type,
-            title: input.title ?? null,
-            x: input.x ?? 0,
-            y: input.y ?? next,
-            width: input.width ?? 12,
-            height: input.height ?? 4,
-          })
+          .values({ organizationId: actor.organizationId, pageId, type: input.type, title: input.title ?? null, ...place(placed, input) })
           .returning()
+        await notify(tx, DISPLAY_CHANNEL, JSON.stringify([{ pageId, componentId: row!.id }]))
         await audit({ action: 'component.created', resourceType: 'component', resourceId: row!.id, changes: { after: { pageId, type: row!.type, title: row!.title } } })
         return serializeComponent(row!)
       })
@@ -296,6 +287,7 @@ export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps
           .set({ ...patch, version: sql`${components.version} + 1`, updatedAt: new Date() })
           .where(eq(components.id, componentId))
           .returning()
+        await notify(tx, DISPLAY_CHANNEL, JSON.stringify([{ pageId, componentId }]))
         await audit({ action: 'component.updated', resourceType: 'component', resourceId: componentId, changes })
         return serializeComponent(row!)
       })
@@ -307,6 +299,7 @@ export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps
         const current = await findComponent(tx, pageId, componentId, true)
         requireManage(found)
         await tx.delete(components).where(eq(components.id, componentId))
+        await notify(tx, DISPLAY_CHANNEL, JSON.stringify([{ pageId, componentId }]))
         await audit({ action: 'component.deleted', resourceType: 'component', resourceId: componentId, changes: { before: { pageId, type: current.type, title: current.title } } })
         return { id: componentId }
       })

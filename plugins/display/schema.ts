@@ -117,6 +117,32 @@ export const components = pgTable(
   ],
 )
 
+/**
+ * Read-only links to a page (`/s/<token>`): anyone holding one sees the live page without
+ * signing in, until it expires or is revoked (the row deleted). Only the token's SHA-256 hash
+ * and first characters are stored, as for keys.
+ */
+export const pageShareLinks = pgTable(
+  'page_share_links',
+  {
+    id: rowId(),
+    organizationId: organizationReference(),
+    pageId: uuid().notNull(),
+    tokenHash: text().notNull(),
+    tokenPrefix: text().notNull(),
+    createdBy: uuid(),
+    createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    expiresAt: timestamp({ withTimezone: true, mode: 'date' }),
+  },
+  (table) => [
+    tenantKey('page_share_links', [table.id], table.organizationId),
+    pageOfRow('page_share_links_page_fk', table.pageId, table.organizationId),
+    doneBy('page_share_links_created_by_fk', table.createdBy, table.organizationId),
+    uniqueIndex('page_share_links_token_unique').on(table.tokenHash, table.organizationId),
+    index('page_share_links_page_idx').on(table.pageId),
+  ],
+)
+
 // ---- read models: what other plugins' SQL may read of these tables --------------------------
 
 /**

@@ -4,14 +4,15 @@ import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
-import { Component, ComponentInput, ComponentPatch, Page, PageAccessEntry, PageAccessInput, PageAccessPatch, PageInput, PagePatch } from './model'
+import { Component, ComponentInput, ComponentPatch, CreatedShareLink, Page, PageAccessEntry, PageAccessInput, PageAccessPatch, PageInput, PagePatch, ShareLink, ShareLinkInput } from './model'
 import type { PageService } from './pages-service'
+import type { ShareLinks } from './share-links'
 
 const tags = ['Dashboards']
 const PageParams = t.Object({ pageId: t.String() })
 const ComponentParams = t.Object({ pageId: t.String(), componentId: t.String() })
 
-export function dashboardRoutes(v1: V1Kit, pages: PageService) {
+export function dashboardRoutes(v1: V1Kit, pages: PageService, shareLinks: ShareLinks) {
   return new Elysia({ name: 'dashboards', prefix: '/api/v1/pages' })
     .use(v1)
     .get('', ({ actor, query }) => pages.list(actor, pageRequest(query)), {
@@ -132,5 +133,42 @@ export function dashboardRoutes(v1: V1Kit, pages: PageService) {
       params: ComponentParams,
       response: responses(Envelope(Deleted)),
       detail: { tags, summary: 'Delete a component.' },
+    })
+    .get('/:pageId/share-links', ({ actor, params, query }) => shareLinks.list(actor, params.pageId, pageRequest(query)), {
+      scopes: ['dashboards:read'],
+      params: PageParams,
+      query: t.Object(pageQuery()),
+      response: responses(PageEnvelope(ShareLink)),
+      detail: { tags, summary: "A page's share links, oldest first (its editors; 403 for viewers). Tokens are never shown again." },
+    })
+    .post(
+      '/:pageId/share-links',
+      async ({ actor, params, body, set }) => {
+        set.status = 201
+        return shareLinks.create(actor, params.pageId, body)
+      },
+      {
+        scopes: ['dashboards:write'],
+        params: PageParams,
+        body: ShareLinkInput,
+        response: responses(Envelope(CreatedShareLink), { status: 201, extra: [409, 422] }),
+        detail: {
+          tags,
+          summary:
+            'Create a read-only share link (its editors): `url` (`/s/<token>`) shows the live page to anyone holding it, without signing in, until `expiresAt` or revocation. Shown once. 409 past `display.maxShareLinksPerPage` (100).',
+        },
+      },
+    )
+    .get('/:pageId/share-links/:linkId', ({ actor, params }) => shareLinks.get(actor, params.pageId, params.linkId), {
+      scopes: ['dashboards:read'],
+      params: t.Object({ pageId: t.String(), linkId: t.String() }),
+      response: responses(Envelope(ShareLink)),
+      detail: { tags, summary: 'A share link of the page (its editors), without its token.' },
+    })
+    .delete('/:pageId/share-links/:linkId', ({ actor, params }) => shareLinks.revoke(actor, params.pageId, params.linkId), {
+      scopes: ['dashboards:write'],
+      params: t.Object({ pageId: t.String(), linkId: t.String() }),
+      response: responses(Envelope(Deleted)),
+      detail: { tags, summary: 'Revoke a share link (its editors): it stops at once and its open viewers are closed within a second.' },
     })
 }

@@ -19,6 +19,7 @@ const OVERRIDES: Readonly<Record<string, string>> = {
   'GET /api/v1/projects/{projectId}/search': 'searchProject',
   'POST /api/v1/pages/{pageId}/access': 'grantPageAccess',
   'DELETE /api/v1/pages/{pageId}/access/{principalId}': 'revokePageAccess',
+  'DELETE /api/v1/pages/{pageId}/share-links/{linkId}': 'revokePageShareLink',
   'POST /api/component': 'updateComponentContent',
   'GET /api/pages/{pageName}': 'getDisplayPage',
   'POST /api/message': 'sendMessage',

@@ -195,7 +195,7 @@ export function checkAnswer(resolved: Resolved, answer: Answer, requestId: strin
       checkPage(answer, problems, [200, 201, 303, 400, 401, 403, 404, 429])
       break
     case 'live-page':
-      if (op.template === '/pages/{pageName}/events' && answer.status >= 400) checkDisplay({ ...op, template: '/api/pages/{pageName}' }, answer, problems)
+      if (op.template.endsWith('/events') && answer.status >= 400) checkDisplay({ ...op, template: '/api/pages/{pageName}' }, answer, problems)
       else checkPage(answer, problems, [200, 303, 404])
       break
     case 'other':

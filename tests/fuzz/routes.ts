@@ -16,7 +16,7 @@ export type Family =
   | 'account-page'
   /** `/api/component`, `/api/message`, `/api/devices`, `/api/pages/…`: `{message, detail, field?}`. */
   | 'display'
-  /** `/pages/…`: HTML (live page) or the display shape (events). */
+  /** `/pages…` and `/s/…`: HTML (live page, index, shared page) or the display shape (events). */
   | 'live-page'
   /** `/mcp`: JSON-RPC (a missing or bad key: the v1 envelope's 401). */
   | 'mcp'
@@ -146,6 +146,10 @@ export function hiddenOperations(): Operation[] {
     hidden({ method: 'GET', template: '/pages/{pageName}', family: 'live-page', auth: 'web-session' }),
     hidden({ method: 'GET', template: '/pages/{pageName}/events', family: 'live-page', auth: 'web-session' }),
     hidden({ method: 'GET', template: '/pages/assets/live.css', family: 'live-page', auth: 'none' }),
+    hidden({ method: 'GET', template: '/pages/assets/live.js', family: 'live-page', auth: 'none' }),
+    hidden({ method: 'GET', template: '/pages', family: 'live-page', auth: 'web-session' }),
+    hidden({ method: 'GET', template: '/s/{token}', family: 'live-page', auth: 'none' }),
+    hidden({ method: 'GET', template: '/s/{token}/events', family: 'live-page', auth: 'none' }),
     hidden({ method: 'POST', template: '/mcp', family: 'mcp', auth: 'key' }),
     hidden({ method: 'GET', template: '/mcp', family: 'mcp', auth: 'key', anyMethod: true }),
     hidden({ method: 'DELETE', template: '/mcp', family: 'mcp', auth: 'key', destructive: false, anyMethod: true }),

@@ -62,6 +62,8 @@ export async function createFuzzWorld(service: TestService): Promise<FuzzWorld> 
   if (!superUser) throw new Error('world: the superadministrator cannot sign in')
   const webSession = (await sessions.start(superUser, 'web', null)).token
   const worldPage = await api.request('GET', `/api/v1/pages/${world.pageId}`, { key: superKey.secret })
+  const shareLink = await api.request('POST', `/api/v1/pages/${display.pageId}/share-links`, { key: display.creatorKey, body: {} })
+  if (shareLink.status !== 201) throw new Error(`world: POST …/share-links answered ${shareLink.status} ${shareLink.text}`)
 
   return {
     world,
@@ -89,7 +91,8 @@ export async function createFuzzWorld(service: TestService): Promise<FuzzWorld> 
       assigneeId: [cast.owner.id, cast.editor.id, world.outsiderId],
       sourceWorkItemId: [world.workItemId, world.otherWorkItemId],
       targetWorkItemId: [world.otherWorkItemId, world.workItemId],
-      token: [deviceToken],
+      linkId: [shareLink.body.data.id],
+      token: [deviceToken, shareLink.body.data.url.slice('/s/'.length)],
     },
   }
 }

@@ -85,8 +85,8 @@ export async function createDisplayFixture(api: TestService, name = `board-${Mat
     horizontalBox: { x: 0, y: 0, width: 12 },
     verticalBox: { x: 12, y: 0, width: 6 },
     pieChart: { x: 18, y: 0, width: 6 },
-    barChart: { x: 0, y: 1, width: 12 },
-    lineChart: { x: 12, y: 1, width: 12 },
+    barChart: { x: 0, y: 6, width: 12 },
+    lineChart: { x: 12, y: 6, width: 12 },
   }
   for (const type of Object.keys(SAMPLE_DATA) as SampleType[]) components[type] = (await v1('POST', `/api/v1/pages/${page.id}/components`, { type, title: type, ...layout[type] })).id
   const session = await api.request('POST', '/account/api/sessions', { body: { email: reader.email, password: 'reader password' } })

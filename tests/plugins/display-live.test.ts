@@ -85,7 +85,7 @@ describe('live dashboard events', () => {
     expect((await fetch(`${bHttp.url}/pages/${fx.pageName}/events`)).status).toBe(401)
     const page = await fetch(`${bHttp.url}/pages/${fx.pageName}`, { redirect: 'manual' })
     expect(page.status).toBe(303)
-    expect(page.headers.get('location')).toBe('/account/sign-in')
+    expect(page.headers.get('location')).toBe(`/account/sign-in?next=${encodeURIComponent(`/pages/${fx.pageName}`)}`)
     const outsider = await a.service.core.services.get(SessionsRef).start(
       { id: fx.outsider.id, organizationId: fx.organizationId, email: fx.outsider.email, username: fx.outsider.username, displayName: 'Outsider', avatarUrl: null, role: 'member' },
       'web',

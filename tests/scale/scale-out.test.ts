@@ -14,7 +14,7 @@ import type { Instance } from '../helpers/instance'
 import type { TestUser } from '../helpers/service'
 import { call, expectCall, seedFixtures, signIn, startCluster, type Cluster, type Exchange, type Fixtures } from './cluster'
 import { startMixedLoad, type LoadReport } from './load'
-import { openEventStream, type EventStream } from './sse'
+import { openEventStream, type EventStream } from '../helpers/sse'
 
 const INSTANCES = 3
 const DAILY_LIMIT = 60

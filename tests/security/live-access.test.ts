@@ -1,8 +1,9 @@
 /**
  * A live stream (`/pages/{pageName}/events`) ends within a second of losing what let it open:
  * its session (sign-out, expiry), its user (deactivation), or the user's access to the page (entry
- * removed, team membership removed, page deleted), on every instance: the stream is served by
- * instance B, the change is made through instance A.
+ * removed, team membership removed, page deleted); a share link's stream (`/s/{token}/events`)
+ * when the link is revoked or expires or its page is deleted. On every instance: the stream is
+ * served by instance B, the change is made through instance A.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
@@ -61,10 +62,11 @@ interface OpenStream {
   close(): void
 }
 
-/** Opens the event stream on instance B and waits until it is connected. */
-async function openStream(pageName: string, token: string): Promise<OpenStream> {
+/** Opens the event stream of a page (by name, with a session token) or of a share link's path on instance B, and waits until it is connected. */
+async function openStream(pageName: string, token: string | null): Promise<OpenStream> {
   const controller = new AbortController()
-  const response = await fetch(`${bHttp.url}/pages/${pageName}/events`, { headers: { cookie: `wt_session=${token}` }, signal: controller.signal })
+  const url = token === null ? `${bHttp.url}${pageName}/events` : `${bHttp.url}/pages/${pageName}/events`
+  const response = await fetch(url, { headers: token === null ? {} : { cookie: `wt_session=${token}` }, signal: controller.signal })
   expect(response.status).toBe(200)
   const reader = response.body!.getReader()
   const first = await reader.read()
@@ -157,6 +159,32 @@ describe('a live stream ends within a second, on another instance', () => {
     const page = await newPage({ userId: viewer.id })
     const stream = await openStream(page.name, (await webSession(viewer)).token)
     await a.deactivateUser(viewer.id)
+    await endsWithin(stream, 1000)
+  })
+
+  test('when its share link is revoked (no session at all)', async () => {
+    const page = await newPage()
+    const link = await v1(creatorKey, 'POST', `/api/v1/pages/${page.id}/share-links`, {})
+    const stream = await openStream(link.url, null)
+    await v1(creatorKey, 'DELETE', `/api/v1/pages/${page.id}/share-links/${link.id}`)
+    await endsWithin(stream, 1000)
+    expect((await fetch(`${bHttp.url}${link.url}/events`)).status).toBe(404)
+  })
+
+  test('when its share link expires', async () => {
+    const page = await newPage()
+    const link = await v1(creatorKey, 'POST', `/api/v1/pages/${page.id}/share-links`, { expiresAt: new Date(Date.now() + 3_600_000).toISOString() })
+    await a.service.core.db.execute(sql`update page_share_links set expires_at = now() + interval '1500 milliseconds' where id = ${link.id}`)
+    const stream = await openStream(link.url, null)
+    const [{ left }] = (await queryRows<{ left: number }>(a.service.core.db, sql`select extract(epoch from expires_at - now()) * 1000 as left from page_share_links where id = ${link.id}`)) as [{ left: number }]
+    await endsWithin(stream, Math.max(0, Number(left)) + 1000)
+  })
+
+  test('when the page of its share link is deleted', async () => {
+    const page = await newPage()
+    const link = await v1(creatorKey, 'POST', `/api/v1/pages/${page.id}/share-links`, {})
+    const stream = await openStream(link.url, null)
+    await v1(creatorKey, 'DELETE', `/api/v1/pages/${page.id}`)
     await endsWithin(stream, 1000)
   })
 

@@ -1,0 +1,124 @@
+/**
+ * Read-only share links of a page: `/s/<token>` shows the live page to anyone holding it, without
+ * signing in, until it expires or is revoked. The token is a secret shown once (`dsl_…`, with a
+ * checksum, as keys) and stored only as its SHA-256 hash. The page's editors (its creator,
+ * administrators, `editor` entries) create, list and revoke them; every change is audited, and a
+ * revocation closes the link's open viewers on every instance (PAGE_ACCESS_CHANNEL).
+ */
+import { mutate } from '../../src/audit'
+import { notify, queryText, type Database, type Executor } from '../../src/db'
+import { badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
+import type { PageRequest } from '../../src/http/pagination'
+import { isUuid } from '../../src/ids'
+import { generateSecret, hashSecret, isWellFormedSecret, secretPrefix } from '../../src/secrets'
+import type { Actor } from '../../src/services/identity'
+import { isoFromText, selectPage } from '../../src/sql'
+import type { VisiblePage } from './live-page'
+import { findPage, PAGE_ACCESS_CHANNEL } from './pages-service'
+import { pageShareLinks } from './schema'
+
+/** Share link tokens: `dsl_` + 36 base62 characters + a 6-character checksum. */
+export const SHARE_TOKEN_PREFIX = 'dsl'
+
+/** A share link as API v1 shows it (never its token, but for the `url` of the answer that created it). */
+export interface ShareLinkView {
+  id: string
+  pageId: string
+  prefix: string
+  createdBy: string | null
+  createdAt: string
+  expiresAt: string | null
+}
+
+const LINK_COLUMNS = `l.id, l.page_id as "pageId", l.token_prefix as prefix, l.created_by as "createdBy", l.created_at as "createdAt", l.expires_at as "expiresAt"`
+const fromText = (row: ShareLinkView): ShareLinkView => ({ ...row, createdAt: isoFromText(row.createdAt), expiresAt: row.expiresAt === null ? null : isoFromText(row.expiresAt) })
+
+/** The page, if the actor may share it (an editor); 404 when they cannot see it, 403 when they only view it. */
+async function requireEditor(executor: Executor, actor: Actor, pageId: string, lock = false) {
+  const found = await findPage(executor, actor, pageId, lock)
+  if (!found.editor) throw forbidden("Only the page's editors (its creator, administrators and editor entries) may manage its share links.")
+  return found.page
+}
+
+/** A valid link's page and what its stream needs: the link's id and end. */
+export interface SharedPage {
+  linkId: string
+  expiresAt: Date | null
+  page: VisiblePage
+}
+
+export function createShareLinks({ db, maxLinksPerPage }: { db: Database; maxLinksPerPage: number }) {
+  return {
+    /** The page's links that have not been revoked (expired ones included, with their `expiresAt`), oldest first. */
+    async list(actor: Actor, pageId: string, request: PageRequest) {
+      await requireEditor(db, actor, pageId)
+      return selectPage<ShareLinkView & { total: string }, ShareLinkView>(
+        db,
+        `select ${LINK_COLUMNS}, count(*) over () as total from page_share_links l where l.page_id = $1 order by l.created_at, l.id`,
+        'select count(*) as total from page_share_links where page_id = $1',
+        [pageId],
+        request,
+        ({ total: _total, ...row }) => fromText(row),
+      )
+    },
+
+    /** One link of the page (its editors). */
+    async get(actor: Actor, pageId: string, linkId: string): Promise<ShareLinkView> {
+      await requireEditor(db, actor, pageId)
+      const [row] = isUuid(linkId) ? await queryText<ShareLinkView>(db, `select ${LINK_COLUMNS} from page_share_links l where l.id = $1 and l.page_id = $2`, [linkId, pageId]) : []
+      if (!row) throw notFound('No such share link.')
+      return fromText(row)
+    },
+
+    /** Creates a link; its `url` (`/s/<token>`) is shown in this answer only. */
+    async create(actor: Actor, pageId: string, input: { expiresAt?: string | null }): Promise<ShareLinkView & { url: string }> {
+      const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null
+      if (expiresAt && expiresAt.getTime() <= Date.now()) throw badRequest('The expiry must be in the future.', 'expiresAt')
+      const token = generateSecret(SHARE_TOKEN_PREFIX)
+      return mutate(db, actor, async (tx, audit) => {
+        // The page row is locked: concurrent creates on one page count one after another.
+        await requireEditor(tx, actor, pageId, true)
+        const [{ count }] = (await queryText<{ count: number }>(tx, 'select count(*)::int as count from page_share_links where page_id = $1', [pageId])) as [{ count: number }]
+        if (count >= maxLinksPerPage) throw conflict(`A page has at most ${maxLinksPerPage} share links (display.maxShareLinksPerPage); revoke one first.`)
+        const [row] = await tx
+          .insert(pageShareLinks)
+          .values({ organizationId: actor.organizationId, pageId, tokenHash: hashSecret(token), tokenPrefix: secretPrefix(token), createdBy: actor.userId, expiresAt })
+          .returning()
+        const view: ShareLinkView = { id: row!.id, pageId, prefix: row!.tokenPrefix, createdBy: row!.createdBy, createdAt: row!.createdAt.toISOString(), expiresAt: row!.expiresAt?.toISOString() ?? null }
+        await audit({ action: 'page.share_link_created', resourceType: 'page_share_link', resourceId: view.id, changes: { after: { pageId, prefix: view.prefix, expiresAt: view.expiresAt } } })
+        return { ...view, url: `/s/${token}` }
+      })
+    },
+
+    /** Revokes a link: it stops at once, and its open viewers are closed on every instance. */
+    async revoke(actor: Actor, pageId: string, linkId: string) {
+      return mutate(db, actor, async (tx, audit) => {
+        await requireEditor(tx, actor, pageId, true)
+        const [row] = isUuid(linkId)
+          ? await queryText<ShareLinkView>(tx, `delete from page_share_links l where l.id = $1 and l.page_id = $2 returning ${LINK_COLUMNS}`, [linkId, pageId])
+          : []
+        if (!row) throw notFound('No such share link.')
+        await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
+        await audit({ action: 'page.share_link_revoked', resourceType: 'page_share_link', resourceId: linkId, changes: { before: { pageId, prefix: row.prefix, expiresAt: fromText(row).expiresAt } } })
+        return { id: linkId }
+      })
+    },
+
+    /** The page a token shows, if the token is a valid link's (well-formed, not revoked, not expired); one statement. */
+    async resolve(token: string): Promise<SharedPage | undefined> {
+      // Elysia gives null for a path segment that is not valid percent-encoding (`/s/%ZZ`).
+      if (typeof token !== 'string' || !isWellFormedSecret(SHARE_TOKEN_PREFIX, token)) return undefined
+      const [row] = await queryText<{ linkId: string; expiresAt: string | null; id: string; name: string; title: string | null }>(
+        db,
+        `select l.id as "linkId", l.expires_at as "expiresAt", p.id, p.name, p.title
+          from page_share_links l join pages p on p.id = l.page_id and p.organization_id = l.organization_id
+          where l.token_hash = $1 and (l.expires_at is null or l.expires_at > now())`,
+        [hashSecret(token)],
+      )
+      if (!row) return undefined
+      return { linkId: row.linkId, expiresAt: row.expiresAt === null ? null : new Date(isoFromText(row.expiresAt)), page: { id: row.id, name: row.name, title: row.title } }
+    },
+  }
+}
+
+export type ShareLinks = ReturnType<typeof createShareLinks>
