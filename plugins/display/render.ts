@@ -318,12 +318,12 @@ function axes(geometry: Plot, ink: string): Html {
   return html`<g class="grid" stroke="${ink}" stroke-opacity="0.15">${scale.ticks.map(
     (tick) => html`<line class="grid" x1="${geometry.left}" y1="${geometry.y(tick)}" x2="${geometry.right}" y2="${geometry.y(tick)}" />`,
   )}</g>
-  <g class="y-axis" text-anchor="end">${scale.ticks.map(
-    (tick, i) => html`<text class="tick" x="${round(geometry.left - LABEL_GAP)}" y="${round(geometry.y(tick) + FONT * 0.35)}" font-size="${FONT}" fill="${ink}">${scale.labels[i]}</text>`,
+  <g class="y-axis" text-anchor="end" font-size="${FONT}" fill="${ink}">${scale.ticks.map(
+    (tick, i) => html`<text class="tick" x="${round(geometry.left - LABEL_GAP)}" y="${round(geometry.y(tick) + FONT * 0.35)}">${scale.labels[i]}</text>`,
   )}</g>
   <line class="axis" x1="${geometry.left}" y1="${geometry.zero}" x2="${geometry.right}" y2="${geometry.zero}" stroke="${ink}" stroke-opacity="0.5" />
-  <g class="x-axis" text-anchor="middle">${geometry.xLabels.map(
-    (label) => html`<text class="x-label" x="${label.x}" y="${geometry.height - 8}" font-size="${FONT}" fill="${ink}">${label.text}</text>`,
+  <g class="x-axis" text-anchor="middle" font-size="${FONT}" fill="${ink}">${geometry.xLabels.map(
+    (label) => html`<text class="x-label" x="${label.x}" y="${geometry.height - 8}">${label.text}</text>`,
   )}</g>`
 }
 
@@ -392,9 +392,9 @@ function barChart(data: Data, columns: number): Html {
     }),
   )}</g>
   ${labelled
-    ? html`<g class="value-labels" text-anchor="middle">${bars.points.map((point, i) => {
+    ? html`<g class="value-labels" text-anchor="middle" font-size="${FONT}" fill="${ink}">${bars.points.map((point, i) => {
         const y = geometry.y(point.y)
-        return html`<text class="value-label" x="${geometry.xs[i]}" y="${round(point.y < 0 ? y + FONT + 2 : y - 4)}" font-size="${FONT}" fill="${ink}">${values[i]}</text>`
+        return html`<text class="value-label" x="${geometry.xs[i]}" y="${round(point.y < 0 ? y + FONT + 2 : y - 4)}">${values[i]}</text>`
       })}</g>`
     : ''}`
   })
@@ -486,13 +486,13 @@ function legend(rows: Slice[], more: number, x: number, width: number, height: n
   const count = rows.length + (more ? 1 : 0)
   const top = round((height - count * LEGEND_ROW) / 2)
   const valueRight = round(x + width)
-  return html`<g class="legend">${rows.map((slice, i) => {
+  return html`<g class="legend" font-size="${FONT}" fill="${ink}">${rows.map((slice, i) => {
     const y = top + i * LEGEND_ROW
     const value = formatCompact(slice.point.y)
     const room = width - SWATCH - LABEL_GAP * 2 - textWidth(value) - textWidth(` ${slice.percent}`)
     const name = truncate(slice.point.x, Math.max(1, Math.floor(room / (FONT * CHAR_WIDTH))))
-    return html`<g class="legend-row">${new Html(slice.mark.title)}<rect class="swatch" x="${x}" y="${round(y + 4)}" width="${SWATCH}" height="${SWATCH}" rx="2" fill="${slice.color}" /><text class="legend-label" x="${x + SWATCH + LABEL_GAP}" y="${round(y + 13)}" font-size="${FONT}" fill="${ink}">${name} ${slice.percent}</text><text class="legend-value" x="${valueRight}" y="${round(y + 13)}" text-anchor="end" font-size="${FONT}" fill="${ink}" fill-opacity="0.75">${value}</text></g>`
-  })}${more ? html`<text class="legend-more" x="${x + SWATCH + LABEL_GAP}" y="${round(top + rows.length * LEGEND_ROW + 13)}" font-size="${FONT}" fill="${ink}">${rows.length ? `${more} more` : plural(more, 'item')}</text>` : ''}</g>`
+    return html`<g class="legend-row">${new Html(slice.mark.title)}<rect class="swatch" x="${x}" y="${round(y + 4)}" width="${SWATCH}" height="${SWATCH}" rx="2" fill="${slice.color}" /><text class="legend-label" x="${x + SWATCH + LABEL_GAP}" y="${round(y + 13)}">${name} ${slice.percent}</text><text class="legend-value" x="${valueRight}" y="${round(y + 13)}" text-anchor="end" fill-opacity="0.75">${value}</text></g>`
+  })}${more ? html`<text class="legend-more" x="${x + SWATCH + LABEL_GAP}" y="${round(top + rows.length * LEGEND_ROW + 13)}">${rows.length ? `${more} more` : plural(more, 'item')}</text>` : ''}</g>`
 }
 
 /** The slice from angle `start` to `end` (radians), with its tooltip: a circle when it is the whole pie. */

@@ -203,8 +203,11 @@ describe('bar and line charts', () => {
       const labels = select(svg.inner, 'text', 'x-label')
       expect(labels.length).toBeGreaterThanOrEqual(2)
       expect(labels.length).toBeLessThan(20)
+      // The labels take their font size from their group.
+      const fontSize = Number(/<g class="x-axis"[^>]*font-size="([\d.]+)"/.exec(svg.inner)?.[1])
+      expect(fontSize).toBeGreaterThan(0)
       const boxes = labels.map((label) => {
-        const half = (Number(label.attributes['font-size']) * 0.6 * [...label.text].length) / 2
+        const half = (fontSize * 0.6 * [...label.text].length) / 2
         return { left: Number(label.attributes.x) - half, right: Number(label.attributes.x) + half }
       })
       for (const box of boxes) {
@@ -258,7 +261,7 @@ describe('pie charts', () => {
 
   test('a legend names every point with its share and value, and every slice has a tooltip', () => {
     for (const svg of svgs(render(pie))) {
-      const legend = svg.inner.slice(svg.inner.indexOf('<g class="legend">'))
+      const legend = svg.inner.slice(svg.inner.indexOf('<g class="legend"'))
       expect(select(legend, 'text', 'legend-label').map((label) => label.text)).toEqual(['Done 60%', 'In progress 30%', 'Todo 10%'])
       expect(select(legend, 'text', 'legend-value').map((label) => label.text)).toEqual(['60', '30', '10'])
       const slices = select(svg.inner, 'path', 'slice')
@@ -389,9 +392,11 @@ describe('states, accessibility and safety', () => {
       for (const type of ['barChart', 'lineChart', 'pieChart']) {
         const markup = render(chart(type, [{ x: 'a', y: 1 }, { x: 'b', y: 2 }], { backgroundColor: background }))
         expect(markup).not.toContain('currentColor')
-        const texts = [...select(markup, 'text', 'tick'), ...select(markup, 'text', 'x-label'), ...select(markup, 'text', 'legend-label')]
-        expect(texts.length).toBeGreaterThan(0)
-        for (const text of texts) expect(text.attributes.fill).toBe(ink)
+        // Ticks, x labels and legend rows take their color from their group.
+        const groups = [...markup.matchAll(/<g class="(?:y-axis|x-axis|legend)"([^>]*)>/g)].map(([, open]) => parseAttributes(open!))
+        expect(groups.length).toBeGreaterThan(0)
+        for (const group of groups) expect(group.fill).toBe(ink)
+        for (const text of [...select(markup, 'text', 'tick'), ...select(markup, 'text', 'x-label'), ...select(markup, 'text', 'legend-label')]) expect(text.attributes.fill).toBeUndefined()
         for (const background_ of select(markup, 'rect', 'background')) expect(background_.attributes.fill).toBe(background)
       }
     }
