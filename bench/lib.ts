@@ -302,6 +302,13 @@ interface DisplayShape extends Throughput {
   callsPerCommit?: number
 }
 
+/** One page of the pages benchmark: its best run, mean latency (ms), HTML size (bytes) and components. */
+interface PageShape extends Throughput {
+  meanMs: number
+  bytes: number
+  components: number
+}
+
 /** What each benchmark records, in the units its section shows (req/s, TPS, ms, MiB, messages/s). */
 interface Figures {
   'auth-me': { endpoint: Throughput; hello: Throughput; peakRssMiB: number; helloPeakRssMiB: number; errors: number }
@@ -331,6 +338,22 @@ interface Figures {
   }
   display: { spread: DisplayShape; single: DisplayShape; peakRssMiB: number; errors: number }
   push: { devices: number; perRun: number[]; median: number; best: number; exactlyOnce: boolean; peakRssMiB: number | null }
+  pages: {
+    one: PageShape
+    twenty: PageShape
+    /** Time of the 20-component page over that of the 1-component one by req/s: rps(1) / rps(20). */
+    ratio: number
+    /** p50(20) / p50(1). */
+    p50Ratio: number
+    /** The service's fragment renders before and after the measured runs (equal: every page came from the cache). */
+    rendersBefore: number
+    rendersAfter: number
+    /** Requests of the measured runs. */
+    requests: number
+    peakRssMiB: number
+    /** Socket errors and non-200 answers. */
+    errors: number
+  }
   mixed: {
     minutes: number
     samples: number

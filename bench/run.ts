@@ -9,6 +9,7 @@ import { benchDisplay } from './display'
 import { benchMcp } from './mcp'
 import { benchMembers } from './members'
 import { benchMixed } from './mixed'
+import { benchPages } from './pages'
 import { benchPush } from './push'
 import { benchSignIn } from './sign-in'
 import { BENCHMARKS, writeSummary } from './summary'
@@ -21,6 +22,7 @@ const benchmarks: Record<BenchName, () => Promise<void>> = {
   'work-items': benchWorkItems,
   mcp: benchMcp,
   display: benchDisplay,
+  pages: benchPages,
   push: benchPush,
   'sign-in': benchSignIn,
   mixed: benchMixed,

@@ -8,7 +8,7 @@ import { MINIMUM_JUDGED_MINUTES, QUARTER_RATIO_THRESHOLD, SLOPE_THRESHOLD_MIB_PE
 import { readResults, round, writeSection, type BenchName, type RecordedResults, type Throughput } from './lib'
 
 /** The order of the summary (and of `npm run bench`). */
-export const BENCHMARKS: BenchName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'push', 'sign-in', 'mixed']
+export const BENCHMARKS: BenchName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'pages', 'push', 'sign-in', 'mixed']
 
 /** Issue 15's bound on the service's peak RSS (VmHWM) in any benchmark. */
 const PEAK_RSS_TARGET_MIB = 200
@@ -139,6 +139,22 @@ function linesOf(results: RecordedResults, name: BenchName): Line[] {
         const line = pgbenchLine(`display: \`POST /api/component\`, ${label}`, shape, f.peakRssMiB, shape.pgbench, 'per-call statement', 2)
         return { ...line, target: `${line.target}, p99 ≤ 50 ms`, met: line.met === true && shape.p99 <= 50 }
       })
+    }
+    case 'pages': {
+      const r = results.pages
+      if (!r) return []
+      const f = r.figures
+      const renders = f.rendersAfter - f.rendersBefore
+      return [
+        {
+          benchmark: `pages: \`GET /pages/{name}\` with ${f.twenty.components} components vs ${f.one.components}`,
+          headline: `${rps(f.twenty.requestsPerSecond)} (${latency(f.twenty)}, mean ${round(f.twenty.meanMs, 1)} ms, ${round(f.twenty.bytes / 1024, 1)} KiB; p50 ratio ${round(f.p50Ratio, 2)}×; fragment renders during the runs: ${renders}; ${rss(f.peakRssMiB)})`,
+          ceiling: `${rps(f.one.requestsPerSecond)} with ${f.one.components} component (${latency(f.one)})`,
+          ratio: `${round(f.ratio, 2)}×`,
+          target: '≤ 2.0× the time of 1 component',
+          met: f.ratio <= 2 && renders === 0 && f.errors === 0,
+        },
+      ]
     }
     case 'push': {
       const r = results.push

@@ -2,7 +2,7 @@
  * The live page's stylesheet and script, served as files (the pages allow no inline script).
  * The script keeps the page live: component cells replaced, added and removed as their events
  * arrive, the title kept, a lost or silent stream reconnected and the page resynchronised from
- * a fresh copy of itself, and in kiosk mode the grid scaled to fit the screen.
+ * a fresh copy of itself. Kiosk mode is CSS alone: the grid is the screen and drawings fit their cells.
  */
 import { createHash } from 'node:crypto'
 import { GRID_COLUMNS, ROW_PX } from './layout'
@@ -42,9 +42,15 @@ body.kiosk { overflow: hidden; font-size: 18px; }
 body.kiosk header { display: none; }
 body.kiosk[data-state=reconnecting] header, body.kiosk[data-state=ended] header { display: flex; position: fixed; top: 0; right: 0; z-index: 1; padding: .3rem .8rem; background: var(--card); border-bottom-left-radius: 8px; }
 body.kiosk[data-state] header h1, body.kiosk[data-state] header nav { display: none; }
-body.kiosk .grid { padding: 12px; transform-origin: 0 0; }
-body.kiosk .component h2 { font-size: 1.25rem; }
-body.kiosk .component-svg { height: auto !important; }
+/* Kiosk: the grid is the screen; its rows share the height and every drawing scales to fit its cell. */
+body.kiosk .grid { height: 100vh; grid-auto-rows: minmax(0, 1fr); padding: 12px; }
+body.kiosk .component { display: flex; flex-direction: column; min-height: 0; }
+body.kiosk .component h2 { font-size: 1.25rem; flex: none; }
+body.kiosk .component-svg { flex: 1 1 0; min-height: 0; height: 100% !important; }
+@media (max-width: 699px) {
+  body.kiosk { overflow: auto; }
+  body.kiosk .grid { height: auto; grid-auto-rows: auto; }
+}
 ${CHART_CSS}
 `
 
@@ -61,7 +67,6 @@ export const LIVE_JS = `(() => {
   const status = document.querySelector('[data-status]')
   const heading = document.querySelector('[data-title]')
   const empty = document.querySelector('[data-empty]')
-  const kiosk = body.classList.contains('kiosk')
   const shared = 'shared' in body.dataset
   let events = body.dataset.events
   let source = null
@@ -70,7 +75,7 @@ export const LIVE_JS = `(() => {
   let ended = false
   let retryMs = 1000
 
-  const setState = (state, text) => { body.dataset.state = state; status.textContent = text; fit() }
+  const setState = (state, text) => { body.dataset.state = state; status.textContent = text }
   const cellOf = (id) => document.getElementById('component-' + id)
   const version = (cell) => Number(cell.dataset.version)
   const parse = (markup) => { const template = document.createElement('template'); template.innerHTML = markup.trim(); return template.content.firstElementChild }
@@ -81,7 +86,6 @@ export const LIVE_JS = `(() => {
     const sorted = [...cells].sort((a, b) => Number(a.dataset.y) - Number(b.dataset.y) || Number(a.dataset.x) - Number(b.dataset.x))
     if (sorted.some((cell, i) => cell !== cells[i])) grid.append(...sorted)
     empty.hidden = cells.length > 0
-    fit()
   }
   function upsert(update) {
     const current = cellOf(update.id)
@@ -162,28 +166,6 @@ export const LIVE_JS = `(() => {
     connect()
   }, 5000)
 
-  // Kiosk: lay the grid out at the width that, scaled, fills the screen's width and height (at most 1.6×), no scrolling.
-  let frame = 0
-  function fit() {
-    if (!kiosk) return
-    cancelAnimationFrame(frame)
-    frame = requestAnimationFrame(() => {
-      let scale = 1
-      for (let i = 0; i < 6; i++) {
-        grid.style.transform = ''
-        grid.style.width = innerWidth / scale + 'px'
-        const next = Math.max(0.2, Math.min(1.6, innerHeight / grid.getBoundingClientRect().height))
-        const settled = Math.abs(next - scale) < 0.005
-        scale = next
-        if (settled) break
-      }
-      grid.style.width = innerWidth / scale + 'px'
-      grid.style.transform = scale !== 1 ? 'scale(' + scale + ')' : ''
-      body.dataset.scale = scale.toFixed(3)
-    })
-  }
-  addEventListener('resize', fit)
-  fit()
   connect()
 })()
 `

@@ -178,9 +178,8 @@ describe.skipIf(!chromiumAvailable)(`live dashboard in headless Chromium${chromi
     await page.context().close()
   })
 
-  test('kiosk at 1920×1080: no header, every component on the screen, nothing to scroll, larger titles', async () => {
+  test('kiosk at 1920×1080: no header, the components fill the screen without scrolling, larger titles and chart text', async () => {
     const page = await open(1920, 1080, '?kiosk=1')
-    await page.waitForFunction(() => document.body.dataset.scale !== undefined)
     expect(await page.locator('header').isVisible()).toBe(false)
     expect(await page.evaluate(() => document.documentElement.scrollHeight <= window.innerHeight && document.documentElement.scrollWidth <= window.innerWidth)).toBe(true)
     for (const cell of await boxes(page, 'section.component')) {
@@ -188,6 +187,11 @@ describe.skipIf(!chromiumAvailable)(`live dashboard in headless Chromium${chromi
       expect(cell.right).toBeLessThanOrEqual(1920 + 0.5)
     }
     expect(overlapping(await boxes(page, 'section.component'))).toEqual([])
+    // Fitted, not shrunk: the components fill the screen's height and their text is larger than on the desktop page.
+    const cells = await boxes(page, 'section.component')
+    expect(Math.max(...cells.map((cell) => cell.bottom))).toBeGreaterThan(1080 * 0.9)
+    const tick = (await boxes(page, `#component-${fx.components.barChart} svg.wide text.tick`))[0]!
+    expect(tick.height).toBeGreaterThan(13)
     const kioskTitle = await page.locator('section.component h2').first().evaluate((title) => parseFloat(getComputedStyle(title).fontSize))
     expect(kioskTitle).toBeGreaterThan(18)
     await page.screenshot({ path: artifactPath('dashboard-kiosk.png') })
