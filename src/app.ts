@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto'
 import { Elysia, t } from 'elysia'
 import type { ServiceConfig } from './config'
 import { openDatabase, type DatabaseHandle } from './db'
+import { createChangeFeed } from './changes'
 import { createEventBus } from './events'
 import { parseRequestBody } from './http/body'
 import { clientAddress, isSecureRequest, rememberConnection, trustedHops, type ConnectionInfo } from './http/client'
@@ -151,8 +152,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     db: database.db,
     database: { kind: database.kind, location: database.location },
     events,
+    changes: createChangeFeed(plugins.flatMap((plugin) => plugin.events ?? [])),
     services,
     scopes: collectScopes(registry),
+    enabledScopes: collectScopes(plugins),
     tags: plugins.flatMap((plugin) => plugin.tags ?? []),
     tools: [],
     lists: new ListCache(config.server.listCacheBytes),

@@ -8,7 +8,7 @@ import { createService } from './app'
 import { loadConfig } from './config'
 import { ApiError } from './http/errors'
 import { createLogger } from './log'
-import type { AnyPlugin, CliCommand, ScopeDefinition } from './plugin'
+import type { AnyPlugin, CliCommand } from './plugin'
 
 const INVOCATION = 'npm run --silent cli --'
 const HELP_FLAGS = new Set(['--help', '-h'])
@@ -149,13 +149,6 @@ function errorBody(error: unknown, definition: CliCommand | undefined): Record<s
   return body
 }
 
-/** Every scope the enabled plugins declare, once each. */
-function enabledScopes(plugins: readonly AnyPlugin[]): ScopeDefinition[] {
-  const seen = new Map<string, ScopeDefinition>()
-  for (const plugin of plugins) for (const scope of plugin.scopes ?? []) if (!seen.has(scope.name)) seen.set(scope.name, scope)
-  return [...seen.values()]
-}
-
 /** Runs one command (or prints the usage asked for); returns the process exit code. */
 export async function runCli(registry: readonly AnyPlugin[], argv: readonly string[]): Promise<number> {
   let stop: (() => Promise<void>) | undefined
@@ -176,7 +169,7 @@ export async function runCli(registry: readonly AnyPlugin[], argv: readonly stri
     const { context, bound } = service.contextOf(found.plugin.name)
     // A command sees the scopes of the enabled plugins (the core lists every registered one):
     // what `key create --scopes all` grants and what the CLI accepts.
-    const result = await definition.run({ ...context, scopes: enabledScopes(service.plugins) }, flags, bound)
+    const result = await definition.run({ ...context, scopes: context.enabledScopes }, flags, bound)
     process.stdout.write(`${JSON.stringify(result)}\n`)
     return 0
   } catch (error) {

@@ -1,6 +1,7 @@
 /** The plugin manifest and the core services a plugin receives. */
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import type { AnyElysia } from 'elysia'
+import type { ChangeFeed, EventTypeDefinition } from './changes'
 import type { Database, DatabaseHandle } from './db'
 import type { EventBus } from './events'
 import type { ListCache } from './http/list-cache'
@@ -20,10 +21,14 @@ export interface CoreServices {
   db: Database
   database: Pick<DatabaseHandle, 'kind' | 'location'>
   events: EventBus
+  /** Changes recorded in their transactions, for observers such as webhooks (src/changes.ts). */
+  changes: ChangeFeed
   /** Every provided service (the core's view; a plugin's context narrows it, see PluginContext). */
   services: ServiceRegistry
   /** Every scope declared by a registered plugin (enabled or not), for key creation. */
   scopes: readonly ScopeDefinition[]
+  /** The scopes of the enabled plugins: what a person is offered when creating a key. */
+  enabledScopes: readonly ScopeDefinition[]
   /** The OpenAPI tags of the enabled plugins. */
   tags: readonly { name: string; description: string }[]
   /** The MCP tools of the enabled plugins (filled once every plugin is set up). */
@@ -110,6 +115,8 @@ export interface PluginManifest<S extends TObject = TObject, B = unknown> {
   /** Tables not distributed by organization on Citus, each with its reason. */
   placement?: Record<string, TablePlacement>
   scopes?: readonly ScopeDefinition[]
+  /** Event types it records through the change feed (`work_item.created`…): its part of the webhook catalog. */
+  events?: readonly EventTypeDefinition[]
   /** OpenAPI tags of its routes. */
   tags?: readonly { name: string; description: string }[]
   /** What the service's landing page (`GET /`) links to for this plugin: a person's ways in. */

@@ -52,9 +52,9 @@ interface WebSession {
 }
 
 export function accountPages(context: PluginContext, account: AccountServices) {
-  const { scopes } = context
   const { sessions, keys, display } = account
-  const scopeGroups = groupScopes(scopes)
+  // A disabled plugin's scopes are not offered (keys may still hold them, for when it returns).
+  const scopeGroups = groupScopes(context.enabledScopes)
 
   /** The signed-in session of the request's cookie, or null. */
   async function session(request: Request): Promise<WebSession | null> {

@@ -9,7 +9,7 @@ export const AuditRecord = t.Object(
     occurredAt: Timestamp(),
     actorUserId: t.Union([UuidString(), t.Null()], { description: 'Null for the operator CLI.' }),
     apiKeyId: t.Union([UuidString(), t.Null()], { description: 'The key used, when the change came through API v1 or MCP.' }),
-    via: t.Union([t.Literal('rest'), t.Literal('mcp'), t.Literal('account'), t.Literal('cli'), t.Literal('display')]),
+    via: t.Union([t.Literal('rest'), t.Literal('mcp'), t.Literal('account'), t.Literal('cli'), t.Literal('display'), t.Literal('system')], { description: '`system`: done by the service itself (e.g. a webhook disabled after failing for a day).' }),
     action: t.String({ description: 'e.g. `team.created`, `project.member_added`.' }),
     resourceType: t.String(),
     resourceId: t.String(),

@@ -7,7 +7,7 @@ import { isAdministrator, type Actor } from '../../src/services/identity'
 import { isoFromText, selectPage } from '../../src/sql'
 import type { AuditQuery } from './model'
 
-type Via = 'rest' | 'mcp' | 'account' | 'cli' | 'display'
+type Via = 'rest' | 'mcp' | 'account' | 'cli' | 'display' | 'system'
 
 interface AuditRow {
   id: string

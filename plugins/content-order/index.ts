@@ -17,8 +17,10 @@ export default definePlugin({
   dependencies: ['projects', 'work-items', 'entries'],
   tags: [{ name: 'Content order', description: 'Positions of work items and entries. Editors reorder in one transaction.' }],
 
-  setup: ({ db, services }) => ({
-    contentOrder: createContentOrder({ db, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef), entries: services.get(EntriesRef) }),
+  events: [{ name: 'content_order.updated', description: "A project's content order was changed; data: the project's content order as GET returns it." }],
+
+  setup: ({ db, services, changes }) => ({
+    contentOrder: createContentOrder({ db, changes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef), entries: services.get(EntriesRef) }),
   }),
   tools: (_context, { contentOrder }) => contentOrderTools(contentOrder),
   routes: ({ http }, { contentOrder }) =>

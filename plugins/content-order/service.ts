@@ -6,6 +6,7 @@
  * under the project's ordering lock, so concurrent PUTs and creates never share a position.
  */
 import { mutate } from '../../src/audit'
+import type { ChangeFeed } from '../../src/changes'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { badRequest } from '../../src/http/errors'
 import type { ProjectAccessService } from '../projects/api'
@@ -59,13 +60,14 @@ export function reorder(current: readonly string[], named: readonly string[], fi
 
 export interface ContentOrderDeps {
   db: Database
+  changes: ChangeFeed
   access: ProjectAccessService
   workItems: WorkItemsFace
   entries: EntriesFace
 }
 
 /** Content order bound once: reads through the owners' read models, writes through their public faces. */
-export function createContentOrder({ db, access, workItems, entries }: ContentOrderDeps) {
+export function createContentOrder({ db, changes, access, workItems, entries }: ContentOrderDeps) {
   return {
     async get(actor: Actor, projectId: string) {
       await access.requireProjectAccess(actor, projectId, 'viewer')
@@ -90,7 +92,9 @@ export function createContentOrder({ db, access, workItems, entries }: ContentOr
           projectId,
           changes: { after: { ...(input.workItems ? { workItems: input.workItems } : {}), ...(input.entries ? { entries: input.entries } : {}) } },
         })
-        return readOrder(tx, projectId)
+        const order = await readOrder(tx, projectId)
+        await changes.record(tx, actor, { type: 'content_order.updated', projectId, data: order })
+        return order
       })
     },
   }

@@ -1,4 +1,5 @@
 /** The `entries` plugin: comments, notes and logs on work items. */
+import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
 import { ProjectAccessRef } from '../projects/api'
 import { WorkItemsRef } from '../work-items/api'
@@ -20,9 +21,11 @@ export default definePlugin({
   ],
   tags: [{ name: 'Entries', description: "Checked through the work item's project: viewer reads, editor writes; only the author or an owner edits or deletes." }],
 
-  setup({ db, services, lists }) {
+  events: crudEvents('entry', 'An entry'),
+
+  setup({ db, services, lists, changes }) {
     services.provide(EntriesRef, entriesFace)
-    return { entries: createEntries({ db, lists, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }
+    return { entries: createEntries({ db, lists, changes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }
   },
   routes: ({ http }, { entries }) => entryRoutes(http.v1, entries),
   tools: (_context, { entries }) => entryTools(entries),

@@ -4,6 +4,7 @@
  */
 import { and, eq } from 'drizzle-orm'
 import { changedFields, mutate } from '../../src/audit'
+import type { ChangeFeed } from '../../src/changes'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch } from '../../src/http/etag'
 import { forbidden, notFound } from '../../src/http/errors'
@@ -53,6 +54,7 @@ async function findEntry(executor: Executor, workItemId: string, entryId: string
 export interface EntryDeps {
   db: Database
   lists: ListCache
+  changes: ChangeFeed
   access: ProjectAccessService
   workItems: WorkItemsFace
 }
@@ -114,7 +116,9 @@ export function createEntries(deps: EntryDeps) {
           .values({ organizationId: actor.organizationId, projectId, workItemId, kind: input.kind ?? 'comment', body: input.body, authorId: actor.userId, position: next })
           .returning()
         await audit({ action: 'entry.created', resourceType: 'entry', resourceId: row!.id, projectId, changes: { after: { workItemId, kind: row!.kind, body: row!.body } } })
-        return serializeEntry(row!)
+        const created = serializeEntry(row!)
+        await deps.changes.record(tx, actor, { type: 'entry.created', projectId, data: created })
+        return created
       })
     },
 
@@ -132,7 +136,9 @@ export function createEntries(deps: EntryDeps) {
           .where(eq(entries.id, current.id))
           .returning()
         await audit({ action: 'entry.updated', resourceType: 'entry', resourceId: current.id, projectId: granted.projectId, changes })
-        return serializeEntry(row!)
+        const updated = serializeEntry(row!)
+        await deps.changes.record(tx, actor, { type: 'entry.updated', projectId: granted.projectId, data: updated })
+        return updated
       })
     },
 
@@ -150,6 +156,7 @@ export function createEntries(deps: EntryDeps) {
           projectId: granted.projectId,
           changes: { before: { workItemId, kind: current.kind, body: current.body } },
         })
+        await deps.changes.record(tx, actor, { type: 'entry.deleted', projectId: granted.projectId, data: serializeEntry(current) })
         return { id: current.id }
       })
     },

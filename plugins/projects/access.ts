@@ -59,6 +59,12 @@ interface AccessRow {
   organizationVersion?: string | number | null
 }
 
+/** $1 organization, $2 user, $3 project ids: those the user sees, the role read from auth's user directory. */
+const VISIBLE_TO_USER = `select p.id from projects p
+  join user_directory u on u.id = $2 and u.organization_id = p.organization_id and u.status = 'active'
+  where p.organization_id = $1 and p.id = any($3::uuid[])
+    and (u.role = 'superadministrator' or ${levelExpression('p.id', '$2')} is not null)`
+
 export function createProjectAccess(db: Database): ProjectAccessService {
   /** The project's row and the caller's level; 404 when unknown, elsewhere or invisible. */
   const check = async (actor: Actor, projectId: string, executor: Executor, versions: boolean): Promise<AccessRow> => {
@@ -82,6 +88,12 @@ export function createProjectAccess(db: Database): ProjectAccessService {
       const access = { projectId: row.id, organizationId: row.organizationId, level: row.level }
       assertLevel(access, required)
       return access
+    },
+    async projectsVisibleTo(executor, organizationId, userId, projectIds) {
+      const ids = projectIds.filter(isUuid)
+      if (!ids.length || !isUuid(userId)) return new Set()
+      const rows = await queryText<{ id: string }>(executor, VISIBLE_TO_USER, [organizationId, userId, ids])
+      return new Set(rows.map((row) => row.id))
     },
     async listAccess(actor, projectId, required = 'viewer') {
       const row = await check(actor, projectId, db, true)

@@ -49,6 +49,12 @@ export interface ProjectAccessService {
    * statements of other plugins (`… where x.project_id in (<sql>)`).
    */
   visibleProjectIds(actor: Actor, first: number): { sql: string; parameters: string[] }
+  /**
+   * Of `projectIds`, those the organization's user can see now by the same rule (none for a
+   * deactivated user): for work done later on someone's behalf, such as webhook deliveries. One
+   * statement; the user's role is read in it.
+   */
+  projectsVisibleTo(executor: Executor, organizationId: string, userId: string, projectIds: readonly string[]): Promise<Set<string>>
 }
 
 export const ProjectAccessRef = serviceRef<ProjectAccessService>('projects.access', 'projects')

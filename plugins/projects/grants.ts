@@ -6,6 +6,7 @@
  */
 import { sql } from 'drizzle-orm'
 import { mutate } from '../../src/audit'
+import type { ChangeFeed } from '../../src/changes'
 import { queryRows, queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
 import type { ListCache } from '../../src/http/list-cache'
@@ -28,6 +29,8 @@ interface GrantKind {
   field: 'userId' | 'teamId'
   resourceType: 'project_member' | 'project_team'
   actions: { added: string; updated: string; removed: string }
+  /** The webhook event type's stem (`project_member` → `project_member.created`…), for the kinds that have events. */
+  events?: string
   notFound: string
   duplicate: string
   /** The principal's columns of a grant row `g` (a join on another plugin's read model). */
@@ -40,6 +43,7 @@ const MEMBER: GrantKind = {
   field: 'userId',
   resourceType: 'project_member',
   actions: { added: 'project.member_added', updated: 'project.member_updated', removed: 'project.member_removed' },
+  events: 'project_member',
   notFound: 'No such project member.',
   duplicate: 'The user is already a member of this project.',
   principal: {
@@ -107,6 +111,7 @@ async function keepAnOwner(tx: Transaction, projectId: string, losing: AccessLev
 
 export interface GrantDeps {
   db: Database
+  changes: ChangeFeed
   lists: ListCache
   access: ProjectAccessService
   users: UserDirectory
@@ -114,7 +119,10 @@ export interface GrantDeps {
 }
 
 /** Members and team links of projects, bound once. */
-export function createGrants({ db, lists, access, users, teams }: GrantDeps) {
+export function createGrants({ db, changes: feed, lists, access, users, teams }: GrantDeps) {
+  /** Records the grant's event, if its kind has events (members do, team links do not). */
+  const record = (tx: Transaction, actor: Actor, kind: GrantKind, verb: 'created' | 'updated' | 'deleted', projectId: string, data: unknown) =>
+    kind.events ? feed.record(tx, actor, { type: `${kind.events}.${verb}`, projectId, data }) : Promise.resolve()
   /** Checks owner access and locks the project row, so grant changes on one project queue up. */
   const lockAsOwner = async (tx: Transaction, actor: Actor, projectId: string) => {
     await access.requireProjectAccess(actor, projectId, 'owner', tx)
@@ -146,7 +154,9 @@ export function createGrants({ db, lists, access, users, teams }: GrantDeps) {
       )
       if (!inserted.length) throw conflict(kind.duplicate, principalId, kind.field)
       await audit({ action: kind.actions.added, resourceType: kind.resourceType, resourceId: principalId, projectId, changes: { after: { [kind.field]: principalId, accessLevel } } })
-      return serialize(kind, (await grantRow(tx, kind, projectId, principalId))!)
+      const added = serialize(kind, (await grantRow(tx, kind, projectId, principalId))!)
+      await record(tx, actor, kind, 'created', projectId, added)
+      return added
     })
 
   const update = (kind: GrantKind, actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel) =>
@@ -164,7 +174,9 @@ export function createGrants({ db, lists, access, users, teams }: GrantDeps) {
         projectId,
         changes: { before: { [kind.field]: principalId, accessLevel: current.accessLevel }, after: { [kind.field]: principalId, accessLevel } },
       })
-      return serialize(kind, { ...current, accessLevel })
+      const updated = serialize(kind, { ...current, accessLevel })
+      await record(tx, actor, kind, 'updated', projectId, updated)
+      return updated
     })
 
   const remove = (kind: GrantKind, actor: Actor, projectId: string, principalId: string) =>
@@ -175,6 +187,7 @@ export function createGrants({ db, lists, access, users, teams }: GrantDeps) {
       await keepAnOwner(tx, projectId, current.accessLevel, null)
       await queryText(tx, `delete from ${kind.table} where project_id = $1 and ${kind.column} = $2`, [projectId, principalId])
       await audit({ action: kind.actions.removed, resourceType: kind.resourceType, resourceId: principalId, projectId, changes: { before: { [kind.field]: principalId, accessLevel: current.accessLevel } } })
+      await record(tx, actor, kind, 'deleted', projectId, serialize(kind, current))
       return { id: principalId }
     })
 

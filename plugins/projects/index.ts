@@ -1,4 +1,5 @@
 /** The `projects` plugin: projects, members, team links, and the project access service. */
+import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
 import { UserDirectoryRef } from '../auth/api'
 import { TeamDirectoryRef } from '../teams/api'
@@ -28,12 +29,14 @@ export default definePlugin({
   ],
 
 
-  setup({ db, services, lists }) {
+  events: [...crudEvents('project', 'A project'), ...crudEvents('project_member', 'A project member (direct membership)')],
+
+  setup({ db, services, lists, changes }) {
     const access = createProjectAccess(db)
     services.provide(ProjectAccessRef, access)
     const users = services.get(UserDirectoryRef)
     const teams = services.get(TeamDirectoryRef)
-    return { projects: createProjects({ db, access, teams }), grants: createGrants({ db, lists, access, users, teams }) }
+    return { projects: createProjects({ db, changes, access, teams }), grants: createGrants({ db, changes, lists, access, users, teams }) }
   },
   routes: ({ http }, bound) => projectRoutes(http.v1, bound),
   tools: (_context, bound) => projectTools(bound),

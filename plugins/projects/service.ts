@@ -5,6 +5,7 @@
  */
 import { eq } from 'drizzle-orm'
 import { changedFields, mutate } from '../../src/audit'
+import type { ChangeFeed } from '../../src/changes'
 import type { Database, Transaction } from '../../src/db'
 import { checkIfMatch } from '../../src/http/etag'
 import { notFound } from '../../src/http/errors'
@@ -41,11 +42,12 @@ export async function lockProject(tx: Transaction, projectId: string): Promise<P
 
 export interface ProjectDeps {
   db: Database
+  changes: ChangeFeed
   access: ProjectAccessService
   teams: TeamDirectory
 }
 
-export function createProjects({ db, access, teams }: ProjectDeps) {
+export function createProjects({ db, changes: feed, access, teams }: ProjectDeps) {
   return {
     /** Projects the caller can see, oldest first: a hot read, one statement. */
     list(actor: Actor, request: PageRequest) {
@@ -83,7 +85,9 @@ export function createProjects({ db, access, teams }: ProjectDeps) {
           projectId: project!.id,
           changes: { after: { name: project!.name, description: project!.description, ownerId: actor.userId } },
         })
-        return serializeProject(project!)
+        const created = serializeProject(project!)
+        await feed.record(tx, actor, { type: 'project.created', projectId: project!.id, data: created })
+        return created
       })
     },
 
@@ -100,7 +104,9 @@ export function createProjects({ db, access, teams }: ProjectDeps) {
           .where(eq(projects.id, projectId))
           .returning()
         await audit({ action: 'project.updated', resourceType: 'project', resourceId: projectId, projectId, changes })
-        return serializeProject(project!)
+        const updated = serializeProject(project!)
+        await feed.record(tx, actor, { type: 'project.updated', projectId, data: updated })
+        return updated
       })
     },
 
@@ -110,6 +116,8 @@ export function createProjects({ db, access, teams }: ProjectDeps) {
         await access.requireProjectAccess(actor, projectId, 'owner', tx)
         const current = await lockProject(tx, projectId)
         checkIfMatch(ifMatch, current.updatedAt)
+        // Recorded before the rows go: observers may still read who could see the project.
+        await feed.record(tx, actor, { type: 'project.deleted', projectId, data: serializeProject(current) })
         await tx.delete(projects).where(eq(projects.id, projectId))
         await audit({ action: 'project.deleted', resourceType: 'project', resourceId: projectId, projectId, changes: { before: { name: current.name, description: current.description } } })
         return { id: projectId }

@@ -1,4 +1,5 @@
 /** The `relationships` plugin: typed links between work items of one project. */
+import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
 import { ProjectAccessRef } from '../projects/api'
 import { WorkItemsRef } from '../work-items/api'
@@ -19,7 +20,9 @@ export default definePlugin({
   ],
   tags: [{ name: 'Relationships', description: 'Both ends in the project, no self links, no duplicates. Viewer reads, editor writes.' }],
 
-  setup: ({ db, services, lists }) => ({ relationships: createRelationships({ db, lists, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }),
+  events: crudEvents('relationship', 'A relationship'),
+
+  setup: ({ db, services, lists, changes }) => ({ relationships: createRelationships({ db, lists, changes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }),
   routes: ({ http }, { relationships }) => relationshipRoutes(http.v1, relationships),
   tools: (_context, { relationships }) => relationshipTools(relationships),
 })

@@ -4,6 +4,7 @@
  */
 import { and, eq, or, type SQL } from 'drizzle-orm'
 import { mutate } from '../../src/audit'
+import type { ChangeFeed } from '../../src/changes'
 import type { Database, Executor } from '../../src/db'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
 import type { ListCache } from '../../src/http/list-cache'
@@ -57,12 +58,13 @@ async function requireNoDuplicate(executor: Executor, source: string, target: st
 export interface RelationshipDeps {
   db: Database
   lists: ListCache
+  changes: ChangeFeed
   access: ProjectAccessService
   workItems: WorkItemsFace
 }
 
 /** Relationships bound once; every function returns the resource in its API shape. */
-export function createRelationships({ db, lists, access, workItems }: RelationshipDeps) {
+export function createRelationships({ db, lists, changes, access, workItems }: RelationshipDeps) {
   return {
     /** Relationships of a project, oldest first, optionally those touching one work item (viewer). */
     async list(actor: Actor, projectId: string, query: RelationshipQuery, request: PageRequest) {
@@ -117,7 +119,9 @@ export function createRelationships({ db, lists, access, workItems }: Relationsh
           projectId,
           changes: { after: { sourceWorkItemId: row!.sourceWorkItemId, targetWorkItemId: row!.targetWorkItemId, type: row!.type } },
         })
-        return serializeRelationship(row!)
+        const created = serializeRelationship(row!)
+        await changes.record(tx, actor, { type: 'relationship.created', projectId, data: created })
+        return created
       })
     },
 
@@ -140,7 +144,9 @@ export function createRelationships({ db, lists, access, workItems }: Relationsh
           projectId,
           changes: { before: { type: current.type }, after: { type } },
         })
-        return serializeRelationship(row!)
+        const updated = serializeRelationship(row!)
+        await changes.record(tx, actor, { type: 'relationship.updated', projectId, data: updated })
+        return updated
       })
     },
 
@@ -157,6 +163,7 @@ export function createRelationships({ db, lists, access, workItems }: Relationsh
           projectId,
           changes: { before: { sourceWorkItemId: current.sourceWorkItemId, targetWorkItemId: current.targetWorkItemId, type: current.type } },
         })
+        await changes.record(tx, actor, { type: 'relationship.deleted', projectId, data: serializeRelationship(current) })
         return { id: current.id }
       })
     },

@@ -1,4 +1,5 @@
 /** The `work-items` plugin: work items of a project, numbered per project. */
+import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
 import { UserDirectoryRef } from '../auth/api'
 import { ProjectAccessRef } from '../projects/api'
@@ -20,9 +21,11 @@ export default definePlugin({
   ],
   tags: [{ name: 'Work items', description: 'Ordered by position (content order), then creation. Viewer reads, editor writes.' }],
 
-  setup({ db, services, lists }) {
+  events: crudEvents('work_item', 'A work item'),
+
+  setup({ db, services, lists, changes }) {
     services.provide(WorkItemsRef, workItemsFace)
-    return { workItems: createWorkItems({ db, lists, access: services.get(ProjectAccessRef), users: services.get(UserDirectoryRef) }) }
+    return { workItems: createWorkItems({ db, lists, changes, access: services.get(ProjectAccessRef), users: services.get(UserDirectoryRef) }) }
   },
   routes: ({ http }, { workItems }) => workItemRoutes(http.v1, workItems),
   tools: (_context, { workItems }) => workItemTools(workItems),

@@ -4,6 +4,7 @@
  */
 import { and, eq } from 'drizzle-orm'
 import { changedFields, mutate } from '../../src/audit'
+import type { ChangeFeed } from '../../src/changes'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch } from '../../src/http/etag'
 import { notFound } from '../../src/http/errors'
@@ -81,11 +82,12 @@ export const workItemsFace: WorkItemsFace = {
 export interface WorkItemDeps {
   db: Database
   lists: ListCache
+  changes: ChangeFeed
   access: ProjectAccessService
   users: UserDirectory
 }
 
-export function createWorkItems({ db, lists, access, users }: WorkItemDeps) {
+export function createWorkItems({ db, lists, changes: feed, access, users }: WorkItemDeps) {
   const checkAssignee = async (executor: Executor, actor: Actor, assigneeId: string | null | undefined) => {
     if (assigneeId) await users.requireActiveUser(executor, actor.organizationId, assigneeId, 'assigneeId')
   }
@@ -149,7 +151,9 @@ export function createWorkItems({ db, lists, access, users }: WorkItemDeps) {
           projectId,
           changes: { after: { number, title: row!.title, status: row!.status, priority: row!.priority, assigneeId: row!.assigneeId, dueDate: row!.dueDate } },
         })
-        return serializeWorkItem(row!)
+        const created = serializeWorkItem(row!)
+        await feed.record(tx, actor, { type: 'work_item.created', projectId, data: created })
+        return created
       })
     },
 
@@ -168,7 +172,9 @@ export function createWorkItems({ db, lists, access, users }: WorkItemDeps) {
           .where(eq(workItems.id, current.id))
           .returning()
         await audit({ action: 'work_item.updated', resourceType: 'work_item', resourceId: current.id, projectId, changes })
-        return serializeWorkItem(row!)
+        const updated = serializeWorkItem(row!)
+        await feed.record(tx, actor, { type: 'work_item.updated', projectId, data: updated })
+        return updated
       })
     },
 
@@ -187,6 +193,7 @@ export function createWorkItems({ db, lists, access, users }: WorkItemDeps) {
           projectId,
           changes: { before: { number: current.number, title: current.title, status: current.status } },
         })
+        await feed.record(tx, actor, { type: 'work_item.deleted', projectId, data: serializeWorkItem(current) })
         return { id: current.id }
       })
     },

@@ -59,7 +59,8 @@ function conventionalAnswer(request: Request, set: any, value: unknown): Respons
   } else {
     data = JSON.stringify(value ?? null)
     meta = `{"requestId":${JSON.stringify(requestId)}}`
-    if (status === 201) {
+    // A route that created something elsewhere than under its own path sets the Location itself.
+    if (status === 201 && !headers.location) {
       const location = createdLocation(new URL(request.url).pathname, value)
       if (location) headers.location = location
     }

@@ -9,7 +9,7 @@ export type Role = 'member' | 'administrator' | 'superadministrator'
 export const ROLES: readonly Role[] = ['member', 'administrator', 'superadministrator']
 
 /** The door a request came through; recorded in the audit log. */
-export type Via = 'rest' | 'mcp' | 'account' | 'cli' | 'display'
+export type Via = 'rest' | 'mcp' | 'account' | 'cli' | 'display' | 'system'
 
 export interface PrincipalUser {
   id: string

@@ -1,0 +1,90 @@
+/**
+ * The change feed: resource plugins record what changed (`work_item.updated` and the resource as
+ * API v1 shows it) inside the transaction of the change; observers (the webhooks plugin's outbox)
+ * run in that same transaction, so what they write commits or rolls back with the change. Event
+ * types are declared in plugin manifests (`events`), which is how an observer learns what exists
+ * without depending on the plugins that emit them.
+ */
+import type { AuditActor } from './audit'
+import type { Transaction } from './db'
+
+/** An event type a plugin emits, e.g. `work_item.created`. */
+export interface EventTypeDefinition {
+  name: string
+  description: string
+}
+
+/** What a plugin records about one change. */
+export interface RecordedChange {
+  /** A declared event type. */
+  type: string
+  /** The project the change belongs to (every work-tracking change has one). */
+  projectId: string | null
+  /**
+   * The resource as API v1 returns it, after the change (before it for a delete); a function when
+   * it costs a read, called only if an observer wants the event.
+   */
+  data: unknown | (() => Promise<unknown>)
+}
+
+/** A change as observers see it. */
+export interface ChangeEvent {
+  type: string
+  organizationId: string
+  projectId: string | null
+  actor: { userId: string | null; via: string }
+  /** Reads (or returns) the resource; call it only if the event is wanted. */
+  data(): Promise<unknown>
+}
+
+/**
+ * Runs inside the change's transaction. `wants` is a cheap, synchronous pre-check (no SQL): false
+ * means the observer has nothing to do with the event, and the change costs nothing more.
+ */
+export interface ChangeObserver {
+  wants(organizationId: string, type: string, projectId: string | null): boolean
+  observe(tx: Transaction, event: ChangeEvent): Promise<void>
+}
+
+export interface ChangeFeed {
+  /** Records a change in `tx` (call it where the change's audit record is written). */
+  record(tx: Transaction, actor: AuditActor, change: RecordedChange): Promise<void>
+  /** Adds an observer; returns its removal. */
+  observe(observer: ChangeObserver): () => void
+  /** The event types of the enabled plugins. */
+  readonly types: readonly EventTypeDefinition[]
+}
+
+/** The feed of one service; `types` are the enabled plugins' declared events (a record of another type is a bug). */
+export function createChangeFeed(types: readonly EventTypeDefinition[]): ChangeFeed {
+  const observers = new Set<ChangeObserver>()
+  const known = new Set(types.map((type) => type.name))
+  return {
+    types,
+    observe(observer) {
+      observers.add(observer)
+      return () => void observers.delete(observer)
+    },
+    async record(tx, actor, change) {
+      if (!known.has(change.type)) throw new Error(`change type "${change.type}" is not declared by an enabled plugin`)
+      if (observers.size === 0) return
+      const organizationId = actor.organizationId
+      let read: Promise<unknown> | undefined
+      const event: ChangeEvent = {
+        type: change.type,
+        organizationId,
+        projectId: change.projectId,
+        actor: { userId: actor.userId, via: actor.via },
+        data: () => (read ??= typeof change.data === 'function' ? (change.data as () => Promise<unknown>)() : Promise.resolve(change.data)),
+      }
+      for (const observer of observers) if (observer.wants(organizationId, change.type, change.projectId)) await observer.observe(tx, event)
+    },
+  }
+}
+
+/** The `created`, `updated` and `deleted` events of one resource, e.g. `crudEvents('work_item', 'a work item')`. */
+export const crudEvents = (resource: string, what: string): EventTypeDefinition[] => [
+  { name: `${resource}.created`, description: `${what} was created; data: the new resource.` },
+  { name: `${resource}.updated`, description: `${what} was changed; data: the resource after the change.` },
+  { name: `${resource}.deleted`, description: `${what} was deleted; data: the resource before the deletion.` },
+]
