@@ -14,6 +14,7 @@ import relationships from './relationships'
 import search from './search'
 import teams from './teams'
 import users from './users'
+import webhooks from './webhooks'
 import workItems from './work-items'
 
-export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, entries, relationships, contentOrder, search, auditLog, mcp, account, display, push, docs]
+export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, entries, relationships, contentOrder, search, auditLog, mcp, account, display, push, webhooks, docs]

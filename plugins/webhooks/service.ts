@@ -1,0 +1,313 @@
+/**
+ * Webhook management (administrators and superadministrators of the organization): subscriptions,
+ * their secrets (shown once, sealed at rest), test pings, deliveries and redelivery. Every change
+ * is audited in its transaction and tells every instance to refresh its copy of the
+ * organization's subscriptions (outbox.ts).
+ */
+import { changedFields, mutate } from '../../src/audit'
+import type { ChangeFeed } from '../../src/changes'
+import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
+import type { EventBus } from '../../src/events'
+import { ApiError, badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
+import type { PageRequest } from '../../src/http/pagination'
+import { isUuid, uuidv7 } from '../../src/ids'
+import { isAdministrator, type Actor } from '../../src/services/identity'
+import { isoFromText, selectPage } from '../../src/sql'
+import type { ProjectAccessService } from '../projects/api'
+import type { DeliveryQuery, DeliveryResource, WebhookInput, WebhookPatch, WebhookResource } from './model'
+import { OUTBOX_CHANNEL, recordEvent, WEBHOOKS_CHANNEL, type Subscriptions } from './outbox'
+import { generateSigningSecret, type SecretBox } from './secrets'
+import { checkTarget } from './targets'
+
+/** The event type of a test ping (not a change: it is in no catalog and goes to one webhook). */
+export const PING = 'ping'
+/** How long the previous secret still signs after a rotation. */
+export const ROTATION_OVERLAP_HOURS = 24
+
+const WEBHOOK_COLUMNS = `w.id, w.url, w.description, w.events, w.project_id as "projectId", w.enabled, w.disabled_reason as "disabledReason",
+  w.created_by as "createdBy", w.last_success_at as "lastSuccessAt", w.failing_since as "failingSince",
+  case when w.previous_secret_expires_at > now() then w.previous_secret_expires_at end as "previousSecretExpiresAt",
+  w.created_at as "createdAt", w.updated_at as "updatedAt"`
+
+const DELIVERY_COLUMNS = `d.id, d.webhook_id as "webhookId", d.event_id as "eventId", e.type as "eventType", e.project_id as "projectId", d.status, d.attempts,
+  d.last_response_status as "lastResponseStatus", d.last_duration_ms as "lastDurationMs", d.last_error as "lastError",
+  d.last_attempt_at as "lastAttemptAt", case when d.status = 'pending' then d.next_attempt_at end as "nextAttemptAt",
+  d.delivered_at as "deliveredAt", d.created_at as "createdAt"`
+
+type TextTimes<T, K extends keyof T> = Omit<T, K> & { [P in K]: string | null }
+type WebhookRow = TextTimes<WebhookResource, 'lastSuccessAt' | 'failingSince' | 'previousSecretExpiresAt' | 'createdAt' | 'updatedAt'>
+type DeliveryRow = TextTimes<DeliveryResource, 'lastAttemptAt' | 'nextAttemptAt' | 'deliveredAt' | 'createdAt'>
+
+const iso = (text: string | null) => (text === null ? null : isoFromText(text))
+
+function fromWebhookRow(row: WebhookRow): WebhookResource {
+  return {
+    ...row,
+    lastSuccessAt: iso(row.lastSuccessAt),
+    failingSince: iso(row.failingSince),
+    previousSecretExpiresAt: iso(row.previousSecretExpiresAt),
+    createdAt: isoFromText(row.createdAt!),
+    updatedAt: isoFromText(row.updatedAt!),
+  }
+}
+
+function fromDeliveryRow(row: DeliveryRow): DeliveryResource {
+  return { ...row, lastAttemptAt: iso(row.lastAttemptAt), nextAttemptAt: iso(row.nextAttemptAt), deliveredAt: iso(row.deliveredAt), createdAt: isoFromText(row.createdAt!) }
+}
+
+function requireAdministrator(actor: Actor): void {
+  if (!isAdministrator(actor)) throw forbidden('Only an administrator or superadministrator may manage webhooks.')
+}
+
+async function findWebhook(executor: Executor, actor: Actor, webhookId: string, lock = false): Promise<WebhookResource> {
+  if (!isUuid(webhookId)) throw notFound('No such webhook.')
+  const [row] = await queryText<WebhookRow>(executor, `select ${WEBHOOK_COLUMNS} from webhooks w where w.id = $1 and w.organization_id = $2${lock ? ' for update' : ''}`, [
+    webhookId,
+    actor.organizationId,
+  ])
+  if (!row) throw notFound('No such webhook.')
+  return fromWebhookRow(row)
+}
+
+async function findDelivery(executor: Executor, actor: Actor, webhookId: string, deliveryId: string): Promise<DeliveryRow & { payload: unknown; lastResponseBody: string | null }> {
+  if (!isUuid(deliveryId)) throw notFound('No such delivery.')
+  const [row] = await queryText<DeliveryRow & { payload: unknown; lastResponseBody: string | null; data: unknown; occurredAt: string; actorUserId: string | null; via: string }>(
+    executor,
+    `select ${DELIVERY_COLUMNS}, d.last_response_body as "lastResponseBody", e.data, e.occurred_at as "occurredAt", e.actor_user_id as "actorUserId", e.via
+      from webhook_deliveries d join webhook_events e on e.id = d.event_id and e.organization_id = d.organization_id
+      where d.id = $1 and d.webhook_id = $2 and d.organization_id = $3`,
+    [deliveryId, webhookId, actor.organizationId],
+  )
+  if (!row) throw notFound('No such delivery.')
+  const { data, occurredAt, actorUserId, via, ...delivery } = row
+  const payload = { type: row.eventType, id: row.eventId, occurredAt: isoFromText(occurredAt), organizationId: actor.organizationId, projectId: row.projectId, actor: { userId: actorUserId, via }, data }
+  return { ...delivery, payload }
+}
+
+export interface WebhookDeps {
+  db: Database
+  events: EventBus
+  feed: ChangeFeed
+  access: ProjectAccessService
+  subscriptions: Subscriptions
+  secrets: SecretBox
+  wakeWorkers: () => void
+  allowPrivateTargets: boolean
+  maxWebhooksPerOrganization: number
+}
+
+export function createWebhooks(deps: WebhookDeps) {
+  const { db, events, access, subscriptions, secrets } = deps
+
+  /** 400 naming `events[i]` for a name that is neither `*` nor an event type of an enabled plugin. */
+  const checkEvents = (names: readonly string[]) => {
+    const known = new Set(deps.feed.types.map((type) => type.name))
+    names.forEach((name, i) => {
+      if (name !== '*' && !known.has(name))
+        throw badRequest(`Unknown event type "${name.slice(0, 100)}"; use "*" or one of: ${[...known].sort().join(', ')}.`, `events[${i}]`)
+    })
+  }
+
+  /** After a commit that changed an organization's webhooks: this instance now, the others by NOTIFY (sent in the transaction). */
+  const changed = async <T>(actor: Actor, run: (tx: Transaction, audit: Parameters<Parameters<typeof mutate>[2]>[1]) => Promise<T>): Promise<T> => {
+    const result = await mutate(db, actor, async (tx, audit) => {
+      const value = await run(tx as Transaction, audit)
+      await events.publish(tx, WEBHOOKS_CHANNEL, { organizationId: actor.organizationId })
+      return value
+    })
+    await subscriptions.reload(actor.organizationId)
+    return result
+  }
+
+  const withSecret = (webhook: WebhookResource, secret: string) => ({ ...webhook, secret })
+
+  /** The delivery of `eventId` to the webhook, as listed. */
+  const deliveryOf = async (executor: Executor, actor: Actor, webhookId: string, where: string, value: string) => {
+    const [row] = await queryText<DeliveryRow>(
+      executor,
+      `select ${DELIVERY_COLUMNS} from webhook_deliveries d join webhook_events e on e.id = d.event_id and e.organization_id = d.organization_id
+        where d.webhook_id = $1 and d.organization_id = $2 and ${where} = $3 order by d.created_at desc limit 1`,
+      [webhookId, actor.organizationId, value],
+    )
+    return fromDeliveryRow(row!)
+  }
+
+  return {
+    async list(actor: Actor, request: PageRequest) {
+      requireAdministrator(actor)
+      return selectPage<WebhookRow & { total: string }, WebhookResource>(
+        db,
+        `select ${WEBHOOK_COLUMNS}, count(*) over () as total from webhooks w where w.organization_id = $1 order by w.created_at, w.id`,
+        'select count(*) as total from webhooks where organization_id = $1',
+        [actor.organizationId],
+        request,
+        fromWebhookRow,
+      )
+    },
+
+    async get(actor: Actor, webhookId: string) {
+      requireAdministrator(actor)
+      return findWebhook(db, actor, webhookId)
+    },
+
+    async create(actor: Actor, input: WebhookInput) {
+      requireAdministrator(actor)
+      checkEvents(input.events)
+      const url = await checkTarget(input.url, deps.allowPrivateTargets)
+      const secret = generateSigningSecret()
+      const webhook = await changed(actor, async (tx, audit) => {
+        if (input.projectId) {
+          try {
+            await access.requireProjectAccess(actor, input.projectId, 'viewer', tx)
+          } catch (error) {
+            if (error instanceof ApiError && error.status === 404) throw badRequest('No project with this id that you can see.', 'projectId')
+            throw error
+          }
+        }
+        // One organization's creations queue up (a transaction lock), so the limit holds under concurrent requests.
+        await queryText(tx, `select pg_advisory_xact_lock(hashtextextended('webhooks ' || $1, 0))`, [actor.organizationId])
+        const [{ count }] = (await queryText<{ count: number }>(tx, 'select count(*)::int as count from webhooks where organization_id = $1', [actor.organizationId])) as [{ count: number }]
+        if (count >= deps.maxWebhooksPerOrganization) throw conflict(`The organization already has ${count} webhooks, the most it may have; delete one first.`)
+        const id = uuidv7()
+        await queryText(
+          tx,
+          `insert into webhooks (id, organization_id, url, description, events, project_id, created_by, secret_sealed) values ($1, $2, $3, $4, $5::text[], $6, $7, $8)`,
+          [id, actor.organizationId, url, input.description ?? null, input.events, input.projectId ?? null, actor.userId, secrets.seal(secret)],
+        )
+        await audit({
+          action: 'webhook.created',
+          resourceType: 'webhook',
+          resourceId: id,
+          projectId: input.projectId ?? null,
+          changes: { after: { url, events: input.events, projectId: input.projectId ?? null, description: input.description ?? null } },
+        })
+        return findWebhook(tx, actor, id)
+      })
+      return withSecret(webhook, secret)
+    },
+
+    async update(actor: Actor, webhookId: string, patch: WebhookPatch) {
+      requireAdministrator(actor)
+      if (patch.events) checkEvents(patch.events)
+      const url = patch.url === undefined ? undefined : await checkTarget(patch.url, deps.allowPrivateTargets)
+      return changed(actor, async (tx, audit) => {
+        const current = await findWebhook(tx, actor, webhookId, true)
+        const next: Partial<WebhookResource> = { url, description: patch.description, enabled: patch.enabled }
+        const changes = changedFields(current as unknown as Record<string, unknown>, next as Record<string, unknown>) ?? { before: {}, after: {} }
+        if (patch.events && patch.events.join('\n') !== current.events.join('\n')) {
+          changes.before!.events = current.events
+          changes.after!.events = patch.events
+        }
+        if (!Object.keys(changes.after!).length) return current
+        await queryText(
+          tx,
+          `update webhooks set url = coalesce($3, url), events = coalesce($4::text[], events),
+              description = case when $5 then $6 else description end,
+              enabled = coalesce($7, enabled),
+              -- Enabled again (or disabled by a person): the service's reason and failure clock start over.
+              disabled_reason = case when $7::boolean is null then disabled_reason else null end,
+              failing_since = case when $7::boolean then null else failing_since end,
+              updated_at = greatest(now(), updated_at + interval '1 millisecond')
+            where id = $1 and organization_id = $2`,
+          [current.id, actor.organizationId, url ?? null, patch.events ?? null, patch.description !== undefined, patch.description ?? null, patch.enabled ?? null],
+        )
+        await audit({ action: 'webhook.updated', resourceType: 'webhook', resourceId: current.id, projectId: current.projectId, changes })
+        return findWebhook(tx, actor, current.id)
+      })
+    },
+
+    async delete(actor: Actor, webhookId: string) {
+      requireAdministrator(actor)
+      return changed(actor, async (tx, audit) => {
+        const current = await findWebhook(tx, actor, webhookId, true)
+        await queryText(tx, 'delete from webhooks where id = $1 and organization_id = $2', [current.id, actor.organizationId])
+        await audit({ action: 'webhook.deleted', resourceType: 'webhook', resourceId: current.id, projectId: current.projectId, changes: { before: { url: current.url, events: current.events } } })
+        return { id: current.id }
+      })
+    },
+
+    /** A new secret, shown once; the previous one goes on signing (a second signature) for ROTATION_OVERLAP_HOURS. */
+    async rotateSecret(actor: Actor, webhookId: string) {
+      requireAdministrator(actor)
+      const secret = generateSigningSecret()
+      const webhook = await mutate(db, actor, async (tx, audit) => {
+        const current = await findWebhook(tx, actor, webhookId, true)
+        await queryText(
+          tx,
+          `update webhooks set previous_secret_sealed = secret_sealed, previous_secret_expires_at = now() + $3 * interval '1 hour', secret_sealed = $4,
+              updated_at = greatest(now(), updated_at + interval '1 millisecond')
+            where id = $1 and organization_id = $2`,
+          [current.id, actor.organizationId, ROTATION_OVERLAP_HOURS, secrets.seal(secret)],
+        )
+        await audit({ action: 'webhook.secret_rotated', resourceType: 'webhook', resourceId: current.id, projectId: current.projectId })
+        return findWebhook(tx, actor, current.id)
+      })
+      return withSecret(webhook, secret)
+    },
+
+    /** Queues a `ping` to the webhook (its data: the webhook); the delivery is returned. */
+    async test(actor: Actor, webhookId: string, set: { headers: Record<string, unknown> }) {
+      requireAdministrator(actor)
+      const delivery = await mutate(db, actor, async (tx, audit) => {
+        const webhook = await findWebhook(tx, actor, webhookId, true)
+        if (!webhook.enabled) throw conflict('The webhook is disabled; enable it before sending a test.')
+        const eventId = await recordEvent(tx, { organizationId: actor.organizationId, projectId: null, type: PING, actor: { userId: actor.userId, via: actor.via }, data: webhook }, [], webhook.id)
+        await audit({ action: 'webhook.tested', resourceType: 'webhook', resourceId: webhook.id, projectId: webhook.projectId, changes: { after: { eventId } } })
+        return deliveryOf(tx, actor, webhook.id, 'd.event_id', eventId)
+      })
+      deps.wakeWorkers()
+      set.headers.location = `/api/v1/webhooks/${delivery.webhookId}/deliveries/${delivery.id}`
+      return delivery
+    },
+
+    async deliveries(actor: Actor, webhookId: string, query: DeliveryQuery, request: PageRequest) {
+      requireAdministrator(actor)
+      const webhook = await findWebhook(db, actor, webhookId)
+      const parameters: unknown[] = [webhook.id, actor.organizationId]
+      let where = 'd.webhook_id = $1 and d.organization_id = $2'
+      if (query.status) where += ` and d.status = $${parameters.push(query.status)}`
+      return selectPage<DeliveryRow & { total: string }, DeliveryResource>(
+        db,
+        `select ${DELIVERY_COLUMNS}, count(*) over () as total from webhook_deliveries d
+          join webhook_events e on e.id = d.event_id and e.organization_id = d.organization_id
+          where ${where} order by d.created_at desc, d.id desc`,
+        `select count(*) as total from webhook_deliveries d where ${where}`,
+        parameters,
+        request,
+        fromDeliveryRow,
+      )
+    },
+
+    async delivery(actor: Actor, webhookId: string, deliveryId: string) {
+      requireAdministrator(actor)
+      const webhook = await findWebhook(db, actor, webhookId)
+      const row = await findDelivery(db, actor, webhook.id, deliveryId)
+      return { ...fromDeliveryRow(row), payload: row.payload, lastResponseBody: row.lastResponseBody }
+    },
+
+    /** Queues the delivery's event again (a new delivery, in the event's place in its project's order). */
+    async redeliver(actor: Actor, webhookId: string, deliveryId: string, set: { headers: Record<string, unknown> }) {
+      requireAdministrator(actor)
+      const delivery = await mutate(db, actor, async (tx, audit) => {
+        const webhook = await findWebhook(tx, actor, webhookId, true)
+        const original = await findDelivery(tx, actor, webhook.id, deliveryId)
+        if (!webhook.enabled) throw conflict('The webhook is disabled; enable it before redelivering.')
+        const id = crypto.randomUUID()
+        await queryText(
+          tx,
+          `insert into webhook_deliveries (id, organization_id, webhook_id, event_id, project_key, seq, granted)
+            select $1, organization_id, webhook_id, event_id, project_key, seq, granted from webhook_deliveries where id = $2 and organization_id = $3`,
+          [id, original.id, actor.organizationId],
+        )
+        await events.publish(tx, OUTBOX_CHANNEL, null)
+        await audit({ action: 'webhook.redelivered', resourceType: 'webhook', resourceId: webhook.id, projectId: original.projectId, changes: { after: { deliveryId: id, eventId: original.eventId } } })
+        return deliveryOf(tx, actor, webhook.id, 'd.id', id)
+      })
+      deps.wakeWorkers()
+      set.headers.location = `/api/v1/webhooks/${delivery.webhookId}/deliveries/${delivery.id}`
+      return delivery
+    },
+  }
+}
+
+export type WebhookService = ReturnType<typeof createWebhooks>

@@ -1,0 +1,31 @@
+/** Housekeeping of the outbox: the depth /metrics reports, and removal of what is finished. */
+import { queryText, type Database } from '../../src/db'
+
+/** The most pending deliveries one scrape counts: a bounded walk of the pending index, whatever the backlog. */
+export const DELIVERY_DEPTH_CAP = 100_000
+
+export async function countPendingDeliveries(db: Database): Promise<number> {
+  const [row] = await queryText<{ n: number }>(db, `select count(*)::int as n from (select 1 from webhook_deliveries where status = 'pending' limit $1) pending`, [DELIVERY_DEPTH_CAP])
+  return row?.n ?? 0
+}
+
+/**
+ * Removes finished deliveries older than `days`, then events older than that with no delivery
+ * left (a pending delivery keeps its event however old); the number of deliveries removed.
+ */
+export async function purgeOldDeliveries(db: Database, days: number): Promise<number> {
+  const [row] = await queryText<{ n: number }>(
+    db,
+    `with gone as (
+        delete from webhook_deliveries where status <> 'pending' and created_at < now() - $1 * interval '1 day' returning 1
+      ) select count(*)::int as n from gone`,
+    [days],
+  )
+  await queryText(
+    db,
+    `delete from webhook_events e where e.occurred_at < now() - $1 * interval '1 day'
+      and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.organization_id = e.organization_id)`,
+    [days],
+  )
+  return row?.n ?? 0
+}

@@ -1,0 +1,307 @@
+/**
+ * The delivering side of the outbox. Deliveries form streams (one per webhook and project);
+ * a stream goes out in order, one delivery at a time, and a delivery waiting for a retry holds
+ * back the rest of its stream. A worker claims the heads of due streams with `FOR UPDATE SKIP
+ * LOCKED`, leasing each head with the deliveries behind it (a batch), so no other worker, on any
+ * instance, touches the stream until the lease runs out; it checks that the webhook's creator
+ * still sees the project, sends the batch in order, stops at the first failure, and records the
+ * batch's results, the webhook's health and (after `failAfterHours` of failures without a
+ * success) its disabling with an audit record, in one transaction.
+ */
+import { writeAudit } from '../../src/audit'
+import { queryText, type Database, type Transaction } from '../../src/db'
+import { describeError, type Logger } from '../../src/log'
+import { isoFromText } from '../../src/sql'
+import type { ProjectAccessService } from '../projects/api'
+import { NO_PROJECT } from './outbox'
+import type { SecretBox } from './secrets'
+import type { Attempt, Sender } from './sender'
+
+export interface WorkerOptions {
+  /** Workers per instance, each claiming its own streams. */
+  concurrency: number
+  /** Streams one claim takes (sent side by side). */
+  streamsPerClaim: number
+  /** Deliveries of one stream a claim takes (sent one after another). */
+  batchSize: number
+  pollIntervalMs: number
+  leaseSeconds: number
+  timeoutMs: number
+  /** Waits before the 2nd, 3rd… attempt; then `retryEverySeconds`. */
+  retryDelaysSeconds: readonly number[]
+  retryEverySeconds: number
+  failAfterHours: number
+}
+
+interface Claimed {
+  id: string
+  organizationId: string
+  webhookId: string
+  projectKey: string
+  seq: string | number
+  attempts: number
+  granted: boolean
+  eventId: string
+  type: string
+  occurredAt: string
+  projectId: string | null
+  actorUserId: string | null
+  via: string
+  data: string
+  url: string
+  createdBy: string
+  secretSealed: string
+  previousSecretSealed: string | null
+}
+
+/** $1 streams, $2 batch size, $3 lease seconds, $4 this worker. */
+const CLAIM = `with heads as (
+    select d.webhook_id, d.project_key, d.organization_id from webhook_deliveries d
+    join webhooks w on w.id = d.webhook_id and w.organization_id = d.organization_id and w.enabled
+    where d.status = 'pending' and d.next_attempt_at <= now() and (d.lease_until is null or d.lease_until < now())
+      and not exists (
+        select 1 from webhook_deliveries p
+        where p.webhook_id = d.webhook_id and p.project_key = d.project_key and p.organization_id = d.organization_id
+          and p.status = 'pending' and (p.seq, p.id) < (d.seq, d.id))
+    order by d.next_attempt_at
+    limit $1
+    for update of d skip locked
+  ),
+  batch as (
+    select x.id from heads h cross join lateral (
+      select p.id from webhook_deliveries p
+      where p.webhook_id = h.webhook_id and p.project_key = h.project_key and p.organization_id = h.organization_id and p.status = 'pending'
+      order by p.seq, p.id limit $2) x
+  )
+  update webhook_deliveries d set lease_until = now() + $3 * interval '1 second', leased_by = $4
+  from batch, webhook_events e, webhooks w
+  where d.id = batch.id and e.id = d.event_id and e.organization_id = d.organization_id and w.id = d.webhook_id and w.organization_id = d.organization_id
+  returning d.id, d.organization_id as "organizationId", d.webhook_id as "webhookId", d.project_key as "projectKey", d.seq, d.attempts, d.granted,
+    e.id as "eventId", e.type, e.occurred_at as "occurredAt", e.project_id as "projectId", e.actor_user_id as "actorUserId", e.via, e.data::text as data,
+    w.url, w.created_by as "createdBy", w.secret_sealed as "secretSealed",
+    case when w.previous_secret_expires_at > now() then w.previous_secret_sealed end as "previousSecretSealed"`
+
+/**
+ * $1 organization, $2 webhook, $3 this worker, $4 ids, $5 outcomes (succeeded/retry), $6 response
+ * statuses, $7 durations, $8 errors, $9 bodies, $10 retry delays (s), $11 attempt times, $12 ids
+ * released unsent, $13 hours of failure before giving up. A failed attempt past the window (from
+ * the delivery's first attempt) is final; the webhook's health follows its last result, and a
+ * webhook failing for the window without a success is disabled (`"disabled"` is then true).
+ */
+const RECORD = `with r as (
+    select * from unnest($4::uuid[], $5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::float8[], $11::timestamptz[])
+      as r(id, outcome, response_status, duration, error, body, delay, attempted_at)
+  ),
+  done as (
+    update webhook_deliveries d set
+      status = case when r.outcome = 'succeeded' then 'succeeded'
+        when coalesce(d.first_attempt_at, r.attempted_at) <= now() - $13 * interval '1 hour' then 'failed' else 'pending' end,
+      attempts = d.attempts + 1,
+      first_attempt_at = coalesce(d.first_attempt_at, r.attempted_at),
+      last_attempt_at = r.attempted_at,
+      last_response_status = r.response_status, last_duration_ms = r.duration, last_error = r.error, last_response_body = r.body,
+      next_attempt_at = case when r.outcome = 'succeeded' or coalesce(d.first_attempt_at, r.attempted_at) <= now() - $13 * interval '1 hour' then null
+        else now() + r.delay * interval '1 second' end,
+      delivered_at = case when r.outcome = 'succeeded' then now() end,
+      lease_until = null, leased_by = null
+    from r where d.id = r.id and d.organization_id = $1 and d.leased_by = $3 and d.status = 'pending'
+    returning d.id
+  ),
+  released as (
+    update webhook_deliveries set lease_until = null, leased_by = null
+    where id = any($12::uuid[]) and organization_id = $1 and leased_by = $3 and status = 'pending'
+    returning id
+  ),
+  outcome as (
+    select exists (select 1 from r where outcome = 'succeeded') as succeeded,
+      (select outcome from r order by attempted_at desc, id limit 1) = 'succeeded' as ended_well
+  ),
+  health as (
+    update webhooks w set
+      last_success_at = case when o.succeeded then now() else w.last_success_at end,
+      failing_since = case when o.ended_well then null when o.succeeded then now() else coalesce(w.failing_since, now()) end,
+      enabled = w.enabled and (o.succeeded or coalesce(w.failing_since, now()) > now() - $13 * interval '1 hour'),
+      disabled_reason = case when w.enabled and not o.succeeded and coalesce(w.failing_since, now()) <= now() - $13 * interval '1 hour'
+        then 'failing' else w.disabled_reason end
+    from outcome o
+    where w.id = $2 and w.organization_id = $1 and exists (select 1 from r)
+    returning w.enabled, w.disabled_reason as "disabledReason", w.failing_since as "failingSince"
+  )
+  select (select count(*) from done)::int as recorded, (select count(*) from released)::int as released,
+    coalesce((select not enabled and "disabledReason" = 'failing' from health), false) as "disabledNow", (select "failingSince" from health)::text as "failingSince"`
+
+/** Deliveries the creator may no longer see are dropped unsent: $1 organization, $2 ids. */
+const DROP = `delete from webhook_deliveries where organization_id = $1 and id = any($2::uuid[])`
+
+/** Whether the stream holds a `project.deleted` the creator could see: $1 organization, $2 webhook, $3 project. */
+const GRANTED = `select 1 from webhook_deliveries where organization_id = $1 and webhook_id = $2 and project_key = $3 and granted limit 1`
+
+/** The wait before attempt `attempts + 2`, after `attempts + 1` failed. */
+export function retryDelaySeconds(failedAttempts: number, options: Pick<WorkerOptions, 'retryDelaysSeconds' | 'retryEverySeconds'>): number {
+  return options.retryDelaysSeconds[failedAttempts - 1] ?? options.retryEverySeconds
+}
+
+/** The JSON body of an event (built once per attempt from the stored parts; `data` is spliced in as stored). */
+export function payloadOf(row: Pick<Claimed, 'type' | 'eventId' | 'occurredAt' | 'organizationId' | 'projectId' | 'actorUserId' | 'via' | 'data'>): string {
+  const head = JSON.stringify({
+    type: row.type,
+    id: row.eventId,
+    occurredAt: isoFromText(row.occurredAt),
+    organizationId: row.organizationId,
+    projectId: row.projectId,
+    actor: { userId: row.actorUserId, via: row.via },
+  })
+  return `${head.slice(0, -1)},"data":${row.data}}`
+}
+
+export class DeliveryWorker {
+  private stopped = false
+  private readonly loops: Promise<void>[] = []
+  private readonly sleepers = new Set<() => void>()
+
+  constructor(
+    private readonly db: Database,
+    private readonly sender: Sender,
+    private readonly secrets: SecretBox,
+    private readonly access: ProjectAccessService,
+    private readonly options: WorkerOptions,
+    private readonly log: Logger,
+    private readonly workerId: string,
+  ) {}
+
+  start(): void {
+    for (let i = 0; i < this.options.concurrency; i++) this.loops.push(this.loop())
+  }
+
+  /** Something was queued: idle workers look now. */
+  wake(): void {
+    for (const wake of this.sleepers) wake()
+  }
+
+  /** Stops claiming; streams in flight finish and record. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    this.wake()
+    await Promise.all(this.loops)
+  }
+
+  /** Claims streams, sends them, records; the number of deliveries claimed. */
+  async runOnce(): Promise<number> {
+    const claimedAt = performance.now()
+    const rows = await queryText<Claimed>(this.db, CLAIM, [this.options.streamsPerClaim, this.options.batchSize, this.options.leaseSeconds, this.workerId])
+    if (!rows.length) return 0
+    const streams = new Map<string, Claimed[]>()
+    for (const row of rows) {
+      const key = `${row.webhookId} ${row.projectKey}`
+      const list = streams.get(key) ?? []
+      list.push(row)
+      streams.set(key, list)
+    }
+    await Promise.all([...streams.values()].map((stream) => this.runStream(stream.sort((a, b) => Number(a.seq) - Number(b.seq) || (a.id < b.id ? -1 : 1)), claimedAt)))
+    return rows.length
+  }
+
+  private async runStream(stream: Claimed[], claimedAt: number): Promise<void> {
+    const head = stream[0]!
+    try {
+      if (!(await this.creatorSees(head))) {
+        await queryText(this.db, DROP, [head.organizationId, stream.map((row) => row.id)])
+        return
+      }
+      let secrets: string[]
+      try {
+        secrets = [this.secrets.open(head.secretSealed), ...(head.previousSecretSealed ? [this.secrets.open(head.previousSecretSealed)] : [])]
+      } catch (error) {
+        // Not sendable as signed: an attempt that failed, retried like any other.
+        return await this.record(head, [[head, { ok: false, status: null, durationMs: 0, error: (error as Error).message, body: null }, new Date()]], stream.slice(1))
+      }
+      const results: Array<[Claimed, Attempt, Date]> = []
+      // Each send must end well inside the lease: what does not fit is left for the next claim.
+      const budgetMs = this.options.leaseSeconds * 1000 - this.options.timeoutMs - 2000
+      let sent = 0
+      for (const row of stream) {
+        if (this.stopped || performance.now() - claimedAt > budgetMs) break
+        const attemptedAt = new Date()
+        const attempt = await this.sender.send({ url: row.url, id: row.eventId, body: payloadOf(row), secrets })
+        results.push([row, attempt, attemptedAt])
+        sent++
+        if (!attempt.ok) break
+      }
+      await this.record(head, results, stream.slice(sent))
+    } catch (error) {
+      this.log.warn('webhooks: a stream failed; it is taken again when its lease runs out', { webhookId: head.webhookId, ...describeError(error) })
+    }
+  }
+
+  /** The creator sees the project now, or could see it when it was deleted; pings (no project) always go. */
+  private async creatorSees(row: Claimed): Promise<boolean> {
+    if (row.projectKey === NO_PROJECT) return true
+    if ((await this.access.projectsVisibleTo(this.db, row.organizationId, row.createdBy, [row.projectKey])).size) return true
+    return (await queryText(this.db, GRANTED, [row.organizationId, row.webhookId, row.projectKey])).length > 0
+  }
+
+  private async record(head: Claimed, results: Array<[Claimed, Attempt, Date]>, unsent: Claimed[]): Promise<void> {
+    const parameters = [
+      head.organizationId,
+      head.webhookId,
+      this.workerId,
+      results.map(([row]) => row.id),
+      results.map(([, attempt]) => (attempt.ok ? 'succeeded' : 'retry')),
+      results.map(([, attempt]) => attempt.status),
+      results.map(([, attempt]) => attempt.durationMs),
+      results.map(([, attempt]) => attempt.error),
+      results.map(([, attempt]) => attempt.body),
+      results.map(([row]) => retryDelaySeconds(row.attempts + 1, this.options)),
+      results.map(([, , at]) => at.toISOString()),
+      unsent.map((row) => row.id),
+      this.options.failAfterHours,
+    ]
+    if (results.every(([, attempt]) => attempt.ok)) {
+      await queryText(this.db, RECORD, parameters)
+      return
+    }
+    await this.db.transaction(async (tx) => {
+      const [outcome] = await queryText<{ disabledNow: boolean; failingSince: string | null }>(tx, RECORD, parameters)
+      if (outcome?.disabledNow) await this.auditDisabled(tx as Transaction, head, outcome.failingSince)
+    })
+  }
+
+  private async auditDisabled(tx: Transaction, head: Claimed, failingSince: string | null): Promise<void> {
+    this.log.warn('webhooks: a webhook failing without a success was disabled', { webhookId: head.webhookId, failingSince })
+    await writeAudit(
+      tx,
+      { organizationId: head.organizationId, userId: null, apiKeyId: null, via: 'system', requestId: null },
+      {
+        action: 'webhook.disabled',
+        resourceType: 'webhook',
+        resourceId: head.webhookId,
+        changes: { before: { enabled: true }, after: { enabled: false, disabledReason: 'failing', failingSince } },
+      },
+    )
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        if ((await this.runOnce()) > 0) continue
+      } catch (error) {
+        if (this.stopped) break
+        this.log.warn('webhooks: a claim failed; retrying after the poll interval', describeError(error))
+      }
+      await this.sleep(this.options.pollIntervalMs)
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve()
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        this.sleepers.delete(done)
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      this.sleepers.add(done)
+    })
+  }
+}
