@@ -65,8 +65,13 @@ export default definePlugin({
   description: 'OpenAPI document (/docs/json) and Swagger UI (/docs).',
   links: [{ href: '/docs', title: 'API documentation', description: 'the OpenAPI reference of API v1, the display API and the account API, to read and try' }],
 
-  routes: ({ tags }) => {
+  routes: ({ tags, changes }) => {
     const assets = loadAssets()
+    // The change feed's catalog (what webhooks can subscribe to), from the enabled plugins' manifests.
+    const events = changes.types.length
+      ? `\n\n**Change events** (webhook \`events\`, or \`*\`): ${changes.types.map((type) => `\`${type.name}\``).join(', ')}. ` +
+        'Payload `{type, id, occurredAt, organizationId, projectId, actor: {userId, via}, data}`, `data` being the resource as API v1 returns it (after the change; before it for a delete).'
+      : ''
     return new Elysia({ name: 'docs' })
       .onAfterHandle(({ path, responseValue }) => {
         if (path === '/docs/json') return tidyDocument(responseValue as Record<string, unknown>)
@@ -80,7 +85,7 @@ export default definePlugin({
           specPath: '/docs/json',
           exclude: [/^\/docs/],
           documentation: {
-            info: { title: 'Worktrack API', version: '1', description },
+            info: { title: 'Worktrack API', version: '1', description: description + events },
             tags: [{ name: 'Operations', description: 'Liveness and readiness.' }, ...tags],
             components: {
               securitySchemes: {

@@ -10,7 +10,7 @@ export const EVENTS_MAX = 50
 const EventName = t.String({
   minLength: 1,
   maxLength: 100,
-  description: 'An event type (`work_item.created`, `project_member.deleted`, `content_order.updated`…, listed in the API description) or `*` for all.',
+  description: 'An event type (`work_item.created`, `project_member.deleted`, `content_order.updated`…, listed in the API description), all of one resource (`work_item.*`), or `*` for all.',
 })
 
 export const Webhook = t.Object(

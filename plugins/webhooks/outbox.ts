@@ -56,7 +56,7 @@ const recordStatement = (webhooks: string) => `with w as (${webhooks}),
   select pg_notify('${OUTBOX_CHANNEL}', 'null') from (select 1 from d limit 1) queued`
 
 const RECORD_FOR_MATCHING = recordStatement(
-  `select id from webhooks where organization_id = $1 and enabled and (project_id is null or project_id = $2::uuid) and events && array[$3::text, '*']`,
+  `select id from webhooks where organization_id = $1 and enabled and (project_id is null or project_id = $2::uuid) and events && array[$3::text, split_part($3::text, '.', 1) || '.*', '*']`,
 )
 /** The same for one webhook ($10), whatever it subscribes to: a test ping. */
 const RECORD_FOR_ONE = recordStatement('select id from webhooks where organization_id = $1 and id = $10')
@@ -105,7 +105,8 @@ export class Subscriptions {
   matching(organizationId: string, type: string, projectId: string | null): Subscription[] {
     const list = this.byOrganization.get(organizationId)
     if (!list) return []
-    return list.filter((hook) => (hook.projectId === null || hook.projectId === projectId) && (hook.events.has('*') || hook.events.has(type)))
+    const family = `${type.slice(0, type.indexOf('.'))}.*`
+    return list.filter((hook) => (hook.projectId === null || hook.projectId === projectId) && (hook.events.has('*') || hook.events.has(type) || hook.events.has(family)))
   }
 }
 

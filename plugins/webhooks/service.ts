@@ -99,12 +99,13 @@ export interface WebhookDeps {
 export function createWebhooks(deps: WebhookDeps) {
   const { db, events, access, subscriptions, secrets } = deps
 
-  /** 400 naming `events[i]` for a name that is neither `*` nor an event type of an enabled plugin. */
+  /** 400 naming `events[i]` for a name that is neither `*`, an event type of an enabled plugin, nor `<resource>.*` of one. */
   const checkEvents = (names: readonly string[]) => {
     const known = new Set(deps.feed.types.map((type) => type.name))
+    const families = new Set(deps.feed.types.map((type) => `${type.name.slice(0, type.name.indexOf('.'))}.*`))
     names.forEach((name, i) => {
-      if (name !== '*' && !known.has(name))
-        throw badRequest(`Unknown event type "${name.slice(0, 100)}"; use "*" or one of: ${[...known].sort().join(', ')}.`, `events[${i}]`)
+      if (name !== '*' && !known.has(name) && !families.has(name))
+        throw badRequest(`Unknown event type "${name.slice(0, 100)}"; use "*", a resource's "<resource>.*" (${[...families].sort().join(', ')}) or one of: ${[...known].sort().join(', ')}.`, `events[${i}]`)
     })
   }
 

@@ -147,7 +147,7 @@ describe('operator CLI', () => {
     const refusal = json(typo.stderr)
     expect(refusal).toMatchObject({ code: 'BAD_REQUEST', flag: 'scopes' })
     expect(refusal.error).toContain('unknown scope "usres:read"; valid: users:read, teams:read, ')
-    expect(refusal.error).toEndWith('dashboards:write, or all')
+    expect(refusal.error).toEndWith('dashboards:write, webhooks:read, webhooks:write, or all')
 
     const expires = await cli('key', 'create', '--user', userId, '--name', 'soon', '--scopes', 'users:read', '--expires', 'tomorrow')
     expect(expires.code).toBe(1)

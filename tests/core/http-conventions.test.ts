@@ -32,7 +32,8 @@ async function create(template: string, body: unknown) {
 }
 
 beforeAll(async () => {
-  api = await startTestService()
+  // Webhooks point at a closed loopback port and no worker sends: their deliveries stay as created.
+  api = await startTestService({ config: { webhooks: { allowPrivateTargets: true, workers: false } } })
   const organization = await api.createOrganization()
   const users = { owner: await api.createUser(organization, 'administrator'), editor: await api.createUser(organization), viewer: await api.createUser(organization) }
   const keys = { owner: (await api.createKey(users.owner.id, api.service.core.scopes.map((scope) => scope.name))).secret }
@@ -63,7 +64,17 @@ beforeAll(async () => {
   expect(message.status, message.text).toBe(200)
   ids.messageId = message.headers.get('x-message-id')!
   ids.keyId = 'unused'
+  ids.webhookId = (await create('/api/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] })).id
+  ids.deliveryId = (await create('/api/v1/webhooks/{webhookId}/test', undefined)).id
+  await create('/api/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver', undefined)
 })
+
+/**
+ * Where a POST's Location points: under its own path, except for actions on a resource that
+ * create something in a neighbouring collection (a webhook's test and redelivery create deliveries).
+ */
+const createdUnder = (template: string) =>
+  /\/(test|deliveries\/\{deliveryId\}\/redeliver)$/.test(template) ? `${fill('/api/v1/webhooks/{webhookId}/deliveries')}/` : `${fill(template)}/`
 afterAll(() => api.stop())
 
 /** The documented v1 operations of `method`. */
@@ -80,7 +91,7 @@ describe('Location on every 201', () => {
       const location = response.headers.get('location')
       expect(location, template).not.toBeNull()
       // The created resource's path: the collection's, one segment deeper, matching a documented path.
-      expect(location!.startsWith(`${fill(template)}/`), `${template}: ${location}`).toBe(true)
+      expect(location!.startsWith(createdUnder(template)), `${template}: ${location}`).toBe(true)
       const documented = Object.keys(paths).some((path) => new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}$`).test(location!))
       expect(documented, `${location} is no documented path`).toBe(true)
       // Where the resource can be read, the Location reads it.
@@ -88,9 +99,13 @@ describe('Location on every 201', () => {
       if (readable) {
         const read = await call('GET', location!)
         expect(read.status, location!).toBe(200)
-        // A share link's `url` carries its token, shown in the creating answer only.
-        const { url: _secret, ...shown } = response.body.data
-        expect(read.body.data).toEqual(template.endsWith('/share-links') ? shown : response.body.data)
+        // A share link's `url` carries its token, a webhook's `secret` is its key: shown in the creating answer only.
+        const { url: _token, ...shownLink } = response.body.data
+        const { secret: _secret, ...shownWebhook } = response.body.data
+        const shown = template.endsWith('/share-links') ? shownLink : template === '/api/v1/webhooks' ? shownWebhook : response.body.data
+        // A delivery's detail adds its payload and last answer to what was listed.
+        if (location!.includes('/deliveries/')) expect(read.body.data).toMatchObject(shown)
+        else expect(read.body.data).toEqual(shown)
       }
     }
   })

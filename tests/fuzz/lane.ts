@@ -30,8 +30,9 @@ self.onmessage = async (event: MessageEvent<LaneTask>) => {
   try {
     const started = Date.now()
     if (!usingServer()) await pgliteTemplate()
-    // One trusted proxy hop, so hostile X-Forwarded-For values reach the client-address code.
-    const api = await startTestService({ config: { server: { trustProxy: 1 } } })
+    // One trusted proxy hop, so hostile X-Forwarded-For values reach the client-address code;
+    // no webhook delivery workers (fuzzed webhooks would otherwise be sent to real addresses).
+    const api = await startTestService({ config: { server: { trustProxy: 1 }, webhooks: { workers: false } } })
     try {
       const fuzzer = new Fuzzer(api)
       await fuzzer.setup()

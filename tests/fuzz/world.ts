@@ -2,7 +2,8 @@
  * The one world every fuzzed request runs against, built once through the API: the authorization
  * matrix's organization (cast, project, work items, entry, relationship, page, component,
  * message), the display fixture's organization (a page with one component of each type, a
- * mobile session), keys holding every scope, a registered device, and a web session.
+ * mobile session), keys holding every scope, a registered device, a web session, and a webhook
+ * with one delivery.
  */
 import { buildWorld, createCast, type Cast, type World } from '../authz/table'
 import { createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
@@ -64,6 +65,11 @@ export async function createFuzzWorld(service: TestService): Promise<FuzzWorld> 
   const worldPage = await api.request('GET', `/api/v1/pages/${world.pageId}`, { key: superKey.secret })
   const shareLink = await api.request('POST', `/api/v1/pages/${display.pageId}/share-links`, { key: display.creatorKey, body: {} })
   if (shareLink.status !== 201) throw new Error(`world: POST …/share-links answered ${shareLink.status} ${shareLink.text}`)
+  // A public address literal (no DNS here); the lane runs no delivery workers, so nothing is sent to it.
+  const webhook = await api.request('POST', '/api/v1/webhooks', { key: superKey.secret, body: { url: 'http://8.8.8.8/fuzz', events: ['*'] } })
+  if (webhook.status !== 201) throw new Error(`world: POST /api/v1/webhooks answered ${webhook.status} ${webhook.text}`)
+  const ping = await api.request('POST', `/api/v1/webhooks/${webhook.body.data.id}/test`, { key: superKey.secret })
+  if (ping.status !== 201) throw new Error(`world: POST …/test answered ${ping.status} ${ping.text}`)
 
   return {
     world,
@@ -92,6 +98,8 @@ export async function createFuzzWorld(service: TestService): Promise<FuzzWorld> 
       sourceWorkItemId: [world.workItemId, world.otherWorkItemId],
       targetWorkItemId: [world.otherWorkItemId, world.workItemId],
       linkId: [shareLink.body.data.id],
+      webhookId: [webhook.body.data.id],
+      deliveryId: [ping.body.data.id],
       token: [deviceToken, shareLink.body.data.url.slice('/s/'.length)],
     },
   }
