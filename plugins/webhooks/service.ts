@@ -286,18 +286,25 @@ export function createWebhooks(deps: WebhookDeps) {
       return { ...fromDeliveryRow(row), payload: row.payload, lastResponseBody: row.lastResponseBody }
     },
 
-    /** Queues the delivery's event again (a new delivery, in the event's place in its project's order). */
+    /** Queues the delivery's event again: a new delivery, after what its webhook and project already have queued. */
     async redeliver(actor: Actor, webhookId: string, deliveryId: string, set: { headers: Record<string, unknown> }) {
       requireAdministrator(actor)
       const delivery = await mutate(db, actor, async (tx, audit) => {
         const webhook = await findWebhook(tx, actor, webhookId, true)
         const original = await findDelivery(tx, actor, webhook.id, deliveryId)
         if (!webhook.enabled) throw conflict('The webhook is disabled; enable it before redelivering.')
-        const id = crypto.randomUUID()
+        // A new place at the end of its project's sequence: the stream's order (and whoever holds its lease) stays as it is.
+        const id = uuidv7()
         await queryText(
           tx,
-          `insert into webhook_deliveries (id, organization_id, webhook_id, event_id, project_key, seq, granted)
-            select $1, organization_id, webhook_id, event_id, project_key, seq, granted from webhook_deliveries where id = $2 and organization_id = $3`,
+          `with s as (
+              insert into webhook_sequences as q (project_key, organization_id, last_seq)
+              select project_key, organization_id, 1 from webhook_deliveries where id = $2 and organization_id = $3
+              on conflict (project_key, organization_id) do update set last_seq = q.last_seq + 1
+              returning last_seq
+            )
+            insert into webhook_deliveries (id, organization_id, webhook_id, event_id, project_key, seq, granted)
+            select $1, d.organization_id, d.webhook_id, d.event_id, d.project_key, s.last_seq, d.granted from webhook_deliveries d, s where d.id = $2 and d.organization_id = $3`,
           [id, original.id, actor.organizationId],
         )
         await events.publish(tx, OUTBOX_CHANNEL, null)

@@ -89,8 +89,9 @@ const CLAIM = `with heads as (
  * webhook failing for the window without a success is disabled (`"disabled"` is then true).
  */
 const RECORD = `with r as (
-    select * from unnest($4::uuid[], $5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::float8[], $11::timestamptz[])
-      as r(id, outcome, response_status, duration, error, body, delay, attempted_at)
+    select id, outcome, response_status, duration, error, body, delay, attempted_text::timestamptz as attempted_at
+    from unnest($4::uuid[], $5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::float8[], $11::text[])
+      as r(id, outcome, response_status, duration, error, body, delay, attempted_text)
   ),
   done as (
     update webhook_deliveries d set
