@@ -102,6 +102,11 @@ export class Subscriptions {
     else this.byOrganization.delete(organizationId)
   }
 
+  /** The webhooks that receive events of the project (whatever their types). */
+  forProject(organizationId: string, projectId: string | null): Subscription[] {
+    return (this.byOrganization.get(organizationId) ?? []).filter((hook) => hook.projectId === null || hook.projectId === projectId)
+  }
+
   matching(organizationId: string, type: string, projectId: string | null): Subscription[] {
     const list = this.byOrganization.get(organizationId)
     if (!list) return []
@@ -110,21 +115,28 @@ export class Subscriptions {
   }
 }
 
+/** Marks the queued deliveries of a deleted project as granted, for the webhooks whose creator could see it: $1 organization, $2 project, $3 webhooks. */
+const GRANT_QUEUED = `update webhook_deliveries set granted = true
+  where organization_id = $1 and project_key = $2 and webhook_id = any($3::uuid[]) and status = 'pending' and not granted`
+
 /**
- * The change-feed observer. For `project.deleted` it also notes, per webhook, whether its creator
- * could see the project as it was deleted (the rows are still there: the event is recorded
- * before them), so that project's last events can still go out after it is gone.
+ * The change-feed observer. When a project is deleted it notes, for every webhook of the project
+ * (whatever its event types), whether its creator could see the project as it was deleted (the
+ * rows are still there: the event is recorded before them): that webhook's `project.deleted` and
+ * the project's events still queued for it then go out after the project is gone.
  */
 export function webhookObserver(subscriptions: Subscriptions, access: ProjectAccessService): ChangeObserver {
   return {
-    wants: (organizationId, type, projectId) => subscriptions.matching(organizationId, type, projectId).length > 0,
+    wants: (organizationId, type, projectId) =>
+      (type === 'project.deleted' ? subscriptions.forProject(organizationId, projectId) : subscriptions.matching(organizationId, type, projectId)).length > 0,
     async observe(tx: Transaction, event: ChangeEvent) {
       const granted: string[] = []
       if (event.type === 'project.deleted' && event.projectId) {
-        const hooks = subscriptions.matching(event.organizationId, event.type, event.projectId)
+        const hooks = subscriptions.forProject(event.organizationId, event.projectId)
         for (const creator of new Set(hooks.map((hook) => hook.createdBy)))
           if ((await access.projectsVisibleTo(tx, event.organizationId, creator, [event.projectId])).size)
             granted.push(...hooks.filter((hook) => hook.createdBy === creator).map((hook) => hook.id))
+        if (granted.length) await queryText(tx, GRANT_QUEUED, [event.organizationId, event.projectId, granted])
       }
       await recordEvent(tx, { organizationId: event.organizationId, projectId: event.projectId, type: event.type, actor: event.actor, data: await event.data() }, granted)
     },

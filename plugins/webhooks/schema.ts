@@ -83,7 +83,7 @@ export const webhookDeliveries = pgTable(
     projectKey: uuid().notNull(),
     /** The event's position in its project's sequence: deliveries of a stream go out in this order. */
     seq: bigint({ mode: 'number' }).notNull(),
-    /** Set on `project.deleted` deliveries: the creator could see the project when it was deleted (its earlier events may still go out). */
+    /** Set when its project was deleted and the webhook's creator could see it then: it still goes out (with the `project.deleted`). */
     granted: boolean().notNull().default(false),
     status: text({ enum: DELIVERY_STATUSES }).notNull().default('pending'),
     attempts: integer().notNull().default(0),

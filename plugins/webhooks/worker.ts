@@ -134,7 +134,7 @@ const RECORD = `with r as (
 /** Deliveries the creator may no longer see are dropped unsent: $1 organization, $2 ids. */
 const DROP = `delete from webhook_deliveries where organization_id = $1 and id = any($2::uuid[])`
 
-/** Whether the stream holds a `project.deleted` the creator could see: $1 organization, $2 webhook, $3 project. */
+/** Whether the stream holds a delivery granted when its project was deleted (the creator could see it then): $1 organization, $2 webhook, $3 project. */
 const GRANTED = `select 1 from webhook_deliveries where organization_id = $1 and webhook_id = $2 and project_key = $3 and granted limit 1`
 
 /** The wait before attempt `attempts + 2`, after `attempts + 1` failed. */
