@@ -32,7 +32,7 @@ CREATE TABLE "webhook_events" (
 	"occurred_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"actor_user_id" uuid,
 	"via" text NOT NULL,
-	"data" jsonb NOT NULL,
+	"data" json NOT NULL,
 	CONSTRAINT "webhook_events_pkey" PRIMARY KEY("id","organization_id")
 );
 --> statement-breakpoint

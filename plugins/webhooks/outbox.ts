@@ -45,7 +45,7 @@ const recordStatement = (webhooks: string) => `with w as (${webhooks}),
   ),
   e as (
     insert into webhook_events (id, organization_id, project_id, seq, type, actor_user_id, via, data)
-    select $4, $1, $2::uuid, s.last_seq, $3, $5, $6, $7::jsonb from s
+    select $4, $1, $2::uuid, s.last_seq, $3, $5, $6, $7::json from s
     returning id, seq
   ),
   d as (

@@ -4,7 +4,7 @@
  * that orders them, and the key that seals secrets when none is configured.
  */
 import { sql } from 'drizzle-orm'
-import { bigint, boolean, check, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { bigint, boolean, check, index, integer, json, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { primaryId, rowId, tenantKey, tenantReference, timestamps } from '../../src/schema'
 import { doneBy, organizationReference } from '../auth/schema'
 
@@ -65,7 +65,7 @@ export const webhookEvents = pgTable(
     actorUserId: uuid(),
     via: text().notNull(),
     /** The resource as API v1 returns it (after the change; before it for deletes). */
-    data: jsonb().notNull(),
+    data: json().notNull(),
   },
   (table) => [tenantKey('webhook_events', [table.id], table.organizationId), index('webhook_events_occurred_idx').on(table.occurredAt)],
 )
