@@ -220,8 +220,11 @@ export function createWebhooks(deps: WebhookDeps) {
     async delete(actor: Actor, webhookId: string) {
       requireAdministrator(actor)
       return changed(actor, async (tx, audit) => {
-        const current = await findWebhook(tx, actor, webhookId, true)
-        await queryText(tx, 'delete from webhooks where id = $1 and organization_id = $2', [current.id, actor.organizationId])
+        // Deliveries first, then the webhook: the order a worker recording results takes its locks in.
+        const current = await findWebhook(tx, actor, webhookId)
+        await queryText(tx, 'delete from webhook_deliveries where webhook_id = $1 and organization_id = $2', [current.id, actor.organizationId])
+        const deleted = await queryText(tx, 'delete from webhooks where id = $1 and organization_id = $2 returning id', [current.id, actor.organizationId])
+        if (!deleted.length) throw notFound('No such webhook.')
         await audit({ action: 'webhook.deleted', resourceType: 'webhook', resourceId: current.id, projectId: current.projectId, changes: { before: { url: current.url, events: current.events } } })
         return { id: current.id }
       })
@@ -252,7 +255,7 @@ export function createWebhooks(deps: WebhookDeps) {
       const delivery = await mutate(db, actor, async (tx, audit) => {
         const webhook = await findWebhook(tx, actor, webhookId, true)
         if (!webhook.enabled) throw conflict('The webhook is disabled; enable it before sending a test.')
-        const eventId = await recordEvent(tx, { organizationId: actor.organizationId, projectId: null, type: PING, actor: { userId: actor.userId, via: actor.via }, data: webhook }, [], webhook.id)
+        const eventId = await recordEvent(tx, { organizationId: actor.organizationId, projectId: null, type: PING, actor: { userId: actor.userId, via: actor.via }, data: webhook }, { only: webhook.id })
         await audit({ action: 'webhook.tested', resourceType: 'webhook', resourceId: webhook.id, projectId: webhook.projectId, changes: { after: { eventId } } })
         return deliveryOf(tx, actor, webhook.id, 'd.event_id', eventId)
       })

@@ -10,21 +10,25 @@ export async function countPendingDeliveries(db: Database): Promise<number> {
 }
 
 /**
- * Removes finished deliveries older than `days`, then events older than that with no delivery
- * left (a pending delivery keeps its event however old); the number of deliveries removed.
+ * Removes finished deliveries older than `days` and deliveries whose webhook is gone (a deleted
+ * organization's), then events older than that which no pending delivery still needs; the number
+ * of deliveries removed.
  */
 export async function purgeOldDeliveries(db: Database, days: number): Promise<number> {
   const [row] = await queryText<{ n: number }>(
     db,
     `with gone as (
-        delete from webhook_deliveries where status <> 'pending' and created_at < now() - $1 * interval '1 day' returning 1
+        delete from webhook_deliveries d
+        where (d.status <> 'pending' and d.created_at < now() - $1 * interval '1 day')
+           or not exists (select 1 from webhooks w where w.id = d.webhook_id and w.organization_id = d.organization_id)
+        returning 1
       ) select count(*)::int as n from gone`,
     [days],
   )
   await queryText(
     db,
     `delete from webhook_events e where e.occurred_at < now() - $1 * interval '1 day'
-      and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.organization_id = e.organization_id)`,
+      and e.id not in (select event_id from webhook_deliveries where status = 'pending')`,
     [days],
   )
   return row?.n ?? 0

@@ -125,7 +125,9 @@ const RECORD = `with r as (
       disabled_reason = case when w.enabled and not o.succeeded and coalesce(w.failing_since, now()) <= now() - $13 * interval '1 hour'
         then 'failing' else w.disabled_reason end
     from outcome o
+    -- A webhook that keeps succeeding has its row written at most once a second (one row every batch of it would queue behind).
     where w.id = $2 and w.organization_id = $1 and exists (select 1 from r)
+      and (not o.ended_well or w.failing_since is not null or w.last_success_at is null or w.last_success_at < now() - interval '1 second')
     returning w.enabled, w.disabled_reason as "disabledReason", w.failing_since as "failingSince"
   )
   select (select count(*) from done)::int as recorded, (select count(*) from released)::int as released,
@@ -136,6 +138,10 @@ const DROP = `delete from webhook_deliveries where organization_id = $1 and id =
 
 /** Whether the stream holds a delivery granted when its project was deleted (the creator could see it then): $1 organization, $2 webhook, $3 project. */
 const GRANTED = `select 1 from webhook_deliveries where organization_id = $1 and webhook_id = $2 and project_key = $3 and granted limit 1`
+
+/** How long after its last work a worker keeps looking every LINGER_STEP_MS (covers NOTIFY_EVERY_MS in outbox.ts). */
+const LINGER_MS = 100
+const LINGER_STEP_MS = 20
 
 /** The wait before attempt `attempts + 2`, after `attempts + 1` failed. */
 export function retryDelaySeconds(failedAttempts: number, options: Pick<WorkerOptions, 'retryDelaysSeconds' | 'retryEverySeconds'>): number {
@@ -174,15 +180,18 @@ export class DeliveryWorker {
     for (let i = 0; i < this.options.concurrency; i++) this.loops.push(this.loop())
   }
 
-  /** Something was queued: idle workers look now. */
+  /**
+   * Something was queued: one idle worker looks now (a worker that finds work goes on claiming
+   * until there is none, and each further notification wakes one more).
+   */
   wake(): void {
-    for (const wake of this.sleepers) wake()
+    for (const wake of this.sleepers) return wake()
   }
 
   /** Stops claiming; streams in flight finish and record. */
   async stop(): Promise<void> {
     this.stopped = true
-    this.wake()
+    for (const wake of [...this.sleepers]) wake()
     await Promise.all(this.loops)
   }
 
@@ -282,14 +291,19 @@ export class DeliveryWorker {
   }
 
   private async loop(): Promise<void> {
+    let busyAt = 0
     while (!this.stopped) {
       try {
-        if ((await this.runOnce()) > 0) continue
+        if ((await this.runOnce()) > 0) {
+          busyAt = performance.now()
+          continue
+        }
       } catch (error) {
         if (this.stopped) break
         this.log.warn('webhooks: a claim failed; retrying after the poll interval', describeError(error))
       }
-      await this.sleep(this.options.pollIntervalMs)
+      // Just after work, look again soon: changes recorded in the meantime may not have notified (outbox.ts).
+      await this.sleep(performance.now() - busyAt < LINGER_MS ? LINGER_STEP_MS : this.options.pollIntervalMs)
     }
   }
 
