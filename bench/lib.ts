@@ -373,6 +373,7 @@ interface Figures {
     errors: number
     serverErrors: number
   }
+  webhooks: import('./webhooks').WebhooksFigures
 }
 
 export type BenchName = keyof Figures

@@ -13,6 +13,7 @@ import { benchPages } from './pages'
 import { benchPush } from './push'
 import { benchSignIn } from './sign-in'
 import { BENCHMARKS, writeSummary } from './summary'
+import { benchWebhooks } from './webhooks'
 import { benchWorkItems } from './work-items'
 import type { BenchName } from './lib'
 
@@ -24,6 +25,7 @@ const benchmarks: Record<BenchName, () => Promise<void>> = {
   display: benchDisplay,
   pages: benchPages,
   push: benchPush,
+  webhooks: benchWebhooks,
   'sign-in': benchSignIn,
   mixed: benchMixed,
 }

@@ -6,9 +6,10 @@
  */
 import { MINIMUM_JUDGED_MINUTES, QUARTER_RATIO_THRESHOLD, SLOPE_THRESHOLD_MIB_PER_MINUTE } from './mixed'
 import { readResults, round, writeSection, type BenchName, type RecordedResults, type Throughput } from './lib'
+import { keepsUp } from './webhooks'
 
 /** The order of the summary (and of `npm run bench`). */
-export const BENCHMARKS: BenchName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'pages', 'push', 'sign-in', 'mixed']
+export const BENCHMARKS: BenchName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'pages', 'push', 'webhooks', 'sign-in', 'mixed']
 
 /** Issue 15's bound on the service's peak RSS (VmHWM) in any benchmark. */
 const PEAK_RSS_TARGET_MIB = 200
@@ -168,6 +169,31 @@ function linesOf(results: RecordedResults, name: BenchName): Line[] {
           ratio: '—',
           target: '≥ 2,000 messages/s, each device once',
           met: f.median >= 2000 && f.exactlyOnce,
+        },
+      ]
+    }
+    case 'webhooks': {
+      const r = results.webhooks
+      if (!r) return []
+      const { paced: p, saturation: s, writes: w } = r.figures
+      return [
+        {
+          benchmark: `webhooks: delivery of ${round(r.figures.rate)} changes/s offered, one webhook`,
+          headline: `${round(p.deliveredPerSecond)} events/s delivered of ${round(p.changesPerSecond)} changes/s committed; latency p50 ${round(p.p50, 1)} / p99 ${round(p.p99, 1)} / max ${round(p.max)} ms; backlog ${round(p.backlogAtEnd)}, missing ${p.missing}, duplicates ${p.duplicates}; saturated: ${round(s.deliveredPerSecond)} events/s under load, ${round(s.drainPerSecond)} draining (${round(s.changesPerSecond)} changes/s)`,
+          ceiling: '—',
+          ratio: `${round(p.deliveredPerSecond / p.changesPerSecond, 2)}`,
+          target: `keeps up with ${round(r.figures.rate)} events/s (≥ 95 % committed and delivered in the window, none lost or twice)`,
+          met: keepsUp(p, r.figures.rate),
+        },
+        {
+          benchmark: 'webhooks: `PATCH …/work-items/{id}` with 5 webhooks vs none',
+          headline: `${rps(w.five.requestsPerSecond)} (${latency(w.five)}; ${round(w.deliveredPerSecond)} events/s delivered meanwhile on the same 2 cores, backlog ${round(w.backlogAtEnd)}; ${rss(r.figures.peakRssMiB)})${
+            w.recordingOnly && w.recordingNone ? `; with the workers off (recording only): ${rps(w.recordingOnly.requestsPerSecond)} vs ${rps(w.recordingNone.requestsPerSecond)} = ${round(w.recordingOnly.requestsPerSecond / w.recordingNone.requestsPerSecond, 2)}` : ''
+          }`,
+          ceiling: `${rps(w.none.requestsPerSecond)} with none`,
+          ratio: round(w.ratio, 2),
+          target: '≥ 0.8 of none',
+          met: w.ratio >= 0.8,
         },
       ]
     }
