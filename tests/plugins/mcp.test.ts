@@ -45,7 +45,7 @@ describe('tools/list', () => {
       [
         'create_entry', 'create_relationship', 'create_work_item', 'delete_entry', 'delete_relationship', 'delete_work_item', 'get_project', 'get_user',
         'get_work_item', 'list_audit_logs', 'list_entries', 'list_project_members', 'list_projects', 'list_relationships', 'list_team_members',
-        'list_team_projects', 'list_teams', 'list_work_items', 'project_summary', 'reorder_content', 'search_project', 'update_entry', 'update_work_item',
+        'list_team_projects', 'list_teams', 'list_webhooks', 'list_work_items', 'project_summary', 'reorder_content', 'search_project', 'update_entry', 'update_work_item',
       ].sort(),
     )
   })
