@@ -53,31 +53,15 @@ const recordStatement = (webhooks: string) => `with w as (${webhooks}),
     select gen_random_uuid(), $1, w.id, e.id, coalesce($2::uuid, $9::uuid), e.seq, w.id = any($8::uuid[]) from w, e
     returning 1
   )
-  select pg_notify('${OUTBOX_CHANNEL}', 'null') from (select 1 from d limit 1) queued where $10`
+  select pg_notify('${OUTBOX_CHANNEL}', 'null') from (select 1 from d limit 1) queued`
 
 const RECORD_FOR_MATCHING = recordStatement(
   `select id from webhooks where organization_id = $1 and enabled and (project_id is null or project_id = $2::uuid) and events && array[$3::text, split_part($3::text, '.', 1) || '.*', '*']`,
 )
-/** The same for one webhook ($11), whatever it subscribes to: a test ping. */
-const RECORD_FOR_ONE = recordStatement('select id from webhooks where organization_id = $1 and id = $11')
+/** The same for one webhook ($10), whatever it subscribes to: a test ping. */
+const RECORD_FOR_ONE = recordStatement('select id from webhooks where organization_id = $1 and id = $10')
 
-/**
- * Every NOTIFY takes a lock at commit that all notifying commits share, so one instance sends at
- * most one per NOTIFY_EVERY_MS: under load the workers are awake anyway, and a worker that just
- * worked keeps looking for a while (worker.ts LINGER_MS) for the changes that did not notify.
- */
-const NOTIFY_EVERY_MS = 20
 
-/** Whether to notify now: true at most once per NOTIFY_EVERY_MS (one per service instance). */
-function notifyThrottle(): () => boolean {
-  let lastNotifyAt = -Infinity
-  return () => {
-    const now = performance.now()
-    if (now - lastNotifyAt < NOTIFY_EVERY_MS) return false
-    lastNotifyAt = now
-    return true
-  }
-}
 
 export interface RecordedEvent {
   organizationId: string
@@ -87,14 +71,11 @@ export interface RecordedEvent {
   data: unknown
 }
 
-/**
- * Writes an event and its deliveries for the matching webhooks (all of them, or `only` one), in
- * `executor`'s transaction; `notify` wakes the workers of every instance at commit.
- */
-export async function recordEvent(executor: Executor, event: RecordedEvent, options: { granted?: readonly string[]; only?: string; notify?: boolean } = {}): Promise<string> {
-  const { granted = [], only, notify = true } = options
+/** Writes an event and its deliveries for the matching webhooks (all of them, or `only` one), in `executor`'s transaction. */
+export async function recordEvent(executor: Executor, event: RecordedEvent, options: { granted?: readonly string[]; only?: string } = {}): Promise<string> {
+  const { granted = [], only } = options
   const id = uuidv7()
-  const parameters = [event.organizationId, event.projectId, event.type, id, event.actor.userId, event.actor.via, JSON.stringify(event.data), granted, NO_PROJECT, notify]
+  const parameters = [event.organizationId, event.projectId, event.type, id, event.actor.userId, event.actor.via, JSON.stringify(event.data), granted, NO_PROJECT]
   if (only) await queryText(executor, RECORD_FOR_ONE, [...parameters, only])
   else await queryText(executor, RECORD_FOR_MATCHING, parameters)
   return id
@@ -148,7 +129,6 @@ const GRANT_QUEUED = `update webhook_deliveries set granted = true
  * the project's events still queued for it then go out after the project is gone.
  */
 export function webhookObserver(subscriptions: Subscriptions, access: ProjectAccessService): ChangeObserver {
-  const notifyNow = notifyThrottle()
   return {
     wants: (organizationId, type, projectId) =>
       (type === 'project.deleted' ? subscriptions.forProject(organizationId, projectId) : subscriptions.matching(organizationId, type, projectId)).length > 0,
@@ -162,7 +142,7 @@ export function webhookObserver(subscriptions: Subscriptions, access: ProjectAcc
         if (granted.length) await queryText(tx, GRANT_QUEUED, [event.organizationId, event.projectId, granted])
       }
       const recorded = { organizationId: event.organizationId, projectId: event.projectId, type: event.type, actor: event.actor, data: await event.data() }
-      await recordEvent(tx, recorded, { granted, notify: notifyNow() })
+      await recordEvent(tx, recorded, { granted })
     },
   }
 }

@@ -139,10 +139,6 @@ const DROP = `delete from webhook_deliveries where organization_id = $1 and id =
 /** Whether the stream holds a delivery granted when its project was deleted (the creator could see it then): $1 organization, $2 webhook, $3 project. */
 const GRANTED = `select 1 from webhook_deliveries where organization_id = $1 and webhook_id = $2 and project_key = $3 and granted limit 1`
 
-/** How long after its last work a worker keeps looking every LINGER_STEP_MS (covers NOTIFY_EVERY_MS in outbox.ts). */
-const LINGER_MS = 100
-const LINGER_STEP_MS = 20
-
 /** The wait before attempt `attempts + 2`, after `attempts + 1` failed. */
 export function retryDelaySeconds(failedAttempts: number, options: Pick<WorkerOptions, 'retryDelaysSeconds' | 'retryEverySeconds'>): number {
   return options.retryDelaysSeconds[failedAttempts - 1] ?? options.retryEverySeconds
@@ -291,19 +287,14 @@ export class DeliveryWorker {
   }
 
   private async loop(): Promise<void> {
-    let busyAt = 0
     while (!this.stopped) {
       try {
-        if ((await this.runOnce()) > 0) {
-          busyAt = performance.now()
-          continue
-        }
+        if ((await this.runOnce()) > 0) continue
       } catch (error) {
         if (this.stopped) break
         this.log.warn('webhooks: a claim failed; retrying after the poll interval', describeError(error))
       }
-      // Just after work, look again soon: changes recorded in the meantime may not have notified (outbox.ts).
-      await this.sleep(performance.now() - busyAt < LINGER_MS ? LINGER_STEP_MS : this.options.pollIntervalMs)
+      await this.sleep(this.options.pollIntervalMs)
     }
   }
 
