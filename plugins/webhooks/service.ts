@@ -4,7 +4,7 @@
  * is audited in its transaction and tells every instance to refresh its copy of the
  * organization's subscriptions (outbox.ts).
  */
-import { changedFields, mutate } from '../../src/audit'
+import { changedFields, mutate, type Audit } from '../../src/audit'
 import type { ChangeFeed } from '../../src/changes'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import type { EventBus } from '../../src/events'
@@ -110,7 +110,7 @@ export function createWebhooks(deps: WebhookDeps) {
   }
 
   /** After a commit that changed an organization's webhooks: this instance now, the others by NOTIFY (sent in the transaction). */
-  const changed = async <T>(actor: Actor, run: (tx: Transaction, audit: Parameters<Parameters<typeof mutate>[2]>[1]) => Promise<T>): Promise<T> => {
+  const changed = async <T>(actor: Actor, run: (tx: Transaction, audit: Audit) => Promise<T>): Promise<T> => {
     const result = await mutate(db, actor, async (tx, audit) => {
       const value = await run(tx as Transaction, audit)
       await events.publish(tx, WEBHOOKS_CHANNEL, { organizationId: actor.organizationId })
