@@ -18,26 +18,33 @@ export class FragmentCache {
 
   constructor(private readonly maxBytes: number) {}
 
-  /** The SVG of `component` at its version, rendered only when not cached. */
+  /**
+   * The SVG of `component` at its version, rendered from `data` only when not cached. `data` must
+   * be the component's data at that very version (read in the same statement as the version):
+   * what is rendered here is cached under it.
+   */
   svg(component: { id: string; version: number; type: string; width: number }, data: () => Record<string, unknown> | null): string {
-    const key = `${component.id}:${component.version}`
-    const cached = this.entries.get(key)
-    if (cached !== undefined) {
-      this.hits++
-      this.entries.delete(key)
-      this.entries.set(key, cached)
-      return cached
-    }
+    const cached = this.cached(component)
+    if (cached !== undefined) return cached
     // The width is part of the version: a layout change raises it too.
     const fragment = renderComponent(component.type, data() as never, { columns: Math.min(component.width, GRID_COLUMNS) }).value
     this.renders++
-    this.store(component.id, key, fragment)
+    this.store(component.id, `${component.id}:${component.version}`, fragment)
     return fragment
   }
 
-  /** Whether the fragment of this version is cached (the page then needs no data for it). */
-  has(component: { id: string; version: number }): boolean {
-    return this.entries.has(`${component.id}:${component.version}`)
+  /**
+   * The cached SVG of this version, or undefined. A caller keeps what it got: a fragment can be
+   * evicted by any other render a moment later, so "is it cached?" is never asked apart from "give it".
+   */
+  cached(component: { id: string; version: number }): string | undefined {
+    const key = `${component.id}:${component.version}`
+    const cached = this.entries.get(key)
+    if (cached === undefined) return undefined
+    this.hits++
+    this.entries.delete(key)
+    this.entries.set(key, cached)
+    return cached
   }
 
   stats(): FragmentCacheStats {

@@ -87,18 +87,39 @@ export function componentCell(component: ComponentCell, svg: string): string {
   </section>`.value
 }
 
+const CELL_COLUMNS = 'c.id, c.type, c.title, c.x, c.y, c.width, c.height, c.version'
+
+/** Components whose data is read in one statement: a page's data is never all in memory at once (a chart's data can be ~1 MB). */
+const DATA_BATCH = 10
+
 /**
- * The cells of a page: one statement for the placements and versions, and a second one only for
- * the data of components whose fragment at that version is not cached.
+ * The cells of a page: one statement for the placements and versions, then the data of the
+ * components whose fragment is not cached, a few components a statement. A cached fragment is
+ * taken when it is found (another render may evict it a moment later); a missing one is drawn
+ * from the row read with its data, whose version it is cached under, so no chart is ever drawn
+ * or cached without its data. A component deleted in between is left out.
  */
 export async function pageCells(db: Database, fragments: FragmentCache, pageId: string): Promise<string[]> {
-  const components = await queryText<ComponentCell>(db, `select c.id, c.type, c.title, c.x, c.y, c.width, c.height, c.version ${FROM_PAGE_COMPONENTS}`, [pageId])
-  const missing = components.filter((component) => !fragments.has(component)).map((component) => component.id)
-  const data = new Map<string, Record<string, unknown> | null>()
-  if (missing.length)
-    for (const row of await queryText<{ id: string; data: Record<string, unknown> | null }>(db, 'select id, data from components where id = any($1::uuid[])', [missing]))
-      data.set(row.id, row.data)
-  return components.map((component) => componentCell(component, fragments.svg(component, () => data.get(component.id) ?? null)))
+  const components = await queryText<ComponentCell>(db, `select ${CELL_COLUMNS} ${FROM_PAGE_COMPONENTS}`, [pageId])
+  const cells: Array<string | undefined> = components.map((component) => {
+    const svg = fragments.cached(component)
+    return svg === undefined ? undefined : componentCell(component, svg)
+  })
+  const missing = components.flatMap((component, i) => (cells[i] === undefined ? [i] : []))
+  for (let start = 0; start < missing.length; start += DATA_BATCH) {
+    const batch = missing.slice(start, start + DATA_BATCH)
+    const rows = await queryText<ComponentCell & { data: Record<string, unknown> | null }>(
+      db,
+      `select ${CELL_COLUMNS}, c.data from components c where c.page_id = $1 and c.id = any($2::uuid[])`,
+      [pageId, batch.map((i) => components[i]!.id)],
+    )
+    const byId = new Map(rows.map((row) => [row.id, row]))
+    for (const i of batch) {
+      const row = byId.get(components[i]!.id)
+      if (row) cells[i] = componentCell(row, fragments.svg(row, () => row.data))
+    }
+  }
+  return cells.filter((cell): cell is string => cell !== undefined)
 }
 
 /** How a live page is shown: signed in, or through a share link (read-only, no account chrome); `kiosk` hides everything but the components. */
