@@ -1,68 +1,70 @@
 /**
  * Where a webhook may point. A target URL is http(s), without credentials, and (unless
- * `webhooks.allowPrivateTargets`) every address its host resolves to is public: no loopback,
- * private, shared (CGNAT), link-local, unique-local, multicast or reserved address, also not
- * inside an IPv4-mapped or NAT64 IPv6 address. The check runs when a webhook is saved (400) and
- * again at every delivery, on the very addresses the connection then uses (`pinnedLookup`), so a
- * name that resolves elsewhere later (DNS rebinding) is refused too.
+ * `webhooks.allowPrivateTargets`) every address its host resolves to is public unicast by
+ * ipaddr.js's ranges: no loopback, private, shared (CGNAT), link-local, unique-local, multicast,
+ * reserved, documentation or benchmarking address, in any spelling, and no IPv6 form that carries
+ * such an IPv4 address (mapped, translated, compatible, NAT64, 6to4, Teredo). The check runs when a
+ * webhook is saved (400) and again at every delivery, on the very addresses the connection then
+ * uses (`pinnedLookup`), so a name that resolves elsewhere later (DNS rebinding) is refused too.
  */
-import { BlockList, isIP } from 'node:net'
+import ipaddr from 'ipaddr.js'
+import { isIP } from 'node:net'
 import { lookup } from 'node:dns'
 import { badRequest } from '../../src/http/errors'
 
 export const URL_MAX = 2000
 const RESOLVE_TIMEOUT_MS = 3000
 
-const blocked = new BlockList()
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], // "this" network
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // shared address space (carrier-grade NAT)
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local (cloud metadata services live here)
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const)
-  blocked.addSubnet(network, prefix, 'ipv4')
-for (const [network, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-  ['2001:db8::', 32], // documentation
-  ['100::', 64], // discard
-] as const)
-  blocked.addSubnet(network, prefix, 'ipv6')
+type IPv4 = ipaddr.IPv4
+type IPv6 = ipaddr.IPv6
 
-/** The IPv4 address carried in an IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible or NAT64 (64:ff9b::/96) IPv6 address. */
-function embeddedIpv4(address: string): string | undefined {
-  const lower = address.toLowerCase()
-  const dotted = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower)
-  if (dotted) return dotted[1]
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower)
-  if (!hex) return undefined
-  const high = parseInt(hex[1]!, 16)
-  const low = parseInt(hex[2]!, 16)
-  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`
+/** Every global unicast allocation lies in 2000::/3; the rest of the IPv6 space is reserved or local. */
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3') as [IPv6, number]
+/** The well-known NAT64 prefix (RFC 6052): its last 32 bits are the IPv4 address. */
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96') as [IPv6, number]
+/** IPv4-compatible addresses (deprecated, RFC 4291 §2.5.5.1): ::a.b.c.d. ipaddr.js has no range for them. */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96') as [IPv6, number]
+
+const ipv4Of = (high: number, low: number): IPv4 => new ipaddr.IPv4([high >> 8, high & 255, low >> 8, low & 255])
+
+/**
+ * The IPv4 addresses an IPv6 address carries, which must all be public for it to be; undefined
+ * when it carries none; null when it is refused whatever it carries (local-use NAT64,
+ * 64:ff9b:1::/48, is local by definition and places the IPv4 address by its own prefix length).
+ */
+function embeddedIpv4(address: IPv6): IPv4[] | null | undefined {
+  const parts = address.parts
+  switch (address.range() as string) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d
+    case 'rfc6145': // ::ffff:0:a.b.c.d (translated)
+      return [ipv4Of(parts[6]!, parts[7]!)]
+    case 'rfc6052':
+      return address.match(NAT64_WELL_KNOWN) ? [ipv4Of(parts[6]!, parts[7]!)] : null
+    case '6to4': // 2002:AABB:CCDD::/48
+      return [ipv4Of(parts[1]!, parts[2]!)]
+    case 'teredo': // 2001:0:<server>:<flags>:<port>:<client, bit-inverted>
+      return [ipv4Of(parts[2]!, parts[3]!), ipv4Of(~parts[6]! & 0xffff, ~parts[7]! & 0xffff)]
+  }
+  if (address.match(IPV4_COMPATIBLE)) return [ipv4Of(parts[6]!, parts[7]!)]
+  return undefined
 }
 
-/** Whether a webhook may connect to `address` (an IP literal). */
+const isPublicIpv4 = (address: IPv4) => address.range() === 'unicast'
+
+/**
+ * Whether a webhook may connect to `address`: an IP literal as node:net spells them (IPv4 as four
+ * decimal parts, IPv6 in any spelling), parsed by ipaddr.js and public unicast by its ranges.
+ */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address)
-  if (family === 4) return !blocked.check(address, 'ipv4')
-  if (family !== 6) return false
-  const inner = embeddedIpv4(address)
-  if (inner !== undefined) return isPublicAddress(inner)
-  return !blocked.check(address, 'ipv6')
+  // ipaddr.js also reads octal, hex and short IPv4 forms; node:net (and so the connection) does not.
+  if (family === 4) return ipaddr.IPv4.isValidFourPartDecimal(address) && isPublicIpv4(ipaddr.IPv4.parse(address))
+  if (family !== 6 || !ipaddr.IPv6.isValid(address)) return false
+  const parsed = ipaddr.IPv6.parse(address)
+  const inner = embeddedIpv4(parsed)
+  if (inner === null) return false
+  if (inner !== undefined) return inner.every(isPublicIpv4)
+  return parsed.range() === 'unicast' && parsed.match(GLOBAL_UNICAST)
 }
 
 /** The URL's host as a lookup takes it (IPv6 literals without brackets). */
