@@ -6,6 +6,8 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
 import { ApiError, type ErrorItem } from './http/errors'
+// Registers the strict date and date-time formats before anything here is checked against them.
+import './http/models'
 import { itemsFromValueErrors } from './http/validation-items'
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
