@@ -64,6 +64,8 @@ function sendOnce(message: OutgoingMessage, options: SenderOptions, agents: { ht
   const elapsed = () => Math.round(performance.now() - started)
   return new Promise<Attempt>((resolve) => {
     let settled = false
+    // Declared before anything can fail: a refusal before the request exists finishes with no timer to clear.
+    let timer: ReturnType<typeof setTimeout> | undefined
     const finish = (attempt: Omit<Attempt, 'durationMs'>) => {
       if (settled) return
       settled = true
@@ -99,7 +101,7 @@ function sendOnce(message: OutgoingMessage, options: SenderOptions, agents: { ht
         'webhook-signature': signatures(message, now),
       },
     })
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       fail(`no answer within ${options.timeoutMs / 1000} s`)
       request.destroy()
     }, options.timeoutMs)
