@@ -2,7 +2,8 @@
  * The Bearer check on every request: shape and checksum first (no database for garbage), then
  * a cache of live keys, then one indexed lookup. Revocations and deactivations arrive by
  * NOTIFY and drop cached entries on every instance; after a missed notification window the
- * whole cache is dropped.
+ * whole cache is dropped. The per-key rate limit is counted apart from that cache, so reloads,
+ * drops and evictions never reset or fork a key's count.
  */
 import { and, eq, isNull } from 'drizzle-orm'
 import type { Database } from '../../src/db'
@@ -22,6 +23,12 @@ export interface AuthenticatorSettings {
   requestsPerMinute: number
 }
 
+/** A key's rate-limit window: it starts with the key's first request and lasts WINDOW_MS. */
+interface RateWindow {
+  start: number
+  count: number
+}
+
 interface CachedKey {
   principal: Principal
   keyId: string
@@ -29,15 +36,21 @@ interface CachedKey {
   expiresAt: number | null
   loadedAt: number
   lastUsedWrittenAt: number
-  windowStart: number
-  windowCount: number
 }
 
 const LAST_USED_EVERY_MS = 60_000
+const WINDOW_MS = 60_000
 const INVALID = 'The API key is invalid, revoked or expired.'
 
 export class KeyAuthenticator implements Authenticator {
   private readonly cache = new Map<string, CachedKey>()
+  /** One load per secret hash at a time: concurrent requests finding it expired share it. */
+  private readonly loading = new Map<string, { generation: number; entry: Promise<CachedKey | undefined> }>()
+  /** Moved by every invalidation: a load that began before one is not cached. */
+  private generation = 0
+  /** The rate-limit windows by key id: one count per key, whatever the cache does. */
+  private readonly windows = new Map<string, RateWindow>()
+  private windowsSweptAt = 0
   private readonly pending = new Set<Promise<unknown>>()
 
   constructor(
@@ -57,21 +70,18 @@ export class KeyAuthenticator implements Authenticator {
       // Only a secret that is not cached is checked for its form (prefix, length, checksum)
       // before the database is asked: a cached one was a live key's, so it has the form.
       if (!entry && !isWellFormedSecret(API_KEY_PREFIX, secret)) throw unauthorized(INVALID, true)
-      entry = await this.load(hash, now, entry)
-      if (!entry) {
-        this.cache.delete(hash)
-        throw unauthorized(INVALID, true)
-      }
-      this.remember(hash, entry)
+      entry = await this.reload(hash, now)
+      if (!entry) throw unauthorized(INVALID, true)
     }
     if (entry.expiresAt !== null && entry.expiresAt <= now) throw unauthorized(INVALID, true)
-    this.countRequest(entry, now, headers)
+    this.countRequest(entry.keyId, now, headers)
     this.touch(entry, now)
     return entry.principal
   }
 
   /** Applies an invalidation received from any instance. */
   invalidate(event: Invalidation): void {
+    this.generation++
     for (const [hash, entry] of this.cache) {
       if (('keyId' in event && entry.keyId === event.keyId) || ('userId' in event && entry.userId === event.userId))
         this.cache.delete(hash)
@@ -80,12 +90,35 @@ export class KeyAuthenticator implements Authenticator {
 
   /** Drops everything (notifications may have been missed). */
   clear(): void {
+    this.generation++
     this.cache.clear()
   }
 
   /** Waits for the background `lastUsedAt` writes (shutdown). */
   async settle(): Promise<void> {
     await Promise.allSettled([...this.pending])
+  }
+
+  /**
+   * The key's entry read again (and cached), or undefined when it is no longer live; concurrent
+   * callers share one read. A read that began before an invalidation is neither joined by later
+   * callers nor cached (it may predate a revocation); its own callers arrived before it.
+   */
+  private reload(hash: string, now: number): Promise<CachedKey | undefined> {
+    const inFlight = this.loading.get(hash)
+    if (inFlight && inFlight.generation === this.generation) return inFlight.entry
+    const generation = this.generation
+    const entry: Promise<CachedKey | undefined> = this.load(hash, now, this.cache.get(hash))
+      .then((loaded) => {
+        if (!loaded) this.cache.delete(hash)
+        else if (generation === this.generation) this.remember(hash, loaded)
+        return loaded
+      })
+      .finally(() => {
+        if (this.loading.get(hash)?.entry === entry) this.loading.delete(hash)
+      })
+    this.loading.set(hash, { generation, entry })
+    return entry
   }
 
   private async load(hash: string, now: number, previous: CachedKey | undefined): Promise<CachedKey | undefined> {
@@ -102,8 +135,6 @@ export class KeyAuthenticator implements Authenticator {
       expiresAt: key.expiresAt?.getTime() ?? null,
       loadedAt: now,
       lastUsedWrittenAt: Math.max(previous?.lastUsedWrittenAt ?? 0, key.lastUsedAt?.getTime() ?? 0),
-      windowStart: previous?.windowStart ?? now,
-      windowCount: previous?.windowCount ?? 0,
       principal: {
         user: principalUser(user),
         key: {
@@ -126,24 +157,41 @@ export class KeyAuthenticator implements Authenticator {
 
   /**
    * Counts the request in the key's one-minute window (429 past the limit) and reports the window
-   * in `headers`: X-RateLimit-Limit, -Remaining (after this request) and -Reset (the Unix time in
-   * seconds when the window starts over, as GitHub's API and the display API say it).
+   * in `headers` and on the 429 itself (MCP passes no headers): X-RateLimit-Limit, -Remaining
+   * (after this request) and -Reset (the Unix time in seconds when the window starts over, as
+   * GitHub's API and the display API say it). Synchronous from the read of the count to its
+   * write, so concurrent requests are counted one after another.
    */
-  private countRequest(entry: CachedKey, now: number, headers: Record<string, unknown> | undefined) {
+  private countRequest(keyId: string, now: number, headers: Record<string, unknown> | undefined) {
     const limit = this.settings.requestsPerMinute
     if (limit <= 0) return
-    if (now - entry.windowStart >= 60_000) {
-      entry.windowStart = now
-      entry.windowCount = 0
+    let window = this.windows.get(keyId)
+    if (!window || now - window.start >= WINDOW_MS) {
+      this.sweepWindows(now)
+      window = { start: now, count: 0 }
+      this.windows.set(keyId, window)
     }
-    const refused = entry.windowCount >= limit
-    if (!refused) entry.windowCount++
-    if (headers) {
-      headers['x-ratelimit-limit'] = String(limit)
-      headers['x-ratelimit-remaining'] = String(limit - entry.windowCount)
-      headers['x-ratelimit-reset'] = String(Math.ceil((entry.windowStart + 60_000) / 1000))
+    const refused = window.count >= limit
+    if (!refused) window.count++
+    const end = window.start + WINDOW_MS
+    const reported = {
+      'x-ratelimit-limit': String(limit),
+      'x-ratelimit-remaining': String(limit - window.count),
+      'x-ratelimit-reset': String(Math.ceil(end / 1000)),
     }
-    if (refused) throw rateLimited((entry.windowStart + 60_000 - now) / 1000)
+    if (headers) Object.assign(headers, reported)
+    if (refused) {
+      const error = rateLimited((end - now) / 1000)
+      Object.assign(error.headers, reported)
+      throw error
+    }
+  }
+
+  /** Forgets windows that ended (at most once a window), so the map holds only keys used lately. */
+  private sweepWindows(now: number) {
+    if (now - this.windowsSweptAt < WINDOW_MS) return
+    this.windowsSweptAt = now
+    for (const [keyId, window] of this.windows) if (now - window.start >= WINDOW_MS) this.windows.delete(keyId)
   }
 
   /** Records `lastUsedAt` at most once a minute per key, off the request's path. */
