@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { Type, type TObject } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { describeValueError } from './http/validation-items'
+import { describeValueError, excerpt } from './http/validation-items'
 import { StartupError, unknownPlugin } from './loader'
 import type { AnyPlugin } from './plugin'
 
@@ -98,11 +98,28 @@ function readFile(path: string, required: boolean): Record<string, unknown> {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'))
   } catch (error) {
-    throw new StartupError(`${path} is not valid JSON: ${(error as Error).message}`)
+    throw new StartupError(`${path} is not valid JSON: ${parseProblem(error as Error)}`)
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new StartupError(`${path} must hold a JSON object`)
   return parsed as Record<string, unknown>
+}
+
+/**
+ * What the JSON parser said, without the text it quotes: the token it stopped at may be a
+ * secret written without quotes (`"metricsToken": s3cr3t…`). Its position, when it gives one, stays.
+ */
+function parseProblem(error: Error): string {
+  const words = error.message.split('"')[0]!.replace(/[\s,:]+$/, '')
+  const position = /position (\d+)/.exec(error.message)?.[1]
+  return `${words || 'unexpected input'}${position && !words.includes(position) ? ` at position ${position}` : ''}`
+}
+
+/** A setting whose value is a secret (`metricsToken`, `encryptionKey`, a password…): named so, or `writeOnly` in its schema. */
+const SECRET_SEGMENT = /(token|key|secret|password|passphrase|credentials?)$|secret|password|private/i
+
+function isSecretSetting(segments: readonly string[], schema: unknown): boolean {
+  return (schema as { writeOnly?: boolean } | undefined)?.writeOnly === true || segments.some((segment) => SECRET_SEGMENT.test(segment))
 }
 
 /** Applies defaults and validates; the first problem becomes a one-line StartupError. */
@@ -111,13 +128,14 @@ function validateSection<S extends TObject>(schema: S, value: unknown, label: st
     throw new StartupError(`config ${label}: must be an object`)
   const section = Value.Default(schema, structuredClone(value ?? {})) as Record<string, unknown>
   for (const key of Object.keys(section))
-    if (!(key in schema.properties)) throw new StartupError(`config ${label}.${key}: unknown setting`)
+    if (!(key in schema.properties)) throw new StartupError(`config ${label}.${excerpt(key)}: unknown setting`)
   const first = Value.Errors(schema, section).First()
   if (first) {
-    const path = first.path.replace(/^\//, '').replace(/\//g, '.')
-    throw new StartupError(
-      `config ${label}${path ? `.${path}` : ''}: ${describeValueError(first)} (got ${JSON.stringify(first.value) ?? 'nothing'})`,
-    )
+    const segments = first.path.split('/').slice(1)
+    const path = segments.join('.')
+    // A secret's value is never repeated (error output lands in logs); any other, 64 characters at most.
+    const got = isSecretSetting(segments, first.schema) ? 'value not shown: a secret setting' : `got ${excerpt(JSON.stringify(first.value) ?? 'nothing')}`
+    throw new StartupError(`config ${label}${path ? `.${path}` : ''}: ${describeValueError(first)} (${got})`)
   }
   return section
 }
@@ -151,7 +169,7 @@ export function loadConfig(registry: readonly AnyPlugin[], source: ConfigSource 
 
   if (env.PORT !== undefined) {
     const port = Number(env.PORT)
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new StartupError(`PORT: must be an integer 0..65535 (got "${env.PORT}")`)
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new StartupError(`PORT: must be an integer 0..65535 (got "${excerpt(env.PORT)}")`)
     server.port = port
   }
 

@@ -4,6 +4,7 @@
  * then input) and the problem is reported as a 400 once it is the caller's first problem.
  */
 import { badRequest, type ApiError } from './errors'
+import { excerpt } from './validation-items'
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
 
@@ -133,7 +134,7 @@ export async function parseRequestBody(request: Request): Promise<unknown> {
   const text = await readBodyText(request)
   if (text instanceof BodyProblem) return text
   // A type says nothing about a body that is not there.
-  if (!isJson && !isForm) return text === '' ? null : new BodyProblem(badRequest(`Unsupported Content-Type "${type}"; send application/json.`))
+  if (!isJson && !isForm) return text === '' ? null : new BodyProblem(badRequest(`Unsupported Content-Type "${excerpt(type)}"; send application/json.`))
   if (isJson) return parseJsonText(text) ?? null
   const fields = formFields(new URLSearchParams(text))
   return Object.entries(fields).some(([name, value]) => name.includes('\u0000') || [value].flat().some((item) => item.includes('\u0000'))) ? nulCharacter() : fields

@@ -2,7 +2,7 @@
 import { NotFoundError, ParseError, ValidationError } from 'elysia'
 import { BodyProblem } from './body'
 import { ApiError, badRequest, BusyError, conflict, internal, notFound, unavailable, type ErrorItem } from './errors'
-import { describeValueError, itemsFromValueErrors, type ValueErrorLike } from './validation-items'
+import { describeValueError, excerpt, itemsFromValueErrors, type ValueErrorLike } from './validation-items'
 
 /** The error items of a route's validation failure. */
 export function validationItems(error: ValidationError): ErrorItem[] {
@@ -45,8 +45,21 @@ export interface MappedError {
   unexpected: boolean
 }
 
-/** Maps a thrown value (and the Elysia error code) to a status, items and headers. */
+/** The longest message an error item carries; the services' own are far shorter. */
+const MESSAGE_MAX = 2048
+
+/**
+ * Maps a thrown value (and the Elysia error code) to a status, items and headers. Whatever an
+ * item quotes from the request, the answer stays small: `field` at most 64 characters, the
+ * message at most 2,048 (each cut with an ellipsis).
+ */
 export function mapError(error: unknown, elysiaCode?: string | number): MappedError {
+  const mapped = mapUnbounded(error, elysiaCode)
+  const items = mapped.items.map((item) => ({ ...item, message: excerpt(item.message, MESSAGE_MAX), ...(item.field === undefined ? {} : { field: excerpt(item.field) }) }))
+  return { ...mapped, items }
+}
+
+function mapUnbounded(error: unknown, elysiaCode?: string | number): MappedError {
   if (error instanceof BodyProblem) error = error.error
   if (error instanceof ValidationError) {
     if (error.value instanceof BodyProblem) error = error.value.error

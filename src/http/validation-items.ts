@@ -19,6 +19,19 @@ const FORMATS: Readonly<Record<string, string>> = {
   uri: 'an absolute URI (e.g. https://example.com/a.png)',
 }
 
+/** The most characters of a name (a field, a parameter, a Content-Type) an error message repeats. */
+export const ECHO_MAX = 64
+
+/**
+ * `text` when it is at most `max` characters, else its first `max` and an ellipsis: an error
+ * answer never repeats a 200,000-character field name (never splitting a surrogate pair).
+ */
+export function excerpt(text: string, max = ECHO_MAX): string {
+  if (text.length <= max) return text
+  const cut = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max
+  return `${text.slice(0, cut)}…`
+}
+
 type SchemaLike = { const?: unknown; enum?: unknown[]; anyOf?: SchemaLike[]; type?: string; format?: string; pattern?: string; minimum?: number; maximum?: number }
 
 /** What one alternative of a schema accepts, in words; undefined when it has no short description. */
@@ -88,8 +101,9 @@ export function itemsFromValueErrors(errors: Iterable<ValueErrorLike>, where: st
     if (field === '') return [{ code: 'BAD_REQUEST', message: `The ${whole} is invalid: ${error.message}.` }]
     if (seen.has(field)) continue
     seen.add(field)
-    const message = error.message === 'Unexpected property' ? `Unknown ${where} "${field}".` : `Invalid ${where} "${field}": ${describeValueError(error)}.`
-    items.push({ code: 'BAD_REQUEST', message, field })
+    const shown = excerpt(field)
+    const message = error.message === 'Unexpected property' ? `Unknown ${where} "${shown}".` : `Invalid ${where} "${shown}": ${describeValueError(error)}.`
+    items.push({ code: 'BAD_REQUEST', message, field: shown })
     if (items.length === MAX_ERROR_ITEMS) break
   }
   return items.length ? items : [{ code: 'BAD_REQUEST', message: `The ${whole} is invalid.` }]
