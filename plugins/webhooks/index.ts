@@ -41,6 +41,12 @@ const WebhooksConfig = Type.Object({
   retryEverySeconds: Type.Number({ minimum: 0, default: 7200, description: 'The wait between attempts once retryDelaysSeconds is used up.' }),
   failAfterHours: Type.Number({ minimum: 0, default: 24, description: 'A delivery failing for this long is failed; a webhook failing this long without a success is disabled.' }),
   maxWebhooksPerOrganization: Type.Integer({ minimum: 1, maximum: 1000, default: 50, description: 'Webhooks one organization may have.' }),
+  visibilityCheckMaxAgeMs: Type.Integer({
+    minimum: 0,
+    maximum: 60_000,
+    default: 1000,
+    description: "How old the check that a webhook's creator still sees a delivery's project may be when the delivery is sent (0: checked before every send).",
+  }),
   retentionDays: Type.Integer({ minimum: 1, default: 30, description: 'Finished deliveries (and events nothing waits for) older than this are removed.' }),
 })
 
@@ -58,13 +64,13 @@ export default definePlugin({
   },
   scopes: [
     { name: 'webhooks:read', description: "Read the organization's webhooks and their deliveries (administrators)." },
-    { name: 'webhooks:write', description: 'Create, change, test and delete webhooks; rotate secrets; redeliver (administrators).' },
+    { name: 'webhooks:write', description: 'Create webhooks (administrators); change, test and delete them, rotate secrets and redeliver (their creator or a superadministrator).' },
   ],
   tags: [
     {
       name: 'Webhooks',
       description:
-        'Events POSTed to your URL, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`), in order per webhook and project, at least once; retried after 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h for 24 h. Administrators only.',
+        'Events POSTed to your URL, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`), in order per webhook and project, at least once; retried after 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h for 24 h. Administrators read webhooks; only a webhook\'s creator or a superadministrator changes, rotates, tests, redelivers or deletes it; a delivery is shown only to readers who can see its project.',
     },
   ],
 

@@ -17,7 +17,7 @@ export function webhookRoutes(v1: V1Kit, webhooks: WebhookService) {
       scopes: ['webhooks:read'],
       query: t.Object(pageQuery()),
       response: responses(PageEnvelope(Webhook)),
-      detail: { tags, summary: "The organization's webhooks, oldest first (administrators)." },
+      detail: { tags, summary: "The organization's webhooks, oldest first (administrators: every webhook's configuration, never its secret)." },
     })
     .post(
       '',
@@ -44,19 +44,22 @@ export function webhookRoutes(v1: V1Kit, webhooks: WebhookService) {
       params: WebhookParams,
       body: WebhookPatch,
       response: responses(Envelope(Webhook)),
-      detail: { tags, summary: "Change a webhook's URL, events, description or `enabled` (administrators)." },
+      detail: { tags, summary: "Change a webhook's URL, events, description or `enabled` (its creator or a superadministrator; other administrators: 403)." },
     })
     .delete('/:webhookId', ({ actor, params }) => webhooks.delete(actor, params.webhookId), {
       scopes: ['webhooks:write'],
       params: WebhookParams,
       response: responses(Envelope(Deleted)),
-      detail: { tags, summary: 'Delete a webhook and its deliveries (administrators).' },
+      detail: { tags, summary: 'Delete a webhook and its deliveries (its creator or a superadministrator; other administrators: 403).' },
     })
     .post('/:webhookId/rotate-secret', ({ actor, params }) => webhooks.rotateSecret(actor, params.webhookId), {
       scopes: ['webhooks:write'],
       params: WebhookParams,
       response: responses(Envelope(WebhookWithSecret), { extra: [409, 422] }),
-      detail: { tags, summary: 'A new signing secret, returned this once; the previous one also signs (a second `v1,` signature) for 24 hours.' },
+      detail: {
+        tags,
+        summary: 'A new signing secret, returned this once; the previous one also signs (a second `v1,` signature) for 24 hours (its creator or a superadministrator; other administrators: 403).',
+      },
     })
     .post(
       '/:webhookId/test',
@@ -69,7 +72,10 @@ export function webhookRoutes(v1: V1Kit, webhooks: WebhookService) {
         scopes: ['webhooks:write'],
         params: WebhookParams,
         response: responses(Envelope(Delivery), { status: 201, extra: [409, 422] }),
-        detail: { tags, summary: 'Queue a `ping` event (data: the webhook) to this webhook; the delivery is returned (409 when the webhook is disabled).' },
+        detail: {
+          tags,
+          summary: 'Queue a `ping` event (data: the webhook) to this webhook; the delivery is returned (its creator or a superadministrator; other administrators: 403).',
+        },
       },
     )
     .get('/:webhookId/deliveries', ({ actor, params, query }) => webhooks.deliveries(actor, params.webhookId, query, pageRequest(query)), {
@@ -77,13 +83,16 @@ export function webhookRoutes(v1: V1Kit, webhooks: WebhookService) {
       params: WebhookParams,
       query: DeliveryQuery,
       response: responses(PageEnvelope(Delivery)),
-      detail: { tags, summary: "A webhook's deliveries, newest first: status, attempts, last response status and duration, next attempt." },
+      detail: {
+        tags,
+        summary: "A webhook's deliveries, newest first: status, attempts, last response status and duration, next attempt; only those of projects you can see (and pings; a superadministrator sees all).",
+      },
     })
     .get('/:webhookId/deliveries/:deliveryId', ({ actor, params }) => webhooks.delivery(actor, params.webhookId, params.deliveryId), {
       scopes: ['webhooks:read'],
       params: DeliveryParams,
       response: responses(Envelope(DeliveryDetail)),
-      detail: { tags, summary: 'A delivery with the payload it sends and the start of the last answer.' },
+      detail: { tags, summary: 'A delivery with the payload it sends and the start of the last answer (404 when its project is one you cannot see).' },
     })
     .post(
       '/:webhookId/deliveries/:deliveryId/redeliver',
@@ -96,7 +105,10 @@ export function webhookRoutes(v1: V1Kit, webhooks: WebhookService) {
         scopes: ['webhooks:write'],
         params: DeliveryParams,
         response: responses(Envelope(Delivery), { status: 201, extra: [409, 422] }),
-        detail: { tags, summary: "Send a delivery's event again: a new delivery with the same `webhook-id` (409 when the webhook is disabled)." },
+        detail: {
+          tags,
+          summary: "Send a delivery's event again: a new delivery with the same `webhook-id` (its creator or a superadministrator; other administrators: 403).",
+        },
       },
     )
 }

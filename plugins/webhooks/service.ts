@@ -1,8 +1,12 @@
 /**
- * Webhook management (administrators and superadministrators of the organization): subscriptions,
- * their secrets (shown once, sealed at rest), test pings, deliveries and redelivery. Every change
- * is audited in its transaction and tells every instance to refresh its copy of the
- * organization's subscriptions (outbox.ts).
+ * Webhook management: administrators and superadministrators of the organization read every
+ * webhook's configuration; only a webhook's creator or a superadministrator changes, rotates,
+ * tests, redelivers or deletes it (others: 403), so its URL receives only what its creator (or a
+ * superadministrator, who sees every project) can see. A delivery, and the payload it carries, is
+ * shown only to readers who can see its project (others: not listed, 404). Secrets are shown once
+ * and sealed at rest; test pings and redeliveries are bounded per webhook. Every change is audited
+ * in its transaction and tells every instance to refresh its copy of the organization's
+ * subscriptions (outbox.ts).
  */
 import { changedFields, mutate, type Audit } from '../../src/audit'
 import type { ChangeFeed } from '../../src/changes'
@@ -15,7 +19,7 @@ import { isAdministrator, type Actor } from '../../src/services/identity'
 import { isoFromText, selectPage } from '../../src/sql'
 import type { ProjectAccessService } from '../projects/api'
 import type { DeliveryQuery, DeliveryResource, WebhookInput, WebhookPatch, WebhookResource } from './model'
-import { OUTBOX_CHANNEL, recordEvent, WEBHOOKS_CHANNEL, type Subscriptions } from './outbox'
+import { NO_PROJECT, OUTBOX_CHANNEL, recordEvent, WEBHOOKS_CHANNEL, type Subscriptions } from './outbox'
 import { generateSigningSecret, type SecretBox } from './secrets'
 import { checkTarget } from './targets'
 
@@ -59,6 +63,12 @@ function requireAdministrator(actor: Actor): void {
   if (!isAdministrator(actor)) throw forbidden('Only an administrator or superadministrator may manage webhooks.')
 }
 
+/** Changing, rotating, testing, redelivering and deleting: the webhook's creator or a superadministrator (after the webhook was found: 404 first). */
+function requireManager(actor: Actor, webhook: WebhookResource): void {
+  if (actor.role !== 'superadministrator' && webhook.createdBy !== actor.userId)
+    throw forbidden("Only the webhook's creator or a superadministrator may change, rotate, test, redeliver or delete it.")
+}
+
 async function findWebhook(executor: Executor, actor: Actor, webhookId: string, lock = false): Promise<WebhookResource> {
   if (!isUuid(webhookId)) throw notFound('No such webhook.')
   const [row] = await queryText<WebhookRow>(executor, `select ${WEBHOOK_COLUMNS} from webhooks w where w.id = $1 and w.organization_id = $2${lock ? ' for update' : ''}`, [
@@ -69,7 +79,13 @@ async function findWebhook(executor: Executor, actor: Actor, webhookId: string, 
   return fromWebhookRow(row)
 }
 
-async function findDelivery(executor: Executor, actor: Actor, webhookId: string, deliveryId: string): Promise<DeliveryRow & { payload: unknown; lastResponseBody: string | null }> {
+async function findDelivery(
+  executor: Executor,
+  access: ProjectAccessService,
+  actor: Actor,
+  webhookId: string,
+  deliveryId: string,
+): Promise<DeliveryRow & { payload: unknown; lastResponseBody: string | null }> {
   if (!isUuid(deliveryId)) throw notFound('No such delivery.')
   const [row] = await queryText<DeliveryRow & { payload: unknown; lastResponseBody: string | null; data: unknown; occurredAt: string; actorUserId: string | null; via: string }>(
     executor,
@@ -78,10 +94,19 @@ async function findDelivery(executor: Executor, actor: Actor, webhookId: string,
       where d.id = $1 and d.webhook_id = $2 and d.organization_id = $3`,
     [deliveryId, webhookId, actor.organizationId],
   )
-  if (!row) throw notFound('No such delivery.')
+  if (!row || !(await readerSees(executor, access, actor, row.projectId))) throw notFound('No such delivery.')
   const { data, occurredAt, actorUserId, via, ...delivery } = row
   const payload = { type: row.eventType, id: row.eventId, occurredAt: isoFromText(occurredAt), organizationId: actor.organizationId, projectId: row.projectId, actor: { userId: actorUserId, via }, data }
   return { ...delivery, payload }
+}
+
+/**
+ * Whether the reader sees a delivery's project: one of no project (a ping), one they can see now,
+ * or any for a superadministrator (deleted projects included, as in the audit log).
+ */
+async function readerSees(executor: Executor, access: ProjectAccessService, actor: Actor, projectId: string | null): Promise<boolean> {
+  if (projectId === null || actor.role === 'superadministrator') return true
+  return (await access.projectsVisibleTo(executor, actor.organizationId, actor.userId, [projectId])).size > 0
 }
 
 export interface WebhookDeps {
@@ -189,10 +214,13 @@ export function createWebhooks(deps: WebhookDeps) {
 
     async update(actor: Actor, webhookId: string, patch: WebhookPatch) {
       requireAdministrator(actor)
+      // Who may change it is known before the target is resolved on their behalf.
+      requireManager(actor, await findWebhook(db, actor, webhookId))
       if (patch.events) checkEvents(patch.events)
       const url = patch.url === undefined ? undefined : await checkTarget(patch.url, deps.allowPrivateTargets)
       return changed(actor, async (tx, audit) => {
         const current = await findWebhook(tx, actor, webhookId, true)
+        requireManager(actor, current)
         const next: Partial<WebhookResource> = { url, description: patch.description, enabled: patch.enabled }
         const changes = changedFields(current as unknown as Record<string, unknown>, next as Record<string, unknown>) ?? { before: {}, after: {} }
         if (patch.events && patch.events.join('\n') !== current.events.join('\n')) {
@@ -222,6 +250,7 @@ export function createWebhooks(deps: WebhookDeps) {
       return changed(actor, async (tx, audit) => {
         // Deliveries first, then the webhook: the order a worker recording results takes its locks in.
         const current = await findWebhook(tx, actor, webhookId)
+        requireManager(actor, current)
         await queryText(tx, 'delete from webhook_deliveries where webhook_id = $1 and organization_id = $2', [current.id, actor.organizationId])
         const deleted = await queryText(tx, 'delete from webhooks where id = $1 and organization_id = $2 returning id', [current.id, actor.organizationId])
         if (!deleted.length) throw notFound('No such webhook.')
@@ -236,6 +265,7 @@ export function createWebhooks(deps: WebhookDeps) {
       const secret = generateSigningSecret()
       const webhook = await mutate(db, actor, async (tx, audit) => {
         const current = await findWebhook(tx, actor, webhookId, true)
+        requireManager(actor, current)
         await queryText(
           tx,
           `update webhooks set previous_secret_sealed = secret_sealed, previous_secret_expires_at = now() + $3 * interval '1 hour', secret_sealed = $4,
@@ -254,6 +284,7 @@ export function createWebhooks(deps: WebhookDeps) {
       requireAdministrator(actor)
       const delivery = await mutate(db, actor, async (tx, audit) => {
         const webhook = await findWebhook(tx, actor, webhookId, true)
+        requireManager(actor, webhook)
         if (!webhook.enabled) throw conflict('The webhook is disabled; enable it before sending a test.')
         const eventId = await recordEvent(tx, { organizationId: actor.organizationId, projectId: null, type: PING, actor: { userId: actor.userId, via: actor.via }, data: webhook }, { only: webhook.id })
         await audit({ action: 'webhook.tested', resourceType: 'webhook', resourceId: webhook.id, projectId: webhook.projectId, changes: { after: { eventId } } })
@@ -270,6 +301,12 @@ export function createWebhooks(deps: WebhookDeps) {
       const parameters: unknown[] = [webhook.id, actor.organizationId]
       let where = 'd.webhook_id = $1 and d.organization_id = $2'
       if (query.status) where += ` and d.status = $${parameters.push(query.status)}`
+      // Only deliveries of projects the reader can see (pings have none); a superadministrator sees every one.
+      if (actor.role !== 'superadministrator') {
+        const visible = access.visibleProjectIds(actor, parameters.length + 2)
+        where += ` and (d.project_key = $${parameters.push(NO_PROJECT)} or d.project_key in (${visible.sql}))`
+        parameters.push(...visible.parameters)
+      }
       return selectPage<DeliveryRow & { total: string }, DeliveryResource>(
         db,
         `select ${DELIVERY_COLUMNS}, count(*) over () as total from webhook_deliveries d
@@ -285,7 +322,7 @@ export function createWebhooks(deps: WebhookDeps) {
     async delivery(actor: Actor, webhookId: string, deliveryId: string) {
       requireAdministrator(actor)
       const webhook = await findWebhook(db, actor, webhookId)
-      const row = await findDelivery(db, actor, webhook.id, deliveryId)
+      const row = await findDelivery(db, access, actor, webhook.id, deliveryId)
       return { ...fromDeliveryRow(row), payload: row.payload, lastResponseBody: row.lastResponseBody }
     },
 
@@ -294,7 +331,8 @@ export function createWebhooks(deps: WebhookDeps) {
       requireAdministrator(actor)
       const delivery = await mutate(db, actor, async (tx, audit) => {
         const webhook = await findWebhook(tx, actor, webhookId, true)
-        const original = await findDelivery(tx, actor, webhook.id, deliveryId)
+        requireManager(actor, webhook)
+        const original = await findDelivery(tx, access, actor, webhook.id, deliveryId)
         if (!webhook.enabled) throw conflict('The webhook is disabled; enable it before redelivering.')
         // A new place at the end of its project's sequence: the stream's order (and whoever holds its lease) stays as it is.
         const id = uuidv7()

@@ -4,7 +4,9 @@
  * back the rest of its stream. A worker claims the heads of due streams with `FOR UPDATE SKIP
  * LOCKED`, leasing each head with the deliveries behind it (a batch), so no other worker, on any
  * instance, touches the stream until the lease runs out; it checks that the webhook's creator
- * still sees the project, sends the batch in order, stops at the first failure, and records the
+ * still sees the project (again before any send once that answer is older than
+ * `visibilityCheckMaxAgeMs`, so a slow receiver cannot carry it along the batch; what the creator
+ * no longer sees is dropped unsent), sends the batch in order, stops at the first failure, and records the
  * batch's results, the webhook's health and (after `failAfterHours` of failures without a
  * success) its disabling with an audit record, in one transaction.
  */
@@ -31,6 +33,8 @@ export interface WorkerOptions {
   retryDelaysSeconds: readonly number[]
   retryEverySeconds: number
   failAfterHours: number
+  /** How old the creator's visibility check may be when a delivery of the batch is sent (0: before every send). */
+  visibilityCheckMaxAgeMs: number
 }
 
 interface Claimed {
@@ -210,6 +214,7 @@ export class DeliveryWorker {
   private async runStream(stream: Claimed[], claimedAt: number): Promise<void> {
     const head = stream[0]!
     try {
+      let checkedAt = performance.now()
       if (!(await this.creatorSees(head))) {
         await queryText(this.db, DROP, [head.organizationId, stream.map((row) => row.id)])
         return
@@ -225,15 +230,25 @@ export class DeliveryWorker {
       // Each send must end well inside the lease: what does not fit is left for the next claim.
       const budgetMs = this.options.leaseSeconds * 1000 - this.options.timeoutMs - 2000
       let sent = 0
+      let unseen = false
       for (const row of stream) {
         if (this.stopped || performance.now() - claimedAt > budgetMs) break
+        if (sent > 0 && performance.now() - checkedAt > this.options.visibilityCheckMaxAgeMs) {
+          checkedAt = performance.now()
+          if (!(await this.creatorSees(row))) {
+            unseen = true
+            break
+          }
+        }
         const attemptedAt = new Date()
         const attempt = await this.sender.send({ url: row.url, id: row.eventId, body: payloadOf(row), secrets })
         results.push([row, attempt, attemptedAt])
         sent++
         if (!attempt.ok) break
       }
-      await this.record(head, results, stream.slice(sent))
+      // The creator lost sight of the project while the batch went out: what is left of it is dropped unsent.
+      if (unseen) await queryText(this.db, DROP, [head.organizationId, stream.slice(sent).map((row) => row.id)])
+      await this.record(head, results, unseen ? [] : stream.slice(sent))
     } catch (error) {
       this.log.warn('webhooks: a stream failed; it is taken again when its lease runs out', { webhookId: head.webhookId, ...describeError(error) })
     }

@@ -235,10 +235,11 @@ describe('payloads', () => {
     expect(scoped.map((payload) => payload.type)).toEqual(expected.slice(1).map((change) => change.type))
     expect(scoped.map((payload) => payload.id)).toEqual(ofProject.slice(1).map((payload) => payload.id))
 
-    // The API lists each as delivered once.
-    const listed = await deliveries(t, hookAll.id)
+    // The API lists each as delivered once (to a superadministrator: the creator no longer sees the deleted project's deliveries).
+    const listed = await deliveries(await t.colleague('superadministrator'), hookAll.id)
     expect(listed).toHaveLength(total)
     for (const delivery of listed) expect(delivery).toMatchObject({ status: 'succeeded', attempts: 1, lastResponseStatus: 200, nextAttemptAt: null })
+    expect((await deliveries(t, hookAll.id)).map((delivery) => delivery.projectId)).toEqual([other.id, other.id])
   }, 60_000)
 
   test('a rolled-back change sends nothing; a REST change refused (409/400) sends nothing; committed ones after them arrive', async () => {
