@@ -11,6 +11,8 @@ import { createDisplayAccount } from '../plugins/display/accounts'
 import { COMPONENT_UPDATE_SQL } from '../plugins/display/update'
 import { PasswordHasher } from '../plugins/auth/password'
 import { createOrganization, createUser } from '../plugins/auth/service'
+import { createChangeFeed } from '../src/changes'
+import { createWrites } from '../src/writes'
 import { openDatabase, queryRows, type Database } from '../src/db'
 import { hashSecret } from '../src/secrets'
 import { migrate } from '../src/migrate'
@@ -40,7 +42,7 @@ export async function seedDisplayAccounts(db: Database, organizationId: string, 
   const accounts: Account[] = []
   for (let i = 0; i < count; i++) {
     const { user } = await createUser(
-      db,
+      createWrites(db, createChangeFeed([])),
       operator,
       { organizationId, email: `display${i}@bench.example`, username: `display${i}`, displayName: `Display ${i}`, role: 'member', password: 'bench password' },
       { hasher: new PasswordHasher({ logN: 10, maxConcurrent: 8 }), hooks: [] },
@@ -59,7 +61,7 @@ export const componentBody = (account: Account, timestamp = 1_800_000_000) => JS
 async function seed(url: string): Promise<Account[]> {
   const database = await openDatabase(url)
   await migrate(database.db)
-  const organization = await createOrganization(database.db, operator, { name: 'Bench' })
+  const organization = await createOrganization(createWrites(database.db, createChangeFeed([])), operator, { name: 'Bench' })
   const accounts = await seedDisplayAccounts(database.db, organization.id, ACCOUNTS)
   // pgbench picks an account by number: its key hash and component.
   await database.db.execute(sql`create table bench_display (n int primary key, key_hash text not null, component_id uuid not null)`)

@@ -8,6 +8,8 @@ import { sql } from 'drizzle-orm'
 import { createDisplayAccount } from '../plugins/display/accounts'
 import { PasswordHasher } from '../plugins/auth/password'
 import { createOrganization, createUser } from '../plugins/auth/service'
+import { createChangeFeed } from '../src/changes'
+import { createWrites } from '../src/writes'
 import { openDatabase, queryRows, queryText } from '../src/db'
 import { migrate } from '../src/migrate'
 import { startFakeFcm } from '../tests/helpers/fake-fcm'
@@ -21,9 +23,10 @@ const RUNS = 3
 async function seed(url: string): Promise<{ apiKey: string; pageName: string }> {
   const database = await openDatabase(url)
   await migrate(database.db)
-  const organization = await createOrganization(database.db, operator, { name: 'Bench' })
+  const writes = createWrites(database.db, createChangeFeed([]))
+  const organization = await createOrganization(writes, operator, { name: 'Bench' })
   const { user } = await createUser(
-    database.db,
+    writes,
     operator,
     { organizationId: organization.id, email: 'sender@bench.example', username: 'sender', displayName: 'Sender', role: 'member', password: 'bench password' },
     { hasher: new PasswordHasher({ logN: 10, maxConcurrent: 8 }), hooks: [] },

@@ -11,7 +11,7 @@ import { createChangeFeed } from './changes'
 import { createEventBus } from './events'
 import { parseRequestBody } from './http/body'
 import { clientAddress, isSecureRequest, rememberConnection, trustedHops, type ConnectionInfo } from './http/client'
-import { errorEnvelope } from './http/envelope'
+import { errorEnvelope } from './http/answer'
 import { purgeIdempotencyKeys } from './http/idempotency'
 import { mapError } from './http/error-mapper'
 import { assignRequestId, requestIdOf } from './http/request-id'
@@ -26,6 +26,7 @@ import { migrate, migrationCheck, readMigrations } from './migrate'
 import type { AnyPlugin, CoreServices, PluginContext, ScopeDefinition, ToolDefinition } from './plugin'
 import { ServiceRegistry } from './services/registry'
 import { ListCache } from './http/list-cache'
+import { createWrites } from './writes'
 
 export interface ServiceOptions {
   registry: readonly AnyPlugin[]
@@ -148,18 +149,21 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const metrics = new ServiceMetrics(log, database, () => inFlight)
   // Request metrics are kept only while someone can read them.
   const observe = createRequestObserver({ log, accessLog: config.server.accessLog, metrics: config.server.metricsToken ? metrics : undefined })
+  const changes = createChangeFeed(plugins.flatMap((plugin) => plugin.events ?? []))
+  const writes = createWrites(database.db, changes)
   const core: CoreServices = {
     db: database.db,
     database: { kind: database.kind, location: database.location },
     events,
-    changes: createChangeFeed(plugins.flatMap((plugin) => plugin.events ?? [])),
+    changes,
+    writes,
     services,
     scopes: collectScopes(registry),
     enabledScopes: collectScopes(plugins),
     tags: plugins.flatMap((plugin) => plugin.tags ?? []),
     tools: [],
     lists: new ListCache(config.server.listCacheBytes),
-    http: { v1: createV1Kit(services, database.db, instanceId) },
+    http: { v1: createV1Kit(services, writes, instanceId) },
     log,
     metrics,
     instanceId,

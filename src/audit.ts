@@ -1,12 +1,11 @@
 /**
- * The audit writer every plugin uses: `mutate` runs a change and its audit record in one
- * transaction, so neither exists without the other.
+ * Audit records: who did what, written in the transaction of the change (a unit of work,
+ * src/writes.ts, writes them for every change; system jobs outside one call `writeAudit`).
  */
-import { queryText, type Database, type Executor, type Transaction } from './db'
+import { queryText, type Executor } from './db'
 import { uuidv7 } from './ids'
 import type { AuditChanges } from './schema'
 import type { Via } from './services/identity'
-import { claimIdempotencyKey, recordAnswer, storedAnswer, type IdempotentRequest } from './http/idempotency'
 
 /** Who did it: an Actor satisfies this, and so does the operator CLI (no user, no key). */
 export interface AuditActor {
@@ -15,8 +14,6 @@ export interface AuditActor {
   apiKeyId: string | null
   via: Via
   requestId: string | null
-  /** A POST with an Idempotency-Key (API v1): its record commits with the change. */
-  idempotency?: IdempotentRequest
 }
 
 export interface AuditEntry {
@@ -40,22 +37,26 @@ function scrub(values: Record<string, unknown> | undefined): Record<string, unkn
   return clean
 }
 
-/**
- * The audit record and the version bump of what it changed, in one statement: the project's
- * version for a change in a project, the organization's otherwise (change_versions: cached list
- * pages are keyed on them, so no list survives a change it could show).
- */
-const WRITE_AUDIT = `with bump as (
-    insert into change_versions as v (scope_id, organization_id, version) values (coalesce($9::uuid, $1::uuid), $1::uuid, 1)
-    on conflict (scope_id, organization_id) do update set version = v.version + 1
-  )
-  insert into audit_logs (id, organization_id, actor_user_id, api_key_id, via, action, resource_type, resource_id, project_id, changes, request_id)
+const INSERT_AUDIT = `insert into audit_logs (id, organization_id, actor_user_id, api_key_id, via, action, resource_type, resource_id, project_id, changes, request_id)
   values ($11, $1, $2, $3, $4, $5, $6, $7, $9, $10::jsonb, $8)`
 
-/** Writes one audit record on `executor`, which should be the transaction of the change. */
-export async function writeAudit(executor: Executor, actor: AuditActor, entry: AuditEntry): Promise<void> {
+/**
+ * The audit record and the version bump of the lists its change moves (`change_versions`, scope
+ * $12: a project or the organization), in one statement.
+ */
+const INSERT_AUDIT_AND_BUMP = `with bump as (
+    insert into change_versions as v (scope_id, organization_id, version) values ($12::uuid, $1::uuid, 1)
+    on conflict (scope_id, organization_id) do update set version = v.version + 1
+  )
+  ${INSERT_AUDIT}`
+
+/**
+ * Writes one audit record on `executor`, which should be the transaction of the change; with
+ * `bumpScopeId`, also advances that list scope's version (the unit of work's first record does).
+ */
+export async function writeAudit(executor: Executor, actor: AuditActor, entry: AuditEntry, bumpScopeId?: string): Promise<void> {
   const changes = entry.changes ? { before: scrub(entry.changes.before), after: scrub(entry.changes.after) } : null
-  await queryText(executor, WRITE_AUDIT, [
+  const parameters = [
     entry.organizationId ?? actor.organizationId,
     actor.userId,
     actor.apiKeyId,
@@ -67,41 +68,9 @@ export async function writeAudit(executor: Executor, actor: AuditActor, entry: A
     entry.projectId ?? null,
     changes === null ? null : JSON.stringify(changes),
     uuidv7(),
-  ])
-}
-
-/**
- * The version of the organization's lists that are not in a project (teams, team members): a
- * cached page of them is keyed on it (src/http/list-cache.ts). Read before the list's rows.
- */
-export async function organizationVersion(executor: Executor, organizationId: string): Promise<string> {
-  const [row] = await queryText<{ version: string | number }>(executor, 'select version from change_versions where scope_id = $1 and organization_id = $1', [organizationId])
-  return `o${row?.version ?? 0}`
-}
-
-export type Audit = (entry: AuditEntry) => Promise<void>
-
-/**
- * Runs `change` in a transaction and gives it `audit`, which records on the same transaction.
- * Any throw rolls back the change and its records together.
- */
-export async function mutate<T>(db: Database, actor: AuditActor, change: (tx: Transaction, audit: Audit) => Promise<T>): Promise<T> {
-  const request = actor.idempotency
-  if (!request || request.claimed) return db.transaction((tx) => change(tx, (entry) => writeAudit(tx, actor, entry)))
-  // The first change of an idempotent request commits with its key's record and answer: both or neither.
-  request.claimed = true
-  const outcome = await db.transaction(async (tx) => {
-    if (!(await claimIdempotencyKey(tx, request))) return null
-    const result = await change(tx, (entry) => writeAudit(tx, actor, entry))
-    await recordAnswer(tx, request, result)
-    return { result }
-  })
-  if (outcome) return outcome.result
-  // A request with the same key committed first (this one waited for it): its answer is ours.
-  const answer = await storedAnswer(db, request)
-  if (!answer) throw new Error('idempotency record vanished between claim and read')
-  request.replayed = { status: answer.status }
-  return answer.response as T
+  ]
+  if (bumpScopeId === undefined) await queryText(executor, INSERT_AUDIT, parameters)
+  else await queryText(executor, INSERT_AUDIT_AND_BUMP, [...parameters, bumpScopeId])
 }
 
 /**

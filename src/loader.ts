@@ -1,8 +1,6 @@
 /** Which plugins run, in which order: unknown, missing and circular dependencies refused. */
 import type { AnyPlugin } from './plugin'
-
-/** A reason to refuse to start, printed as one line. */
-export class StartupError extends Error {}
+import { StartupError } from './startup-error'
 
 /**
  * Orders the `enabled` plugins so each comes after its dependencies and its enabled optional

@@ -1,6 +1,6 @@
 /** A small structured logger: one JSON line per event on stderr, level from LOG_LEVEL. */
 import { ApiError } from './http/errors'
-import { StartupError } from './loader'
+import { StartupError } from './startup-error'
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const
 export type LogLevel = keyof typeof LEVELS

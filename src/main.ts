@@ -4,7 +4,7 @@
  */
 import { createService, type Service } from './app'
 import { loadConfig, type ServiceConfig } from './config'
-import { StartupError } from './loader'
+import { StartupError } from './startup-error'
 import type { AnyPlugin } from './plugin'
 import { createLogger } from './log'
 

@@ -9,6 +9,7 @@ import type { V1Kit } from './http/v1'
 import type { Logger } from './log'
 import type { Metrics } from './metrics'
 import type { Actor } from './services/identity'
+import type { Writes } from './writes'
 import type { PluginServices, ServiceRegistry } from './services/registry'
 
 export interface ScopeDefinition {
@@ -23,6 +24,8 @@ export interface CoreServices {
   events: EventBus
   /** Changes recorded in their transactions, for observers such as webhooks (src/changes.ts). */
   changes: ChangeFeed
+  /** The unit of work of every write: change, audit record, events, list versions, idempotent answer (src/writes.ts). */
+  writes: Writes
   /** Every provided service (the core's view; a plugin's context narrows it, see PluginContext). */
   services: ServiceRegistry
   /** Every scope declared by a registered plugin (enabled or not), for key creation. */

@@ -76,7 +76,7 @@ export interface AuditChanges {
 
 /**
  * Idempotency-Key records of POST requests, per API key, kept 24 hours: a pending row while the
- * first request runs, then its status and response for replays.
+ * first request runs, then its status and its answer for replays, sealed (src/http/idempotency.ts).
  */
 export const idempotencyKeys = pgTable(
   'idempotency_keys',

@@ -6,7 +6,7 @@
 import { sql, type AnyColumn } from 'drizzle-orm'
 import { queryText, type Executor } from './db'
 import { toPage, window, type PageRequest } from './http/pagination'
-import type { Page } from './http/envelope'
+import type { Page } from './http/answer'
 
 /**
  * A timestamptz selected as text (every connection runs in UTC: `2026-11-21 23:41:23.422952+00`)

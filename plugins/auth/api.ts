@@ -4,7 +4,7 @@
  */
 import type { AuditActor } from '../../src/audit'
 import type { Executor, Transaction } from '../../src/db'
-import type { Page } from '../../src/http/envelope'
+import type { Page } from '../../src/http/answer'
 import type { PageRequest } from '../../src/http/pagination'
 import type { Principal, PrincipalUser } from '../../src/services/identity'
 import { serviceRef } from '../../src/services/registry'

@@ -97,7 +97,7 @@ export default definePlugin({
     }
     services.provide(AuthenticatorRef, authenticator)
     const sessions = createSessions(
-      db,
+      context.writes,
       {
         idleSeconds: { web: config.webSessionIdleMinutes * 60, mobile: config.mobileSessionIdleDays * 86_400 },
         absoluteSeconds: { web: config.webSessionHours * 3600, mobile: config.mobileSessionDays * 86_400 },
@@ -114,7 +114,7 @@ export default definePlugin({
     const hooks: UserCreatedHook[] = []
     services.provide(UserLifecycleRef, { onUserCreated: (hook) => void hooks.push(hook), createdHooks: () => hooks })
     services.provide(UserDirectoryRef, userDirectory)
-    const accounts = createAccounts({ db, events, hasher, hooks, knownScopes: new Set(context.scopes.map((scope) => scope.name)), maxKeysPerUser: config.maxKeysPerUser })
+    const accounts = createAccounts({ writes: context.writes, events, hasher, hooks, knownScopes: new Set(context.scopes.map((scope) => scope.name)), maxKeysPerUser: config.maxKeysPerUser })
     services.provide(ApiKeyManagerRef, {
       create: async (actor, ownerId, input) => {
         const { key, secret } = await accounts.createApiKey(actor, ownerId, input)

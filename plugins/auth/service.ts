@@ -1,6 +1,6 @@
 /** Organizations, users and API keys: the logic the CLI and the account area share. */
 import { and, count, desc, eq, isNull, sql } from 'drizzle-orm'
-import { mutate, type AuditActor } from '../../src/audit'
+import type { AuditActor } from '../../src/audit'
 import { queryText, type Database } from '../../src/db'
 import type { EventBus } from '../../src/events'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
@@ -9,6 +9,7 @@ import { isUuid, uuidv7 } from '../../src/ids'
 import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
 import type { ApiKeyView, UserCreatedHook, UserDirectory, UserIdentity } from './api'
 import { validate } from '../../src/validate'
+import type { Writes } from '../../src/writes'
 import { ApiKeyInput, OrganizationInput, UserInput } from './model'
 import type { PasswordHasher } from './password'
 import { apiKeys, organizations, userEmails, users } from './schema'
@@ -36,10 +37,11 @@ export function serializeKey(row: typeof apiKeys.$inferSelect): ApiKeyView {
 }
 
 /** Creates an organization. */
-export async function createOrganization(db: Database, actor: Omit<AuditActor, 'organizationId'>, input: unknown) {
+export async function createOrganization(writes: Writes, actor: Omit<AuditActor, 'organizationId'>, input: unknown) {
+  const { db } = writes
   const { name } = validate(OrganizationInput, input)
   const id = uuidv7()
-  return mutate(db, { ...actor, organizationId: id }, async (tx, audit) => {
+  return writes.change({ ...actor, organizationId: id }, null, async ({ tx, audit }) => {
     const [organization] = await tx.insert(organizations).values({ id, name }).returning()
     await audit({ action: 'organization.created', resourceType: 'organization', resourceId: id, changes: { after: { name } } })
     return organization!
@@ -52,13 +54,14 @@ export interface CreateUserOptions {
 }
 
 /** Creates a user (and, through the hooks, what other plugins attach to a new user). */
-export async function createUser(db: Database, actor: Omit<AuditActor, 'organizationId'>, input: unknown, options: CreateUserOptions) {
+export async function createUser(writes: Writes, actor: Omit<AuditActor, 'organizationId'>, input: unknown, options: CreateUserOptions) {
+  const { db } = writes
   const data = validate(UserInput, input)
   const email = data.email.toLowerCase()
   const [organization] = await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, data.organizationId))
   if (!organization) throw badRequest('No such organization.', 'organizationId')
   const passwordHash = await options.hasher.hash(data.password)
-  return mutate(db, { ...actor, organizationId: data.organizationId }, async (tx, audit) => {
+  return writes.change({ ...actor, organizationId: data.organizationId }, null, async ({ tx, audit }) => {
     // The email is claimed first, across organizations (user_emails): a concurrent claim waits and then finds it taken.
     const id = uuidv7()
     const [claimed] = await tx.insert(userEmails).values({ email, organizationId: data.organizationId, userId: id }).onConflictDoNothing().returning()
@@ -98,12 +101,13 @@ export async function createUser(db: Database, actor: Omit<AuditActor, 'organiza
 }
 
 /** Deactivates a user; their keys and sessions stop working on every instance at once. */
-export async function deactivateUser(db: Database, events: EventBus, actor: Omit<AuditActor, 'organizationId'>, userId: string) {
+export async function deactivateUser(writes: Writes, events: EventBus, actor: Omit<AuditActor, 'organizationId'>, userId: string) {
+  const { db } = writes
   if (!isUuid(userId)) throw notFound('No such user.')
   const [current] = await db.select().from(users).where(eq(users.id, userId))
   if (!current) throw notFound('No such user.')
   if (current.status === 'deactivated') return current
-  const user = await mutate(db, { ...actor, organizationId: current.organizationId }, async (tx, audit) => {
+  const user = await writes.change({ ...actor, organizationId: current.organizationId }, 'organization', async ({ tx, audit }) => {
     const [user] = await tx
       .update(users)
       .set({ status: 'deactivated', updatedAt: new Date() })
@@ -127,7 +131,7 @@ export async function deactivateUser(db: Database, events: EventBus, actor: Omit
  * and the secret, which is never seen again.
  */
 export async function createApiKey(
-  db: Database,
+  writes: Writes,
   actor: Omit<AuditActor, 'organizationId'>,
   ownerId: string,
   input: unknown,
@@ -135,6 +139,7 @@ export async function createApiKey(
   /** Active (unrevoked, unexpired) keys one user may hold. */
   maxKeys = Number.POSITIVE_INFINITY,
 ) {
+  const { db } = writes
   const data = validate(ApiKeyInput, input)
   data.scopes.forEach((scope, index) => {
     if (!knownScopes.has(scope)) throw badRequest(`Unknown scope "${scope}".`, `scopes[${index}]`)
@@ -145,7 +150,7 @@ export async function createApiKey(
   const [owner] = await db.select().from(users).where(eq(users.id, ownerId))
   if (!owner || owner.status !== 'active') throw badRequest('No such active user.', 'userId')
   const secret = generateSecret(API_KEY_PREFIX)
-  return mutate(db, { ...actor, organizationId: owner.organizationId }, async (tx, audit) => {
+  return writes.change({ ...actor, organizationId: owner.organizationId }, null, async ({ tx, audit }) => {
     if (Number.isFinite(maxKeys)) {
       // The owner's row is locked, so concurrent creations count one after another.
       await tx.select({ id: users.id }).from(users).where(eq(users.id, ownerId)).for('update')
@@ -182,17 +187,18 @@ export async function createApiKey(
  * that returns the first revocation time. Every instance drops the key from its cache.
  */
 export async function revokeApiKey(
-  db: Database,
+  writes: Writes,
   events: EventBus,
   actor: Omit<AuditActor, 'organizationId'>,
   keyId: string,
   ownerId?: string,
 ) {
+  const { db } = writes
   if (!isUuid(keyId)) throw notFound('No such API key.')
   const [current] = await db.select().from(apiKeys).where(eq(apiKeys.id, keyId))
   if (!current || (ownerId !== undefined && current.ownerId !== ownerId)) throw notFound('No such API key.')
   if (current.revokedAt) return current
-  const revoked = await mutate(db, { ...actor, organizationId: current.organizationId }, async (tx, audit) => {
+  const revoked = await writes.change({ ...actor, organizationId: current.organizationId }, null, async ({ tx, audit }) => {
     const [key] = await tx
       .update(apiKeys)
       .set({ revokedAt: sql`now()` })
@@ -231,7 +237,7 @@ export const userDirectory: UserDirectory = {
 }
 
 export interface AccountDeps {
-  db: Database
+  writes: Writes
   events: EventBus
   hasher: PasswordHasher
   /** What other plugins attach to a new user (display accounts), in dependency order. */
@@ -244,13 +250,13 @@ type OperatorActor = Omit<AuditActor, 'organizationId'>
 
 /** Organizations, users and API keys bound to their dependencies (the CLI and the account area). */
 export function createAccounts(deps: AccountDeps) {
-  const { db, events } = deps
+  const { writes, events } = deps
   return {
-    createOrganization: (actor: OperatorActor, input: unknown) => createOrganization(db, actor, input),
-    createUser: (actor: OperatorActor, input: unknown) => createUser(db, actor, input, { hasher: deps.hasher, hooks: deps.hooks }),
-    deactivateUser: (actor: OperatorActor, userId: string) => deactivateUser(db, events, actor, userId),
-    createApiKey: (actor: OperatorActor, ownerId: string, input: unknown) => createApiKey(db, actor, ownerId, input, deps.knownScopes, deps.maxKeysPerUser),
-    revokeApiKey: (actor: OperatorActor, keyId: string, ownerId?: string) => revokeApiKey(db, events, actor, keyId, ownerId),
+    createOrganization: (actor: OperatorActor, input: unknown) => createOrganization(writes, actor, input),
+    createUser: (actor: OperatorActor, input: unknown) => createUser(writes, actor, input, { hasher: deps.hasher, hooks: deps.hooks }),
+    deactivateUser: (actor: OperatorActor, userId: string) => deactivateUser(writes, events, actor, userId),
+    createApiKey: (actor: OperatorActor, ownerId: string, input: unknown) => createApiKey(writes, actor, ownerId, input, deps.knownScopes, deps.maxKeysPerUser),
+    revokeApiKey: (actor: OperatorActor, keyId: string, ownerId?: string) => revokeApiKey(writes, events, actor, keyId, ownerId),
   }
 }
 

@@ -4,11 +4,12 @@
  * status is read with the session on every check).
  */
 import { and, eq, isNull, sql } from 'drizzle-orm'
-import { mutate, writeAudit } from '../../src/audit'
+import { writeAudit } from '../../src/audit'
 import { notify, queryText, type Database } from '../../src/db'
 import { unauthorized } from '../../src/http/errors'
 import { generateSecret, hashSecret, isWellFormedSecret } from '../../src/secrets'
 import type { PrincipalUser } from '../../src/services/identity'
+import type { Writes } from '../../src/writes'
 import type { SessionKind, Sessions } from './api'
 import type { PasswordHasher } from './password'
 import { sessions, users } from './schema'
@@ -40,9 +41,9 @@ export function principalUser(row: typeof users.$inferSelect): PrincipalUser {
  * Replaces a verified hash made with older parameters (compare-and-swap: a password changed in
  * the meantime wins), audited without the hash.
  */
-async function storeUpgradedHash(db: Database, user: typeof users.$inferSelect, upgraded: string): Promise<void> {
+async function storeUpgradedHash(writes: Writes, user: typeof users.$inferSelect, upgraded: string): Promise<void> {
   const actor = { organizationId: user.organizationId, userId: user.id, apiKeyId: null, via: 'account' as const, requestId: null }
-  await mutate(db, actor, async (tx, audit) => {
+  await writes.change(actor, null, async ({ tx, audit }) => {
     const [row] = await tx
       .update(users)
       .set({ passwordHash: upgraded })
@@ -52,7 +53,8 @@ async function storeUpgradedHash(db: Database, user: typeof users.$inferSelect, 
   })
 }
 
-export function createSessions(db: Database, policy: SessionPolicy, hasher: PasswordHasher): Omit<Sessions, 'onRevoked'> {
+export function createSessions(writes: Writes, policy: SessionPolicy, hasher: PasswordHasher): Omit<Sessions, 'onRevoked'> {
+  const { db } = writes
   // Unknown emails are checked against this hash, so they cost what a wrong password costs. It
   // is made on the first sign-in (not at start-up), and every sign-in waits for it alike.
   let decoy: Promise<string> | undefined
@@ -67,7 +69,7 @@ export function createSessions(db: Database, policy: SessionPolicy, hasher: Pass
       const [user] = await db.select().from(users).where(eq(users.email, email.trim().toLowerCase()))
       const { matches, upgraded } = await hasher.verify(password, user?.passwordHash ?? decoyHash)
       if (!user || !matches || user.status !== 'active') return null
-      if (upgraded) await storeUpgradedHash(db, user, upgraded)
+      if (upgraded) await storeUpgradedHash(writes, user, upgraded)
       return principalUser(user)
     },
 
@@ -75,7 +77,7 @@ export function createSessions(db: Database, policy: SessionPolicy, hasher: Pass
       const token = generateSecret(SESSION_PREFIX)
       const expiresAt = new Date(Date.now() + policy.absoluteSeconds[kind] * 1000)
       const actor = { organizationId: user.organizationId, userId: user.id, apiKeyId: null, via: 'account' as const, requestId }
-      const session = await mutate(db, actor, async (tx, audit) => {
+      const session = await writes.change(actor, null, async ({ tx, audit }) => {
         const [row] = await tx
           .insert(sessions)
           .values({ organizationId: user.organizationId, userId: user.id, tokenHash: hashSecret(token), kind, expiresAt })

@@ -19,8 +19,8 @@ export default definePlugin({
 
   events: [{ name: 'content_order.updated', description: "A project's content order was changed; data: the project's content order as GET returns it." }],
 
-  setup: ({ db, services, changes }) => ({
-    contentOrder: createContentOrder({ db, changes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef), entries: services.get(EntriesRef) }),
+  setup: ({ db, services, writes }) => ({
+    contentOrder: createContentOrder({ db, writes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef), entries: services.get(EntriesRef) }),
   }),
   tools: (_context, { contentOrder }) => contentOrderTools(contentOrder),
   routes: ({ http }, { contentOrder }) =>

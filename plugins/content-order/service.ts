@@ -5,12 +5,12 @@
  * held, the others keep theirs, and every changed list is renumbered 0..n-1. One transaction
  * under the project's ordering lock, so concurrent PUTs and creates never share a position.
  */
-import { mutate } from '../../src/audit'
-import type { ChangeFeed } from '../../src/changes'
+
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { badRequest } from '../../src/http/errors'
 import type { ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
+import type { Writes } from '../../src/writes'
 import type { EntriesFace } from '../entries/api'
 import type { WorkItemsFace } from '../work-items/api'
 import type { ContentOrderInput } from './model'
@@ -60,14 +60,14 @@ export function reorder(current: readonly string[], named: readonly string[], fi
 
 export interface ContentOrderDeps {
   db: Database
-  changes: ChangeFeed
+  writes: Writes
   access: ProjectAccessService
   workItems: WorkItemsFace
   entries: EntriesFace
 }
 
 /** Content order bound once: reads through the owners' read models, writes through their public faces. */
-export function createContentOrder({ db, changes, access, workItems, entries }: ContentOrderDeps) {
+export function createContentOrder({ db, writes, access, workItems, entries }: ContentOrderDeps) {
   return {
     async get(actor: Actor, projectId: string) {
       await access.requireProjectAccess(actor, projectId, 'viewer')
@@ -75,7 +75,7 @@ export function createContentOrder({ db, changes, access, workItems, entries }: 
     },
 
     put(actor: Actor, projectId: string, input: ContentOrderInput) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         await access.requireProjectAccess(actor, projectId, 'editor', tx)
         await workItems.lockOrdering(tx as Transaction, actor.organizationId, projectId)
         const current = await readOrder(tx, projectId)
@@ -93,7 +93,7 @@ export function createContentOrder({ db, changes, access, workItems, entries }: 
           changes: { after: { ...(input.workItems ? { workItems: input.workItems } : {}), ...(input.entries ? { entries: input.entries } : {}) } },
         })
         const order = await readOrder(tx, projectId)
-        await changes.record(tx, actor, { type: 'content_order.updated', projectId, data: order })
+        await emit({ type: 'content_order.updated', projectId, data: order })
         return order
       })
     },

@@ -1,10 +1,11 @@
 /** Display accounts: one per user, created with the user; the key is stored only as a hash. */
 import { and, eq, sql } from 'drizzle-orm'
-import { mutate, writeAudit, type AuditActor } from '../../src/audit'
+import { writeAudit, type AuditActor } from '../../src/audit'
 import type { Database, Executor } from '../../src/db'
 import { badRequest, notFound } from '../../src/http/errors'
 import { isUuid } from '../../src/ids'
 import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
+import type { Writes } from '../../src/writes'
 import type { DisplayAccounts } from './api'
 import type { UserDirectory } from '../auth/api'
 import { nextUtcMidnight } from './answers'
@@ -35,7 +36,8 @@ export async function setDailyLimit(db: Database, userId: string, dailyLimit: nu
   })
 }
 
-export function createDisplayAccounts(db: Database, defaultLimit: number, users: UserDirectory): DisplayAccounts {
+export function createDisplayAccounts(writes: Writes, defaultLimit: number, users: UserDirectory): DisplayAccounts {
+  const { db } = writes
   return {
     async summary(userId) {
       const [row] = await db
@@ -51,7 +53,7 @@ export function createDisplayAccounts(db: Database, defaultLimit: number, users:
     async rotate(actor: AuditActor, userId) {
       const apiKey = generateSecret(DISPLAY_KEY_PREFIX)
       const prefix = secretPrefix(apiKey)
-      await mutate(db, actor, async (tx, audit) => {
+      await writes.change(actor, null, async ({ tx, audit }) => {
         // A user of the actor's organization (the account area rotates its user's own key).
         if (!(await users.activeUser(tx, actor.organizationId, userId))) throw notFound('No such user.')
         const user = { organizationId: actor.organizationId }

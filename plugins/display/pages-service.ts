@@ -4,13 +4,16 @@
  * teams on it); it is managed by its creator and the administrators.
  */
 import { and, eq, ne, sql } from 'drizzle-orm'
-import { changedFields, mutate } from '../../src/audit'
+import { changedFields } from '../../src/audit'
 import { notify, queryText, type Database, type Executor } from '../../src/db'
+import { created } from '../../src/http/answer'
 import { badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
+import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
 import { isoFromText, selectPage, withIsoTimestamps } from '../../src/sql'
+import type { Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import type { TeamDirectory } from '../teams/api'
 import type { ComponentInput, ComponentPatch, PageAccessInput, PageInput, PagePatch } from './model'
@@ -121,13 +124,14 @@ async function findComponent(executor: Executor, pageId: string, componentId: st
 
 export interface PageDeps {
   db: Database
+  writes: Writes
   users: UserDirectory
   teams: TeamDirectory
   maxComponentsPerPage: number
 }
 
 /** Pages, their access lists and components, bound once; every function returns its API shape. */
-export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps) {
+export function createPages({ db, writes, users, teams, maxComponentsPerPage }: PageDeps) {
   return {
     /** Pages the actor may see, oldest first. */
     list(actor: Actor, request: PageRequest) {
@@ -147,8 +151,8 @@ export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps
     },
 
     /** Creates a page; the caller is its creator (and so manages it). */
-    async create(actor: Actor, input: PageInput) {
-      return mutate(db, actor, async (tx, audit) => {
+    async create(actor: Actor, input: PageInput, request?: IdempotentRequest) {
+      return writes.change(actor, null, async ({ tx, audit }) => {
         const [page] = await tx
           .insert(pages)
           .values({ organizationId: actor.organizationId, name: input.name, title: input.title ?? null, createdBy: actor.userId })
@@ -157,12 +161,12 @@ export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps
         // Nothing inserted: the name is taken (any case), so this throws the 409 naming that page.
         if (!page) await requireUniqueName(tx, actor.organizationId, input.name)
         await audit({ action: 'page.created', resourceType: 'page', resourceId: page!.id, changes: { after: { name: page!.name, title: page!.title } } })
-        return serializePage(page!)
-      })
+        return created(serializePage(page!))
+      }, request)
     },
 
     async update(actor: Actor, pageId: string, patch: PagePatch) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, null, async ({ tx, audit }) => {
         const found = await findPage(tx, actor, pageId, true)
         requireManage(found)
         const changes = changedFields(found.page, patch)
@@ -176,7 +180,7 @@ export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps
     },
 
     async delete(actor: Actor, pageId: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, null, async ({ tx, audit }) => {
         const found = await findPage(tx, actor, pageId, true)
         requireManage(found)
         await tx.delete(pages).where(eq(pages.id, pageId))
@@ -199,10 +203,10 @@ export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps
       )
     },
 
-    async grant(actor: Actor, pageId: string, input: PageAccessInput): Promise<PageAccessView> {
+    async grant(actor: Actor, pageId: string, input: PageAccessInput, request?: IdempotentRequest) {
       if ((input.userId === undefined) === (input.teamId === undefined)) throw badRequest('Give exactly one of userId and teamId.', input.userId === undefined ? 'userId' : 'teamId')
       const level = input.level ?? 'viewer'
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, null, async ({ tx, audit }) => {
         requireManage(await findPage(tx, actor, pageId, true))
         const principalType = input.userId !== undefined ? 'user' : 'team'
         const principalId = (input.userId ?? input.teamId)!
@@ -211,12 +215,12 @@ export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps
         const [row] = await tx.insert(pageAccess).values({ pageId, principalType, principalId, level, organizationId: actor.organizationId }).onConflictDoNothing().returning()
         if (!row) throw conflict('This user or team is already on the access list.', principalId, `${principalType}Id`)
         await audit({ action: 'page.access_granted', resourceType: 'page', resourceId: pageId, changes: { after: { principalType, principalId, level } } })
-        return { principalType, principalId, name, level, createdAt: row.createdAt.toISOString() }
-      })
+        return created<PageAccessView>({ principalType, principalId, name, level, createdAt: row.createdAt.toISOString() })
+      }, request)
     },
 
     async updateAccess(actor: Actor, pageId: string, principalId: string, level: 'viewer' | 'editor'): Promise<PageAccessView> {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, null, async ({ tx, audit }) => {
         requireManage(await findPage(tx, actor, pageId, true))
         const [current] = isUuid(principalId)
           ? await queryText<PageAccessView>(tx, `select ${ACCESS_COLUMNS} from page_access pa ${ACCESS_NAMES} where pa.page_id = $1 and pa.principal_id = $2`, [pageId, principalId])
@@ -230,7 +234,7 @@ export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps
     },
 
     async revoke(actor: Actor, pageId: string, principalId: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, null, async ({ tx, audit }) => {
         requireManage(await findPage(tx, actor, pageId, true))
         const [row] = isUuid(principalId) ? await tx.delete(pageAccess).where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId))).returning() : []
         if (!row) throw notFound('Not on the access list.')
@@ -259,8 +263,8 @@ export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps
     },
 
     /** Adds a component (its type is fixed for good) at the first free place of its size unless given one; open live pages show it. */
-    async createComponent(actor: Actor, pageId: string, input: ComponentInput) {
-      return mutate(db, actor, async (tx, audit) => {
+    async createComponent(actor: Actor, pageId: string, input: ComponentInput, request?: IdempotentRequest) {
+      return writes.change(actor, null, async ({ tx, audit }) => {
         // The page row is locked: concurrent creates on one page count one after another.
         requireManage(await findPage(tx, actor, pageId, true))
         const placed = await queryText<Placement>(tx, 'select x, y, width, height from components where page_id = $1', [pageId])
@@ -271,12 +275,12 @@ export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps
           .returning()
         await notify(tx, DISPLAY_CHANNEL, JSON.stringify([{ pageId, componentId: row!.id }]))
         await audit({ action: 'component.created', resourceType: 'component', resourceId: row!.id, changes: { after: { pageId, type: row!.type, title: row!.title } } })
-        return serializeComponent(row!)
-      })
+        return created(serializeComponent(row!))
+      }, request)
     },
 
     async updateComponent(actor: Actor, pageId: string, componentId: string, patch: ComponentPatch) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, null, async ({ tx, audit }) => {
         const found = await findPage(tx, actor, pageId)
         const current = await findComponent(tx, pageId, componentId, true)
         requireManage(found)
@@ -294,7 +298,7 @@ export function createPages({ db, users, teams, maxComponentsPerPage }: PageDeps
     },
 
     async deleteComponent(actor: Actor, pageId: string, componentId: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, null, async ({ tx, audit }) => {
         const found = await findPage(tx, actor, pageId)
         const current = await findComponent(tx, pageId, componentId, true)
         requireManage(found)

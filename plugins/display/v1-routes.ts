@@ -23,10 +23,7 @@ export function dashboardRoutes(v1: V1Kit, pages: PageService, shareLinks: Share
     })
     .post(
       '',
-      async ({ actor, body, set }) => {
-        set.status = 201
-        return pages.create(actor, body)
-      },
+      ({ actor, body, idempotency }) => pages.create(actor, body, idempotency),
       {
         scopes: ['dashboards:write'],
         body: PageInput,
@@ -62,10 +59,7 @@ export function dashboardRoutes(v1: V1Kit, pages: PageService, shareLinks: Share
     })
     .post(
       '/:pageId/access',
-      async ({ actor, params, body, set }) => {
-        set.status = 201
-        return pages.grant(actor, params.pageId, body)
-      },
+      ({ actor, params, body, idempotency }) => pages.grant(actor, params.pageId, body, idempotency),
       {
         scopes: ['dashboards:write'],
         params: PageParams,
@@ -99,10 +93,7 @@ export function dashboardRoutes(v1: V1Kit, pages: PageService, shareLinks: Share
     })
     .post(
       '/:pageId/components',
-      async ({ actor, params, body, set }) => {
-        set.status = 201
-        return pages.createComponent(actor, params.pageId, body)
-      },
+      ({ actor, params, body, idempotency }) => pages.createComponent(actor, params.pageId, body, idempotency),
       {
         scopes: ['dashboards:write'],
         params: PageParams,
@@ -143,10 +134,7 @@ export function dashboardRoutes(v1: V1Kit, pages: PageService, shareLinks: Share
     })
     .post(
       '/:pageId/share-links',
-      async ({ actor, params, body, set }) => {
-        set.status = 201
-        return shareLinks.create(actor, params.pageId, body)
-      },
+      ({ actor, params, body, idempotency }) => shareLinks.create(actor, params.pageId, body, idempotency),
       {
         scopes: ['dashboards:write'],
         params: PageParams,

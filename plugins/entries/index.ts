@@ -23,9 +23,9 @@ export default definePlugin({
 
   events: crudEvents('entry', 'An entry'),
 
-  setup({ db, services, lists, changes }) {
+  setup({ db, services, lists, writes }) {
     services.provide(EntriesRef, entriesFace)
-    return { entries: createEntries({ db, lists, changes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }
+    return { entries: createEntries({ db, lists, writes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }
   },
   routes: ({ http }, { entries }) => entryRoutes(http.v1, entries),
   tools: (_context, { entries }) => entryTools(entries),

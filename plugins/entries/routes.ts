@@ -1,7 +1,7 @@
 /** API v1 routes of entries over the bound entry service. */
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
-import { ifMatchHeader } from '../../src/http/etag'
+import { ifMatchHeader } from '../../src/http/answer'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
@@ -24,10 +24,7 @@ export function entryRoutes(v1: V1Kit, entries: EntryService) {
       })
       .post(
         '',
-        async ({ actor, params, body, set }) => {
-          set.status = 201
-          return await entries.create(actor, params.workItemId, body)
-        },
+        ({ actor, params, body, idempotency }) => entries.create(actor, params.workItemId, body, idempotency),
         {
           scopes: ['entries:write'],
           params: t.Object({ workItemId: t.String() }),

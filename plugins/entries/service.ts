@@ -3,10 +3,10 @@
  * write, and only the author or a project owner may edit or delete an entry.
  */
 import { and, eq } from 'drizzle-orm'
-import { changedFields, mutate } from '../../src/audit'
-import type { ChangeFeed } from '../../src/changes'
+import { changedFields } from '../../src/audit'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
-import { checkIfMatch } from '../../src/http/etag'
+import { checkIfMatch, created } from '../../src/http/answer'
+import type { IdempotentRequest } from '../../src/http/idempotency'
 import { forbidden, notFound } from '../../src/http/errors'
 import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
@@ -15,6 +15,7 @@ import { assertLevel, levelRank, type AccessLevel, type ProjectAccess, type Proj
 import type { EntriesFace } from './api'
 import type { Actor } from '../../src/services/identity'
 import { selectPage, nextUpdatedAt } from '../../src/sql'
+import type { Writes } from '../../src/writes'
 import type { WorkItemsFace } from '../work-items/api'
 import { ENTRY_COLUMNS, fromEntryText, type EntryInput, type EntryPatch, type EntryResource, type EntryTextRow } from './model'
 import { entries, type EntryRow } from './schema'
@@ -54,7 +55,7 @@ async function findEntry(executor: Executor, workItemId: string, entryId: string
 export interface EntryDeps {
   db: Database
   lists: ListCache
-  changes: ChangeFeed
+  writes: Writes
   access: ProjectAccessService
   workItems: WorkItemsFace
 }
@@ -106,8 +107,8 @@ export function createEntries(deps: EntryDeps) {
     },
 
     /** Adds an entry at the end of the work item's entries (editor); the caller is its author. */
-    create(actor: Actor, workItemId: string, input: EntryInput) {
-      return mutate(db, actor, async (tx, audit) => {
+    create(actor: Actor, workItemId: string, input: EntryInput, request?: IdempotentRequest) {
+      return deps.writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const { projectId } = await accessThroughWorkItem(tx, deps, actor, workItemId, 'editor')
         await deps.workItems.lockOrdering(tx as Transaction, actor.organizationId, projectId)
         const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(position) + 1, 0)::int as next from entries where work_item_id = $1', [workItemId])) as [{ next: number }]
@@ -116,14 +117,14 @@ export function createEntries(deps: EntryDeps) {
           .values({ organizationId: actor.organizationId, projectId, workItemId, kind: input.kind ?? 'comment', body: input.body, authorId: actor.userId, position: next })
           .returning()
         await audit({ action: 'entry.created', resourceType: 'entry', resourceId: row!.id, projectId, changes: { after: { workItemId, kind: row!.kind, body: row!.body } } })
-        const created = serializeEntry(row!)
-        await deps.changes.record(tx, actor, { type: 'entry.created', projectId, data: created })
-        return created
-      })
+        const entry = serializeEntry(row!)
+        await emit({ type: 'entry.created', projectId, data: entry })
+        return created(entry)
+      }, request)
     },
 
     update(actor: Actor, workItemId: string, entryId: string, patch: EntryPatch, ifMatch?: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return deps.writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const granted = await accessThroughWorkItem(tx, deps, actor, workItemId, 'viewer')
         const current = await findEntry(tx, workItemId, entryId, true)
         requireAuthorOrOwner(granted, actor, current)
@@ -137,13 +138,13 @@ export function createEntries(deps: EntryDeps) {
           .returning()
         await audit({ action: 'entry.updated', resourceType: 'entry', resourceId: current.id, projectId: granted.projectId, changes })
         const updated = serializeEntry(row!)
-        await deps.changes.record(tx, actor, { type: 'entry.updated', projectId: granted.projectId, data: updated })
+        await emit({ type: 'entry.updated', projectId: granted.projectId, data: updated })
         return updated
       })
     },
 
     delete(actor: Actor, workItemId: string, entryId: string, ifMatch?: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return deps.writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const granted = await accessThroughWorkItem(tx, deps, actor, workItemId, 'viewer')
         const current = await findEntry(tx, workItemId, entryId, true)
         requireAuthorOrOwner(granted, actor, current)
@@ -156,7 +157,7 @@ export function createEntries(deps: EntryDeps) {
           projectId: granted.projectId,
           changes: { before: { workItemId, kind: current.kind, body: current.body } },
         })
-        await deps.changes.record(tx, actor, { type: 'entry.deleted', projectId: granted.projectId, data: serializeEntry(current) })
+        await emit({ type: 'entry.deleted', projectId: granted.projectId, data: serializeEntry(current) })
         return { id: current.id }
       })
     },

@@ -7,7 +7,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { CachedPage } from '../../src/http/list-cache'
-import { Page } from '../../src/http/envelope'
+import { Page, valueOf } from '../../src/http/answer'
 import { notFound } from '../../src/http/errors'
 import { mapError } from '../../src/http/error-mapper'
 import { describeError, type Logger } from '../../src/log'
@@ -64,7 +64,8 @@ export function createMcpServer(tools: readonly ToolDefinition[], actor: Actor, 
       if (!tool) throw notFound(`No tool named "${name}".`)
       requireScopes(actor, tool.scopes)
       const value = await tool.run(actor, validate(tool.input, args ?? {}))
-      return success(value instanceof CachedPage ? await value.page() : value)
+      // A write's answer (201 and its Location) is HTTP's; a tool answers with the resource.
+      return success(value instanceof CachedPage ? await value.page() : valueOf(value))
     } catch (error) {
       return failure(error, log, name, actor.requestId)
     }

@@ -5,15 +5,16 @@
  * are one kind of thing, a grant to a principal, written once and described twice (GRANTS).
  */
 import { sql } from 'drizzle-orm'
-import { mutate } from '../../src/audit'
-import type { ChangeFeed } from '../../src/changes'
 import { queryRows, queryText, type Database, type Executor, type Transaction } from '../../src/db'
+import { created } from '../../src/http/answer'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
+import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
 import { isoFromText, selectPage } from '../../src/sql'
+import type { Write, Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import type { TeamDirectory } from '../teams/api'
 import type { AccessLevel, ProjectAccessService } from './api'
@@ -111,7 +112,7 @@ async function keepAnOwner(tx: Transaction, projectId: string, losing: AccessLev
 
 export interface GrantDeps {
   db: Database
-  changes: ChangeFeed
+  writes: Writes
   lists: ListCache
   access: ProjectAccessService
   users: UserDirectory
@@ -119,10 +120,10 @@ export interface GrantDeps {
 }
 
 /** Members and team links of projects, bound once. */
-export function createGrants({ db, changes: feed, lists, access, users, teams }: GrantDeps) {
+export function createGrants({ db, writes, lists, access, users, teams }: GrantDeps) {
   /** Records the grant's event, if its kind has events (members do, team links do not). */
-  const record = (tx: Transaction, actor: Actor, kind: GrantKind, verb: 'created' | 'updated' | 'deleted', projectId: string, data: unknown) =>
-    kind.events ? feed.record(tx, actor, { type: `${kind.events}.${verb}`, projectId, data }) : Promise.resolve()
+  const record = (emit: Write['emit'], kind: GrantKind, verb: 'created' | 'updated' | 'deleted', projectId: string, data: unknown) =>
+    kind.events ? emit({ type: `${kind.events}.${verb}`, projectId, data }) : Promise.resolve()
   /** Checks owner access and locks the project row, so grant changes on one project queue up. */
   const lockAsOwner = async (tx: Transaction, actor: Actor, projectId: string) => {
     await access.requireProjectAccess(actor, projectId, 'owner', tx)
@@ -143,8 +144,8 @@ export function createGrants({ db, changes: feed, lists, access, users, teams }:
     )
   }
 
-  const add = (kind: GrantKind, actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel) =>
-    mutate(db, actor, async (tx, audit) => {
+  const add = (kind: GrantKind, actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel, request?: IdempotentRequest) =>
+    writes.change(actor, 'project', async ({ tx, audit, emit }) => {
       await lockAsOwner(tx, actor, projectId)
       await requirePrincipal[kind.field](tx, actor, principalId)
       const inserted = await queryText(
@@ -155,12 +156,12 @@ export function createGrants({ db, changes: feed, lists, access, users, teams }:
       if (!inserted.length) throw conflict(kind.duplicate, principalId, kind.field)
       await audit({ action: kind.actions.added, resourceType: kind.resourceType, resourceId: principalId, projectId, changes: { after: { [kind.field]: principalId, accessLevel } } })
       const added = serialize(kind, (await grantRow(tx, kind, projectId, principalId))!)
-      await record(tx, actor, kind, 'created', projectId, added)
-      return added
-    })
+      await record(emit, kind, 'created', projectId, added)
+      return created(added)
+    }, request)
 
   const update = (kind: GrantKind, actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel) =>
-    mutate(db, actor, async (tx, audit) => {
+    writes.change(actor, 'project', async ({ tx, audit, emit }) => {
       await lockAsOwner(tx, actor, projectId)
       const current = await grantRow(tx, kind, projectId, principalId)
       if (!current) throw notFound(kind.notFound)
@@ -175,25 +176,25 @@ export function createGrants({ db, changes: feed, lists, access, users, teams }:
         changes: { before: { [kind.field]: principalId, accessLevel: current.accessLevel }, after: { [kind.field]: principalId, accessLevel } },
       })
       const updated = serialize(kind, { ...current, accessLevel })
-      await record(tx, actor, kind, 'updated', projectId, updated)
+      await record(emit, kind, 'updated', projectId, updated)
       return updated
     })
 
   const remove = (kind: GrantKind, actor: Actor, projectId: string, principalId: string) =>
-    mutate(db, actor, async (tx, audit) => {
+    writes.change(actor, 'project', async ({ tx, audit, emit }) => {
       await lockAsOwner(tx, actor, projectId)
       const current = await grantRow(tx, kind, projectId, principalId)
       if (!current) throw notFound(kind.notFound)
       await keepAnOwner(tx, projectId, current.accessLevel, null)
       await queryText(tx, `delete from ${kind.table} where project_id = $1 and ${kind.column} = $2`, [projectId, principalId])
       await audit({ action: kind.actions.removed, resourceType: kind.resourceType, resourceId: principalId, projectId, changes: { before: { [kind.field]: principalId, accessLevel: current.accessLevel } } })
-      await record(tx, actor, kind, 'deleted', projectId, serialize(kind, current))
+      await record(emit, kind, 'deleted', projectId, serialize(kind, current))
       return { id: principalId }
     })
 
   const grantsOfKind = (kind: GrantKind) => ({
     list: (actor: Actor, projectId: string, request: PageRequest) => list(kind, actor, projectId, request),
-    add: (actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel) => add(kind, actor, projectId, principalId, accessLevel),
+    add: (actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel, request?: IdempotentRequest) => add(kind, actor, projectId, principalId, accessLevel, request),
     update: (actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel) => update(kind, actor, projectId, principalId, accessLevel),
     remove: (actor: Actor, projectId: string, principalId: string) => remove(kind, actor, projectId, principalId),
   })

@@ -31,12 +31,12 @@ export default definePlugin({
 
   events: [...crudEvents('project', 'A project'), ...crudEvents('project_member', 'A project member (direct membership)')],
 
-  setup({ db, services, lists, changes }) {
+  setup({ db, services, lists, writes }) {
     const access = createProjectAccess(db)
     services.provide(ProjectAccessRef, access)
     const users = services.get(UserDirectoryRef)
     const teams = services.get(TeamDirectoryRef)
-    return { projects: createProjects({ db, changes, access, teams }), grants: createGrants({ db, changes, lists, access, users, teams }) }
+    return { projects: createProjects({ db, writes, access, teams }), grants: createGrants({ db, writes, lists, access, users, teams }) }
   },
   routes: ({ http }, bound) => projectRoutes(http.v1, bound),
   tools: (_context, bound) => projectTools(bound),

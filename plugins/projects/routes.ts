@@ -1,7 +1,7 @@
 /** API v1 routes of projects, their members and linked teams, and the team → projects directory. */
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
-import { ifMatchHeader } from '../../src/http/etag'
+import { ifMatchHeader } from '../../src/http/answer'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
@@ -25,10 +25,7 @@ export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: Proje
       })
       .post(
         '/projects',
-        async ({ actor, body, set }) => {
-          set.status = 201
-          return await projects.create(actor, body)
-        },
+        ({ actor, body, idempotency }) => projects.create(actor, body, idempotency),
         {
           scopes: ['projects:write'],
           body: ProjectInput,
@@ -69,10 +66,7 @@ export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: Proje
       })
       .post(
         '/projects/:projectId/members',
-        async ({ actor, params, body, set }) => {
-          set.status = 201
-          return grants.members.add(actor, params.projectId, body.userId, body.accessLevel)
-        },
+        ({ actor, params, body, idempotency }) => grants.members.add(actor, params.projectId, body.userId, body.accessLevel, idempotency),
         {
           scopes: ['project_access:write'],
           params: ProjectParams,
@@ -107,10 +101,7 @@ export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: Proje
       })
       .post(
         '/projects/:projectId/teams',
-        async ({ actor, params, body, set }) => {
-          set.status = 201
-          return grants.teams.add(actor, params.projectId, body.teamId, body.accessLevel)
-        },
+        ({ actor, params, body, idempotency }) => grants.teams.add(actor, params.projectId, body.teamId, body.accessLevel, idempotency),
         {
           scopes: ['project_access:write'],
           params: ProjectParams,

@@ -4,14 +4,15 @@
  * function returns the resource in its API shape.
  */
 import { eq } from 'drizzle-orm'
-import { changedFields, mutate } from '../../src/audit'
-import type { ChangeFeed } from '../../src/changes'
+import { changedFields } from '../../src/audit'
 import type { Database, Transaction } from '../../src/db'
-import { checkIfMatch } from '../../src/http/etag'
+import { checkIfMatch, created } from '../../src/http/answer'
 import { notFound } from '../../src/http/errors'
+import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { PageRequest } from '../../src/http/pagination'
 import type { Actor } from '../../src/services/identity'
 import { selectPage, withIsoTimestamps, nextUpdatedAt } from '../../src/sql'
+import type { Writes } from '../../src/writes'
 import type { TeamDirectory } from '../teams/api'
 import { visibleProjectsCondition } from './access'
 import type { AccessLevel, ProjectAccessService } from './api'
@@ -42,12 +43,12 @@ export async function lockProject(tx: Transaction, projectId: string): Promise<P
 
 export interface ProjectDeps {
   db: Database
-  changes: ChangeFeed
+  writes: Writes
   access: ProjectAccessService
   teams: TeamDirectory
 }
 
-export function createProjects({ db, changes: feed, access, teams }: ProjectDeps) {
+export function createProjects({ db, writes, access, teams }: ProjectDeps) {
   return {
     /** Projects the caller can see, oldest first: a hot read, one statement. */
     list(actor: Actor, request: PageRequest) {
@@ -71,8 +72,8 @@ export function createProjects({ db, changes: feed, access, teams }: ProjectDeps
     },
 
     /** Creates a project; the creator becomes its owner. */
-    create(actor: Actor, input: ProjectInput) {
-      return mutate(db, actor, async (tx, audit) => {
+    create(actor: Actor, input: ProjectInput, request?: IdempotentRequest) {
+      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const [project] = await tx
           .insert(projects)
           .values({ organizationId: actor.organizationId, name: input.name, description: input.description ?? null, createdBy: actor.userId })
@@ -85,14 +86,14 @@ export function createProjects({ db, changes: feed, access, teams }: ProjectDeps
           projectId: project!.id,
           changes: { after: { name: project!.name, description: project!.description, ownerId: actor.userId } },
         })
-        const created = serializeProject(project!)
-        await feed.record(tx, actor, { type: 'project.created', projectId: project!.id, data: created })
-        return created
-      })
+        const project_ = serializeProject(project!)
+        await emit({ type: 'project.created', projectId: project!.id, data: project_ })
+        return created(project_)
+      }, request)
     },
 
     update(actor: Actor, projectId: string, patch: ProjectPatch, ifMatch?: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         await access.requireProjectAccess(actor, projectId, 'owner', tx)
         const current = await lockProject(tx, projectId)
         checkIfMatch(ifMatch, current.updatedAt)
@@ -105,19 +106,19 @@ export function createProjects({ db, changes: feed, access, teams }: ProjectDeps
           .returning()
         await audit({ action: 'project.updated', resourceType: 'project', resourceId: projectId, projectId, changes })
         const updated = serializeProject(project!)
-        await feed.record(tx, actor, { type: 'project.updated', projectId, data: updated })
+        await emit({ type: 'project.updated', projectId, data: updated })
         return updated
       })
     },
 
     /** Deletes the project and everything in it (members, team links, and the content plugins' rows). */
     delete(actor: Actor, projectId: string, ifMatch?: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         await access.requireProjectAccess(actor, projectId, 'owner', tx)
         const current = await lockProject(tx, projectId)
         checkIfMatch(ifMatch, current.updatedAt)
         // Recorded before the rows go: observers may still read who could see the project.
-        await feed.record(tx, actor, { type: 'project.deleted', projectId, data: serializeProject(current) })
+        await emit({ type: 'project.deleted', projectId, data: serializeProject(current) })
         await tx.delete(projects).where(eq(projects.id, projectId))
         await audit({ action: 'project.deleted', resourceType: 'project', resourceId: projectId, projectId, changes: { before: { name: current.name, description: current.description } } })
         return { id: projectId }

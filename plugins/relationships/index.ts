@@ -22,7 +22,7 @@ export default definePlugin({
 
   events: crudEvents('relationship', 'A relationship'),
 
-  setup: ({ db, services, lists, changes }) => ({ relationships: createRelationships({ db, lists, changes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }),
+  setup: ({ db, services, lists, writes }) => ({ relationships: createRelationships({ db, lists, writes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }),
   routes: ({ http }, { relationships }) => relationshipRoutes(http.v1, relationships),
   tools: (_context, { relationships }) => relationshipTools(relationships),
 })

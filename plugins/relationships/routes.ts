@@ -22,10 +22,7 @@ export function relationshipRoutes(v1: V1Kit, relationships: RelationshipService
       })
       .post(
         '',
-        async ({ actor, params, body, set }) => {
-          set.status = 201
-          return relationships.create(actor, params.projectId, body)
-        },
+        ({ actor, params, body, idempotency }) => relationships.create(actor, params.projectId, body, idempotency),
         {
           scopes: ['relationships:write'],
           params: t.Object({ projectId: t.String() }),

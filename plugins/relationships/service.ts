@@ -3,16 +3,18 @@
  * duplicates (for `relates_to`, in either direction). Viewers read, editors write.
  */
 import { and, eq, or, type SQL } from 'drizzle-orm'
-import { mutate } from '../../src/audit'
-import type { ChangeFeed } from '../../src/changes'
+
 import type { Database, Executor } from '../../src/db'
+import { created } from '../../src/http/answer'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
+import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
 import { selectPage, nextUpdatedAt } from '../../src/sql'
+import type { Writes } from '../../src/writes'
 import type { WorkItemsFace } from '../work-items/api'
 import { fromRelationshipText, RELATIONSHIP_COLUMNS, type RelationshipInput, type RelationshipQuery, type RelationshipResource, type RelationshipTextRow } from './model'
 import { relationships, type RelationshipRow } from './schema'
@@ -58,13 +60,13 @@ async function requireNoDuplicate(executor: Executor, source: string, target: st
 export interface RelationshipDeps {
   db: Database
   lists: ListCache
-  changes: ChangeFeed
+  writes: Writes
   access: ProjectAccessService
   workItems: WorkItemsFace
 }
 
 /** Relationships bound once; every function returns the resource in its API shape. */
-export function createRelationships({ db, lists, changes, access, workItems }: RelationshipDeps) {
+export function createRelationships({ db, lists, writes, access, workItems }: RelationshipDeps) {
   return {
     /** Relationships of a project, oldest first, optionally those touching one work item (viewer). */
     async list(actor: Actor, projectId: string, query: RelationshipQuery, request: PageRequest) {
@@ -90,8 +92,8 @@ export function createRelationships({ db, lists, changes, access, workItems }: R
       return serializeRelationship(await findRelationship(db, projectId, relationshipId))
     },
 
-    create(actor: Actor, projectId: string, input: RelationshipInput) {
-      return mutate(db, actor, async (tx, audit) => {
+    create(actor: Actor, projectId: string, input: RelationshipInput, request?: IdempotentRequest) {
+      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         await access.requireProjectAccess(actor, projectId, 'editor', tx)
         if (input.sourceWorkItemId === input.targetWorkItemId) throw badRequest('A work item cannot be related to itself.', 'targetWorkItemId')
         const inProject = new Set(await workItems.inProject(tx, projectId, [input.sourceWorkItemId, input.targetWorkItemId]))
@@ -119,14 +121,14 @@ export function createRelationships({ db, lists, changes, access, workItems }: R
           projectId,
           changes: { after: { sourceWorkItemId: row!.sourceWorkItemId, targetWorkItemId: row!.targetWorkItemId, type: row!.type } },
         })
-        const created = serializeRelationship(row!)
-        await changes.record(tx, actor, { type: 'relationship.created', projectId, data: created })
-        return created
-      })
+        const relationship = serializeRelationship(row!)
+        await emit({ type: 'relationship.created', projectId, data: relationship })
+        return created(relationship)
+      }, request)
     },
 
     update(actor: Actor, projectId: string, relationshipId: string, type: RelationshipType) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
         const current = await findRelationship(tx, projectId, relationshipId, true)
         assertLevel(granted, 'editor')
@@ -145,13 +147,13 @@ export function createRelationships({ db, lists, changes, access, workItems }: R
           changes: { before: { type: current.type }, after: { type } },
         })
         const updated = serializeRelationship(row!)
-        await changes.record(tx, actor, { type: 'relationship.updated', projectId, data: updated })
+        await emit({ type: 'relationship.updated', projectId, data: updated })
         return updated
       })
     },
 
     delete(actor: Actor, projectId: string, relationshipId: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
         const current = await findRelationship(tx, projectId, relationshipId, true)
         assertLevel(granted, 'editor')
@@ -163,7 +165,7 @@ export function createRelationships({ db, lists, changes, access, workItems }: R
           projectId,
           changes: { before: { sourceWorkItemId: current.sourceWorkItemId, targetWorkItemId: current.targetWorkItemId, type: current.type } },
         })
-        await changes.record(tx, actor, { type: 'relationship.deleted', projectId, data: serializeRelationship(current) })
+        await emit({ type: 'relationship.deleted', projectId, data: serializeRelationship(current) })
         return { id: current.id }
       })
     },

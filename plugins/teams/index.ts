@@ -24,12 +24,12 @@ export default definePlugin({
   ],
   tags: [{ name: 'Teams', description: 'Teams and membership. Reads need only the scope; writes need an administrator or superadministrator.' }],
 
-  setup({ db, events, services, lists }) {
+  setup({ db, events, services, lists, writes }) {
     services.provide(TeamDirectoryRef, { find: organizationTeam })
     services.provide(TeamEventsRef, {
       onMembershipLost: async (listener, onResync) => void (await events.subscribe(TEAM_MEMBERSHIP_CHANNEL, listener, onResync)),
     })
-    return { teams: createTeams({ db, lists, users: services.get(UserDirectoryRef) }) }
+    return { teams: createTeams({ db, lists, writes, users: services.get(UserDirectoryRef) }) }
   },
   routes: ({ http }, { teams }) => teamRoutes(http.v1, teams),
   tools: (_context, { teams }) => teamTools(teams),

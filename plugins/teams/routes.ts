@@ -1,7 +1,7 @@
 /** API v1 routes of teams and team members over the bound team service. */
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
-import { ifMatchHeader } from '../../src/http/etag'
+import { ifMatchHeader } from '../../src/http/answer'
 import { Deleted } from '../../src/http/models'
 import { pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
@@ -23,10 +23,7 @@ export function teamRoutes(v1: V1Kit, teams: TeamService) {
     })
     .post(
       '',
-      async ({ actor, body, set }) => {
-        set.status = 201
-        return await teams.create(actor, body)
-      },
+      ({ actor, body, idempotency }) => teams.create(actor, body, idempotency),
       {
         scopes: ['teams:write'],
         body: TeamInput,
@@ -67,10 +64,7 @@ export function teamRoutes(v1: V1Kit, teams: TeamService) {
     })
     .post(
       '/:teamId/members',
-      ({ actor, params, body, set }) => {
-        set.status = 201
-        return teams.addMember(actor, params.teamId, body)
-      },
+      ({ actor, params, body, idempotency }) => teams.addMember(actor, params.teamId, body, idempotency),
       {
         scopes: ['team_members:write'],
         params: TeamParams,

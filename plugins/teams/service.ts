@@ -4,15 +4,17 @@
  * once per service (`createTeams`); every function returns the resource in its API shape.
  */
 import { and, asc, count, eq, ne, sql } from 'drizzle-orm'
-import { changedFields, mutate, organizationVersion } from '../../src/audit'
+import { changedFields } from '../../src/audit'
 import { notify, type Database, type Executor } from '../../src/db'
-import { checkIfMatch } from '../../src/http/etag'
+import { checkIfMatch, created } from '../../src/http/answer'
 import { conflict, forbidden, notFound } from '../../src/http/errors'
+import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
 import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
 import { isoFromText, selectPage, nextUpdatedAt } from '../../src/sql'
+import { organizationVersion, type Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import type { TeamMembershipLoss, TeamRecord } from './api'
 import type { TeamInput, TeamMemberInput, TeamPatch } from './model'
@@ -82,10 +84,11 @@ const serializeMember = (row: MemberRow) => ({
 export interface TeamDeps {
   db: Database
   lists: ListCache
+  writes: Writes
   users: UserDirectory
 }
 
-export function createTeams({ db, lists, users }: TeamDeps) {
+export function createTeams({ db, lists, writes, users }: TeamDeps) {
   return {
     async list(actor: Actor, request: PageRequest) {
       const version = await organizationVersion(db, actor.organizationId)
@@ -106,9 +109,9 @@ export function createTeams({ db, lists, users }: TeamDeps) {
       return serializeTeam(await findTeam(db, actor, teamId))
     },
 
-    async create(actor: Actor, input: TeamInput) {
+    async create(actor: Actor, input: TeamInput, request?: IdempotentRequest) {
       requireAdministrator(actor)
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, 'organization', async ({ tx, audit }) => {
         const [team] = await tx
           .insert(teams)
           .values({ organizationId: actor.organizationId, name: input.name, description: input.description ?? null })
@@ -116,12 +119,12 @@ export function createTeams({ db, lists, users }: TeamDeps) {
           .returning()
         if (!team) await requireUniqueName(tx, actor, input.name)
         await audit({ action: 'team.created', resourceType: 'team', resourceId: team!.id, changes: { after: { name: team!.name, description: team!.description } } })
-        return serializeTeam(team!)
-      })
+        return created(serializeTeam(team!))
+      }, request)
     },
 
     async update(actor: Actor, teamId: string, patch: TeamPatch, ifMatch?: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, 'organization', async ({ tx, audit }) => {
         const current = await findTeam(tx, actor, teamId, true)
         requireAdministrator(actor)
         checkIfMatch(ifMatch, current.updatedAt)
@@ -140,7 +143,7 @@ export function createTeams({ db, lists, users }: TeamDeps) {
 
     /** Deletes the team; its memberships and project links go with it. */
     async delete(actor: Actor, teamId: string, ifMatch?: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, 'organization', async ({ tx, audit }) => {
         const current = await findTeam(tx, actor, teamId, true)
         requireAdministrator(actor)
         checkIfMatch(ifMatch, current.updatedAt)
@@ -166,20 +169,20 @@ export function createTeams({ db, lists, users }: TeamDeps) {
       )
     },
 
-    async addMember(actor: Actor, teamId: string, input: TeamMemberInput) {
-      return mutate(db, actor, async (tx, audit) => {
+    async addMember(actor: Actor, teamId: string, input: TeamMemberInput, request?: IdempotentRequest) {
+      return writes.change(actor, 'organization', async ({ tx, audit }) => {
         const team = await findTeam(tx, actor, teamId)
         requireAdministrator(actor)
         const user = await users.requireActiveUser(tx, actor.organizationId, input.userId, 'userId')
         const [member] = await tx.insert(teamMembers).values({ teamId: team.id, userId: input.userId, organizationId: actor.organizationId }).onConflictDoNothing().returning()
         if (!member) throw conflict('The user is already a member of this team.', input.userId, 'userId')
         await audit({ action: 'team.member_added', resourceType: 'team', resourceId: team.id, changes: { after: { userId: input.userId } } })
-        return { userId: member.userId, user, createdAt: member.createdAt.toISOString() }
-      })
+        return created({ userId: member.userId, user, createdAt: member.createdAt.toISOString() })
+      }, request)
     },
 
     async removeMember(actor: Actor, teamId: string, userId: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, 'organization', async ({ tx, audit }) => {
         const team = await findTeam(tx, actor, teamId)
         const membership = and(eq(teamMembers.teamId, team.id), eq(teamMembers.userId, userId))
         const [member] = isUuid(userId) ? await tx.select().from(teamMembers).where(membership) : []

@@ -8,7 +8,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
 import { queryText, type Database } from '../../src/db'
-import { StartupError } from '../../src/loader'
+import { StartupError } from '../../src/startup-error'
 
 export const SECRET_PREFIX = 'whsec_'
 

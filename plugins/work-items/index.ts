@@ -23,9 +23,9 @@ export default definePlugin({
 
   events: crudEvents('work_item', 'A work item'),
 
-  setup({ db, services, lists, changes }) {
+  setup({ db, services, lists, writes }) {
     services.provide(WorkItemsRef, workItemsFace)
-    return { workItems: createWorkItems({ db, lists, changes, access: services.get(ProjectAccessRef), users: services.get(UserDirectoryRef) }) }
+    return { workItems: createWorkItems({ db, lists, writes, access: services.get(ProjectAccessRef), users: services.get(UserDirectoryRef) }) }
   },
   routes: ({ http }, { workItems }) => workItemRoutes(http.v1, workItems),
   tools: (_context, { workItems }) => workItemTools(workItems),

@@ -1,7 +1,7 @@
 /** API v1 routes of work items over the bound work item service. */
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
-import { ifMatchHeader } from '../../src/http/etag'
+import { ifMatchHeader } from '../../src/http/answer'
 import { Deleted } from '../../src/http/models'
 import { pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
@@ -24,10 +24,7 @@ export function workItemRoutes(v1: V1Kit, workItems: WorkItemService) {
       })
       .post(
         '',
-        async ({ actor, params, body, set }) => {
-          set.status = 201
-          return await workItems.create(actor, params.projectId, body)
-        },
+        ({ actor, params, body, idempotency }) => workItems.create(actor, params.projectId, body, idempotency),
         {
           scopes: ['work_items:write'],
           params: t.Object({ projectId: t.String() }),

@@ -3,16 +3,17 @@
  * Bound once (`createWorkItems`); every function returns the resource in its API shape.
  */
 import { and, eq } from 'drizzle-orm'
-import { changedFields, mutate } from '../../src/audit'
-import type { ChangeFeed } from '../../src/changes'
+import { changedFields } from '../../src/audit'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
-import { checkIfMatch } from '../../src/http/etag'
+import { checkIfMatch, created } from '../../src/http/answer'
+import type { IdempotentRequest } from '../../src/http/idempotency'
 import { notFound } from '../../src/http/errors'
 import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
 import { selectPage, nextUpdatedAt } from '../../src/sql'
+import type { Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { WorkItemsFace } from './api'
@@ -82,12 +83,12 @@ export const workItemsFace: WorkItemsFace = {
 export interface WorkItemDeps {
   db: Database
   lists: ListCache
-  changes: ChangeFeed
+  writes: Writes
   access: ProjectAccessService
   users: UserDirectory
 }
 
-export function createWorkItems({ db, lists, changes: feed, access, users }: WorkItemDeps) {
+export function createWorkItems({ db, lists, writes, access, users }: WorkItemDeps) {
   const checkAssignee = async (executor: Executor, actor: Actor, assigneeId: string | null | undefined) => {
     if (assigneeId) await users.requireActiveUser(executor, actor.organizationId, assigneeId, 'assigneeId')
   }
@@ -122,8 +123,8 @@ export function createWorkItems({ db, lists, changes: feed, access, users }: Wor
     },
 
     /** Creates a work item at the end of the project's order, with the project's next number. */
-    create(actor: Actor, projectId: string, input: WorkItemInput) {
-      return mutate(db, actor, async (tx, audit) => {
+    create(actor: Actor, projectId: string, input: WorkItemInput, request?: IdempotentRequest) {
+      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         await access.requireProjectAccess(actor, projectId, 'editor', tx)
         await checkAssignee(tx, actor, input.assigneeId)
         const number = await workItemsFace.lockOrdering(tx as Transaction, actor.organizationId, projectId, true)
@@ -151,14 +152,14 @@ export function createWorkItems({ db, lists, changes: feed, access, users }: Wor
           projectId,
           changes: { after: { number, title: row!.title, status: row!.status, priority: row!.priority, assigneeId: row!.assigneeId, dueDate: row!.dueDate } },
         })
-        const created = serializeWorkItem(row!)
-        await feed.record(tx, actor, { type: 'work_item.created', projectId, data: created })
-        return created
-      })
+        const item = serializeWorkItem(row!)
+        await emit({ type: 'work_item.created', projectId, data: item })
+        return created(item)
+      }, request)
     },
 
     update(actor: Actor, projectId: string, workItemId: string, patch: WorkItemPatch, ifMatch?: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
         const current = await findWorkItem(tx, projectId, workItemId, true)
         assertLevel(granted, 'editor')
@@ -173,14 +174,14 @@ export function createWorkItems({ db, lists, changes: feed, access, users }: Wor
           .returning()
         await audit({ action: 'work_item.updated', resourceType: 'work_item', resourceId: current.id, projectId, changes })
         const updated = serializeWorkItem(row!)
-        await feed.record(tx, actor, { type: 'work_item.updated', projectId, data: updated })
+        await emit({ type: 'work_item.updated', projectId, data: updated })
         return updated
       })
     },
 
     /** Deletes the work item; its entries and relationships go with it. */
     delete(actor: Actor, projectId: string, workItemId: string, ifMatch?: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
         const current = await findWorkItem(tx, projectId, workItemId, true)
         assertLevel(granted, 'editor')
@@ -193,7 +194,7 @@ export function createWorkItems({ db, lists, changes: feed, access, users }: Wor
           projectId,
           changes: { before: { number: current.number, title: current.title, status: current.status } },
         })
-        await feed.record(tx, actor, { type: 'work_item.deleted', projectId, data: serializeWorkItem(current) })
+        await emit({ type: 'work_item.deleted', projectId, data: serializeWorkItem(current) })
         return { id: current.id }
       })
     },

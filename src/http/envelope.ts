@@ -1,86 +1,55 @@
-/** The one JSON envelope of API v1: `{data, errors, meta}`, for successes, pages and errors. */
+/**
+ * The envelope hook of the enveloped route groups and the envelope's schemas (OpenAPI and the
+ * `response` maps of routes). What is written, and its validators, come from answer.ts.
+ */
 import { t, type TSchema } from 'elysia'
-import type { ErrorItem } from './errors'
-import { answerEtag, createdLocation, noneMatchHits, notModified, pageLinks } from './conventions'
+import { Answer, answerEtag, envelope, envelopeText, locationOf, noneMatchHits, notModified, Page, pageLinks } from './answer'
 import { CachedPage } from './list-cache'
 import { requestIdOf } from './request-id'
-
-export interface PageMeta {
-  page: number
-  size: number
-  totalItems: number
-  totalPages: number
-}
-
-/** A handler returns a Page for a paginated list; the envelope puts its meta beside the data. */
-export class Page<T> {
-  constructor(
-    readonly items: T[],
-    readonly meta: PageMeta,
-  ) {}
-}
-
-/** Wraps a handler's return value into the envelope. */
-export function envelope(value: unknown, requestId: string) {
-  if (value instanceof Page) return { data: value.items, errors: [], meta: { requestId, ...value.meta } }
-  return { data: value ?? null, errors: [], meta: { requestId } }
-}
 
 /**
  * The one after-handle hook of the enveloped route groups (API v1, the account API): a
  * `Response` passes through, anything else is wrapped; `prepare` may first swap the value (v1:
  * an idempotent replay), and `conventions` (v1) adds ETag/304, Link and Location.
  */
-export function enveloping(prepare?: (fields: { responseValue: unknown; set: any; actor: any }) => unknown, conventions = false) {
+export function enveloping(prepare?: (fields: { responseValue: unknown; set: any; idempotency: any }) => unknown, conventions = false) {
   // Destructured: Elysia parses for a route only the context fields its hooks name.
-  return async ({ responseValue, set, request, actor }: any) => {
+  return async ({ responseValue, set, request, idempotency }: any) => {
     if (responseValue instanceof Response) return responseValue
     if (responseValue instanceof CachedPage)
       return responseValue.response(request.headers.get('if-none-match'), set, conventions ? (meta) => pageLinks(request.url, meta) : undefined)
-    const value = prepare ? await prepare({ responseValue, set, actor }) : responseValue
+    let value = prepare ? await prepare({ responseValue, set, idempotency }) : responseValue
+    if (value instanceof Answer) {
+      set.status = value.status
+      const location = locationOf(value, new URL(request.url).pathname)
+      if (location) set.headers.location = location
+      value = value.value
+    }
     return conventions ? conventionalAnswer(request, set, value) : envelope(value, requestIdOf(set))
   }
 }
 
 /**
  * The v1 answer of `value`, encoded here once: its ETag (every GET, and any resource with
- * `updatedAt`), 304 for a GET whose If-None-Match names it, `Link` on a page, `Location` on a 201.
+ * `updatedAt`), 304 for a GET whose If-None-Match names it, `Link` on a page.
  */
 function conventionalAnswer(request: Request, set: any, value: unknown): Response | string {
   const requestId = requestIdOf(set)
-  const status = Number(set.status ?? 200)
   const headers = set.headers as Record<string, string>
-  let data: string
-  let meta: string
-  if (value instanceof Page) {
-    data = JSON.stringify(value.items)
-    meta = `{"requestId":${JSON.stringify(requestId)},"page":${value.meta.page},"size":${value.meta.size},"totalItems":${value.meta.totalItems},"totalPages":${value.meta.totalPages}}`
-    headers.link = pageLinks(request.url, value.meta)
-  } else {
-    data = JSON.stringify(value ?? null)
-    meta = `{"requestId":${JSON.stringify(requestId)}}`
-    // A route that created something elsewhere than under its own path sets the Location itself.
-    if (status === 201 && !headers.location) {
-      const location = createdLocation(new URL(request.url).pathname, value)
-      if (location) headers.location = location
-    }
-  }
-  const updatedAt = value instanceof Page ? undefined : (value as { updatedAt?: unknown } | null)?.updatedAt
+  const page = value instanceof Page ? value : undefined
+  const data = JSON.stringify(page ? page.items : (value ?? null))
+  if (page) headers.link = pageLinks(request.url, page.meta)
+  const updatedAt = page ? undefined : (value as { updatedAt?: unknown } | null)?.updatedAt
   if (request.method === 'GET' || updatedAt !== undefined) {
     // A list's meta is part of what it shows: the same rows on a page past a new last page differ.
-    const etag = answerEtag(value instanceof Page ? data + meta.slice(meta.indexOf(',"page"')) : data, updatedAt)
-    if (request.method === 'GET' && noneMatchHits(request.headers.get('if-none-match'), etag)) return notModified(etag, {})
+    const etag = answerEtag(page ? data + JSON.stringify(page.meta) : data, updatedAt)
+    if (request.method === 'GET' && noneMatchHits(request.headers.get('if-none-match'), etag)) return notModified(etag)
     headers.etag = etag
   }
   // Text with the type in `set`: Elysia answers a string with the set headers as they are, where
   // a Response of ours had them merged into its Headers (3 µs more per answer, measured).
   headers['content-type'] = 'application/json'
-  return `{"data":${data},"errors":[],"meta":${meta}}`
-}
-
-/** The error envelope. */
-export function errorEnvelope(errors: ErrorItem[], requestId: string) {
-  return { data: null, errors, meta: { requestId } }
+  return envelopeText(data, requestId, page?.meta)
 }
 
 const RequestMeta = t.Object({ requestId: t.String({ description: 'Also sent as the X-Request-Id header.' }) })

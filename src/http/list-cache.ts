@@ -13,7 +13,7 @@
  * would read itself (or newer, only while a write is committing: a read racing a write may see
  * either side).
  */
-import { Page, type PageMeta } from './envelope'
+import { envelopeText, listEtag, noneMatchHits, notModified, Page, type PageMeta } from './answer'
 import { requestIdOf } from './request-id'
 
 /** A page in its encoded form: the `data` array as JSON text beside its meta. */
@@ -25,13 +25,6 @@ export interface EncodedPage {
 interface Entry extends EncodedPage {
   version: string
   bytes: number
-}
-
-/** A 32-bit FNV-1a of `text`, base 36: tells the ETags of different lists apart. */
-function fingerprint(text: string): string {
-  let hash = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193)
-  return (hash >>> 0).toString(36)
 }
 
 /** Counted for tests and the benchmarks. */
@@ -128,14 +121,6 @@ export class ListCache {
   }
 }
 
-/** `If-None-Match` names `etag` (a list of tags, weak comparison, or `*`). */
-export function noneMatchHits(header: string | null, etag: string): boolean {
-  if (!header) return false
-  if (header.trim() === '*') return true
-  const opaque = etag.replace(/^W\//, '')
-  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === opaque)
-}
-
 /** A list answer not yet read: its ETag now, its rows only when needed. */
 export class CachedPage {
   readonly etag: string
@@ -146,7 +131,7 @@ export class CachedPage {
     private readonly version: string,
     private readonly load: () => Promise<Page<unknown>>,
   ) {
-    this.etag = `W/"l${version}-${fingerprint(key)}"`
+    this.etag = listEtag(version, key)
   }
 
   /** The encoded page: from the cache, from a load under way, or loaded, encoded and stored. */
@@ -168,12 +153,12 @@ export class CachedPage {
   async response(ifNoneMatch: string | null, set: { headers: Record<string, unknown> }, links?: (meta: PageMeta) => string): Promise<Response | string> {
     if (noneMatchHits(ifNoneMatch, this.etag)) {
       this.cache.stats.notModified++
-      return new Response(null, { status: 304, headers: { etag: this.etag } })
+      return notModified(this.etag)
     }
     const { data, meta } = await this.encoded()
     set.headers['content-type'] = 'application/json'
     set.headers.etag = this.etag
     if (links) set.headers.link = links(meta)
-    return `{"data":${data},"errors":[],"meta":{"requestId":${JSON.stringify(requestIdOf(set))},"page":${meta.page},"size":${meta.size},"totalItems":${meta.totalItems},"totalPages":${meta.totalPages}}}`
+    return envelopeText(data, requestIdOf(set), meta)
   }
 }

@@ -2,7 +2,7 @@
 import { sql } from 'drizzle-orm'
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { Page, type PageMeta } from './envelope'
+import { Page, type PageMeta } from './answer'
 
 export const MAX_PAGE_SIZE = 100
 /** Keeps page × size an exact integer in JavaScript and PostgreSQL alike. */

@@ -5,23 +5,17 @@
  * (conventions.ts; the X-RateLimit-* headers come from the Bearer check).
  */
 import { Elysia } from 'elysia'
-import type { Database } from '../db'
 import { actorOf, AuthenticatorRef, requireScopes, type Actor } from '../services/identity'
 import type { ServiceRegistry } from '../services/registry'
+import { Replay, type Writes } from '../writes'
+import { Answer } from './answer'
 import { throwIfBodyProblem } from './body'
 import { throwIfNotJson } from './conventions'
+import { bearerToken } from './credentials'
 import { enveloping } from './envelope'
 import { badRequest } from './errors'
-import { claimIdempotencyKey, IDEMPOTENCY_HEADER, idempotentRequest, recordAnswer, storedAnswer, type IdempotentRequest } from './idempotency'
+import { IDEMPOTENCY_HEADER, idempotentRequest, storedAnswer, type IdempotentRequest } from './idempotency'
 import { requestIdOf } from './request-id'
-
-/** What a replayed request answers instead of running its handler again. */
-class Replay {
-  constructor(
-    readonly status: number,
-    readonly data: unknown,
-  ) {}
-}
 
 /**
  * PostgreSQL text cannot hold U+0000 (`?q=a%00b`): refused as input before any statement, naming
@@ -34,7 +28,7 @@ function throwIfNulInQuery(query: Record<string, unknown> | undefined): void {
 }
 
 /** Builds the kit for one app; `seed` keeps two apps in one process apart. */
-export function createV1Kit(services: ServiceRegistry, db: Database, seed: string) {
+export function createV1Kit(services: ServiceRegistry, writes: Writes, seed: string) {
   return new Elysia({ name: 'api-v1', seed })
     .macro({
       /**
@@ -54,15 +48,20 @@ export function createV1Kit(services: ServiceRegistry, db: Database, seed: strin
           // Merged into the context by Elysia.
           return { actor: actorOf(principal, 'rest', requestIdOf(set)) }
         },
-        resolve: ({ actor }: any) => ({ actor: actor as Actor }),
-        async beforeHandle({ request, actor, path, body, set }: any) {
-          if (request.method !== 'POST') return
-          const key = request.headers.get(IDEMPOTENCY_HEADER)
-          if (key === null || !actor.apiKeyId) return
-          const idempotent = idempotentRequest(actor, key, path, body, () => Number(set.status ?? 200))
-          const answer = await storedAnswer(db, idempotent)
-          if (answer) return new Replay(answer.status, answer.response)
-          actor.idempotency = idempotent
+        /**
+         * `idempotency`: a POST's Idempotency-Key, which the route hands to the service's write
+         * (its unit of work records the answer); the answer is sealed under a key derived from the
+         * credential and the Idempotency-Key (idempotency.ts).
+         */
+        resolve({ actor, request, path, body }: any) {
+          const key = request.method === 'POST' ? request.headers.get(IDEMPOTENCY_HEADER) : null
+          const idempotency = key === null || !actor.apiKeyId ? undefined : idempotentRequest(actor, bearerToken(request.headers.get('authorization'))!, key, path, body)
+          return { actor: actor as Actor, idempotency: idempotency as IdempotentRequest | undefined }
+        },
+        async beforeHandle({ idempotency }: any) {
+          if (!idempotency) return
+          const answer = await storedAnswer(writes.db, idempotency)
+          if (answer) return new Replay(answer.value, answer.status, answer.location)
         },
         detail: {
           security: [{ bearerAuth: [] }],
@@ -72,16 +71,13 @@ export function createV1Kit(services: ServiceRegistry, db: Database, seed: strin
     })
     .onAfterHandle(
       { as: 'scoped' },
-      enveloping(async ({ responseValue, set, actor }) => {
-        const request = actor?.idempotency as IdempotentRequest | undefined
-        const replay = responseValue instanceof Replay ? responseValue : request?.replayed ? new Replay(request.replayed.status, responseValue) : undefined
-        if (replay) {
-          set.status = replay.status
+      enveloping(async ({ responseValue, set, idempotency }) => {
+        if (responseValue instanceof Replay) {
           set.headers['idempotent-replayed'] = 'true'
-          return replay.data
+          return responseValue
         }
-        // A POST that changed nothing through `mutate` (nothing to commit with): recorded on its own.
-        if (request && !request.claimed) await db.transaction(async (tx) => (await claimIdempotencyKey(tx, request)) && recordAnswer(tx, request, responseValue ?? null))
+        // A POST that changed nothing through a unit of work (nothing to commit with): recorded on its own.
+        if (idempotency && !idempotency.claimed) await writes.recordUnchanged(idempotency, responseValue instanceof Answer ? responseValue : new Answer(responseValue ?? null, 200))
         return responseValue
       }, true),
     )

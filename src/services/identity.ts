@@ -44,8 +44,6 @@ export interface Actor extends Principal {
   apiKeyId: string | null
   via: Via
   requestId: string
-  /** A POST with an Idempotency-Key (API v1): its record commits with the change (src/audit.ts). */
-  idempotency?: import('../http/idempotency').IdempotentRequest
 }
 
 /** Builds the actor of one request. */

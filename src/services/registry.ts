@@ -4,7 +4,7 @@
  * only the refs of plugins it declared as dependencies (or optional dependencies, through
  * `find`): an undeclared lookup is a start-up error naming the missing declaration.
  */
-import { StartupError } from '../loader'
+import { StartupError } from '../startup-error'
 
 /** A named, typed slot in the service registry. */
 export class ServiceRef<T> {

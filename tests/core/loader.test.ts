@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { Type } from '@sinclair/typebox'
 import { loadConfig } from '../../src/config'
-import { resolvePlugins, StartupError } from '../../src/loader'
+import { resolvePlugins } from '../../src/loader'
+import { StartupError } from '../../src/startup-error'
 import { definePlugin } from '../../src/plugin'
 
 const plugin = (name: string, dependencies: string[] = [], config?: any) =>

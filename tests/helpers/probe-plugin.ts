@@ -8,7 +8,7 @@ import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { pageQuery, pageRequest, toPage } from '../../src/http/pagination'
 import { definePlugin } from '../../src/plugin'
 import { Integer } from '../../src/http/models'
-import { mutate } from '../../src/audit'
+import { created } from '../../src/http/answer'
 import { queryText } from '../../src/db'
 
 export const PROBE_ITEMS = Array.from({ length: 45 }, (_, index) => ({ n: index }))
@@ -27,7 +27,7 @@ export const probePlugin = definePlugin({
   description: 'Test-only routes for the core.',
   dependencies: ['auth'],
   scopes: [{ name: 'probe:read', description: 'Test scope.' }, { name: 'probe:write', description: 'Test scope.' }],
-  routes: ({ http, db }) =>
+  routes: ({ http, db, writes }) =>
     new Elysia({ prefix: '/api/v1/probe' })
       .use(http.v1)
       .get('/items', ({ query }) => toPage(PROBE_ITEMS.slice((query.page ?? 0) * (query.size ?? 20), ((query.page ?? 0) + 1) * (query.size ?? 20)), pageRequest(query), PROBE_ITEMS.length), {
@@ -37,21 +37,17 @@ export const probePlugin = definePlugin({
       })
       .post(
         '/items',
-        ({ body, set }) => {
-          set.status = 201
-          return body
-        },
+        ({ body }) => created(body),
         { scopes: ['probe:write'], body: ProbeBody, response: responses(Envelope(ProbeBody), { status: 201 }) },
       )
       // A change that commits, then an answer that never makes it (an error after the commit).
       .post(
         '/commit-then-fail',
-        async ({ actor, body, set }) => {
-          set.status = 201
-          await mutate(db, actor, async (_tx, audit) => {
+        async ({ actor, body, idempotency }) => {
+          await writes.change(actor, null, async ({ audit }) => {
             await audit({ action: 'probe.committed', resourceType: 'probe', resourceId: body.name })
-            return { name: body.name }
-          })
+            return created({ name: body.name })
+          }, idempotency)
           throw new Error('the answer was lost after the commit')
         },
         { scopes: ['probe:write'], body: t.Object({ name: t.String() }), response: responses(Envelope(t.Object({ name: t.String() })), { status: 201 }) },

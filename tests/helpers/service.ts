@@ -125,7 +125,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     database,
     request,
     async createOrganization(name = `Organization ${++sequence}`) {
-      return (await createOrganization(db, cliActor, { name })).id
+      return (await createOrganization(service.core.writes, cliActor, { name })).id
     },
     async createUser(organizationId, role = 'member', overrides = {}) {
       const n = ++sequence
@@ -136,7 +136,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       }
       const hooks = service.core.services.find(UserLifecycleRef)?.createdHooks() ?? []
       const { user, extra } = await createUser(
-        db,
+        service.core.writes,
         cliActor,
         { organizationId, email: input.email, username: input.username, displayName: `User ${n}`, role, password: input.password },
         { hasher: fixtureHasher, hooks },
@@ -154,7 +154,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     async createKey(userId, scopes, keyOptions = {}) {
       const known = new Set(service.core.scopes.map((scope) => scope.name))
       const { key, secret } = await createApiKey(
-        db,
+        service.core.writes,
         cliActor,
         userId,
         { name: keyOptions.name ?? 'test key', scopes, ...(keyOptions.expiresAt ? { expiresAt: keyOptions.expiresAt } : {}) },
@@ -163,10 +163,10 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       return { id: key.id, secret }
     },
     async revokeKey(keyId) {
-      await revokeApiKey(db, service.core.events, cliActor, keyId)
+      await revokeApiKey(service.core.writes, service.core.events, cliActor, keyId)
     },
     async deactivateUser(userId) {
-      await deactivateUser(db, service.core.events, cliActor, userId)
+      await deactivateUser(service.core.writes, service.core.events, cliActor, userId)
     },
     async stop() {
       await contract.settled()

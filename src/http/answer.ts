@@ -1,0 +1,172 @@
+/**
+ * The one HTTP answer module: what a handler returns (`Page`, `Answer`), the envelope written
+ * around it, and the validators (SPEC §10): one ETag format, one hash, 304s, If-Match, `Link`
+ * and `Location`. The envelope hook (envelope.ts) and the list cache (list-cache.ts) both answer
+ * through these functions; this module imports neither of them.
+ */
+import { createHash } from 'node:crypto'
+import { t } from 'elysia'
+import type { ErrorItem } from './errors'
+import { conflict } from './errors'
+
+export interface PageMeta {
+  page: number
+  size: number
+  totalItems: number
+  totalPages: number
+}
+
+/** A handler returns a Page for a paginated list; the envelope puts its meta beside the data. */
+export class Page<T> {
+  constructor(
+    readonly items: T[],
+    readonly meta: PageMeta,
+  ) {}
+}
+
+/**
+ * A result with an explicit status (and `Location`): what a write that creates answers. The unit
+ * of work (src/writes.ts) records it, status and Location included, for an idempotent replay.
+ */
+export class Answer<T = unknown> {
+  constructor(
+    readonly value: T,
+    readonly status: number,
+    /** Where the created resource lives, when not under the request's own path (see createdLocation). */
+    readonly location?: string,
+  ) {}
+}
+
+/** 201 Created with `value` (at `location`, or the request path + its id). */
+export const created = <T>(value: T, location?: string) => new Answer(value, 201, location)
+
+/** The value inside an answer (MCP tools and the CLI answer with the resource alone). */
+export const valueOf = <T>(result: T | Answer<T>): T => (result instanceof Answer ? result.value : result)
+
+// ---------------------------------------------------------------------------------------------
+// The envelope: `{data, errors, meta}` written once, as text around already encoded JSON.
+
+/** The `meta` of an answer: the request id, and a page's meta after it. */
+function metaText(requestId: string, page?: PageMeta): string {
+  const id = JSON.stringify(requestId)
+  if (!page) return `{"requestId":${id}}`
+  return `{"requestId":${id},"page":${page.page},"size":${page.size},"totalItems":${page.totalItems},"totalPages":${page.totalPages}}`
+}
+
+/** The envelope's text around `data`, JSON already (a cached page's rows are never re-encoded). */
+export const envelopeText = (data: string, requestId: string, page?: PageMeta) => `{"data":${data},"errors":[],"meta":${metaText(requestId, page)}}`
+
+/** The envelope as an object (the account API, which answers through Elysia's own encoding). */
+export function envelope(value: unknown, requestId: string) {
+  if (value instanceof Page) return { data: value.items, errors: [], meta: { requestId, ...value.meta } }
+  return { data: (value instanceof Answer ? value.value : value) ?? null, errors: [], meta: { requestId } }
+}
+
+/** The error envelope. */
+export function errorEnvelope(errors: ErrorItem[], requestId: string) {
+  return { data: null, errors, meta: { requestId } }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ETags: one format, `W/"<version>.<digest>"`, and one hash.
+//
+// Weak, since the bytes around the data (the request id) differ per answer. The version is what
+// If-Match compares, without a dot: a resource's `updatedAt` in milliseconds (base 36), a list
+// page's list version prefixed `l`, `-` for an answer without one. The digest tells apart what the version
+// does not: a resource's body (a work item's position, which content order changes without
+// touching the item), or a list page's key (its list, query and page).
+
+const bunHash = (globalThis as { Bun?: { hash(text: string): number | bigint } }).Bun?.hash
+
+/**
+ * A 64-bit digest of `text`: Bun's native wyhash (about 0.1 µs for a resource, where creating a
+ * SHA-1 object alone cost a /users/me answer 3 µs), or SHA-1 on the other runtimes. Instances of
+ * one deployment run one runtime, so they agree on every ETag.
+ */
+export function digestOf(text: string): string {
+  if (bunHash) return bunHash(text).toString(36)
+  return createHash('sha1').update(text).digest('base64url').slice(0, 16)
+}
+
+/** The version part of a resource's ETag: its `updatedAt` in milliseconds, base 36. */
+const resourceVersion = (updatedAt: Date | string) => new Date(updatedAt).getTime().toString(36)
+
+/** The ETag of `version` (see above) and a digest of `digested`. */
+export const etagOf = (version: string, digested: string) => `W/"${version}.${digestOf(digested)}"`
+
+/** The ETag of an answer's encoded data, led by the resource's `updatedAt` when it has one. */
+export const answerEtag = (encoded: string, updatedAt?: unknown) => etagOf(typeof updatedAt === 'string' ? resourceVersion(updatedAt) : '-', encoded)
+
+/** The ETag of a cached list page: its list version (dots made underscores: the version ends at the first dot) and its key. */
+export const listEtag = (listVersion: string, key: string) => etagOf(`l${listVersion.replaceAll('.', '_')}`, key)
+
+/** `If-None-Match` names `etag` (a list of tags, weak comparison, or `*`). */
+export function noneMatchHits(header: string | null, etag: string): boolean {
+  if (!header) return false
+  if (header.trim() === '*') return true
+  const opaque = etag.replace(/^W\//, '')
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === opaque)
+}
+
+/** 304 Not Modified for `etag` (no body; the ETag repeated, as RFC 9110 asks). */
+export const notModified = (etag: string, headers: Record<string, unknown> = {}) =>
+  new Response(null, { status: 304, headers: { ...(headers as Record<string, string>), etag } })
+
+/** The optional `If-Match` request header of an update or delete of a `noun` ("team", "item"…). */
+export const ifMatchHeader = (noun: string) =>
+  t.Object({ 'if-match': t.Optional(t.String({ description: `ETag from a previous read; 409 if the ${noun} changed since.` })) })
+
+/**
+ * Optimistic concurrency: throws 409 CONFLICT when `ifMatch` is given and names none of the
+ * current version's ETags (or `*`). Only the version before the dot is compared, so a tag read
+ * before a change of something the resource only shows still matches.
+ */
+export function checkIfMatch(ifMatch: string | undefined, updatedAt: Date): void {
+  if (ifMatch === undefined || ifMatch.trim() === '*') return
+  const current = resourceVersion(updatedAt)
+  const version = (tag: string) => tag.trim().replace(/^W\//, '').replace(/^"|"$/g, '').split('.', 1)[0]
+  if (!ifMatch.split(',').some((tag) => version(tag) === current)) throw conflict('The resource changed since it was read (If-Match does not match its ETag).')
+}
+
+// ---------------------------------------------------------------------------------------------
+// Link and Location.
+
+/**
+ * RFC 8288 `Link` of a page: first and last always, prev and next where they exist. Each target
+ * is the request's own path and query with only `page` replaced, as a relative reference (the
+ * service cannot know the host a client reached it by behind a proxy).
+ */
+export function pageLinks(url: string, meta: Pick<PageMeta, 'page' | 'totalPages'>): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  const target = new URL(url)
+  const path = start < 0 ? '/' : url.slice(start).split('?', 1)[0]!
+  const at = (page: number, rel: string) => {
+    target.searchParams.set('page', String(page))
+    return `<${path}?${target.searchParams}>; rel="${rel}"`
+  }
+  const last = Math.max(meta.totalPages - 1, 0)
+  const links = [at(0, 'first')]
+  if (meta.page > 0) links.push(at(Math.min(meta.page - 1, last), 'prev'))
+  if (meta.page < last) links.push(at(meta.page + 1, 'next'))
+  links.push(at(last, 'last'))
+  return links.join(', ')
+}
+
+/** The fields that name a created resource under its collection, in the order they are looked for. */
+const IDENTIFYING = ['id', 'userId', 'teamId', 'principalId'] as const
+
+/**
+ * The `Location` of a resource created by a POST to `path` (its collection): the collection's
+ * path and the resource's identifier (a member is addressed by its user, a team link by its team).
+ */
+export function createdLocation(path: string, data: unknown): string | undefined {
+  if (!data || typeof data !== 'object') return undefined
+  for (const field of IDENTIFYING) {
+    const value = (data as Record<string, unknown>)[field]
+    if (typeof value === 'string') return `${path.replace(/\/+$/, '')}/${encodeURIComponent(value)}`
+  }
+  return undefined
+}
+
+/** The Location a 201 answer of a POST to `path` carries: the answer's own, or its resource's under `path`. */
+export const locationOf = (answer: Answer, path: string) => answer.location ?? (answer.status === 201 ? createdLocation(path, answer.value) : undefined)

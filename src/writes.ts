@@ -1,0 +1,107 @@
+/**
+ * The unit of work of every write. A write has four obligations besides the change itself: its
+ * audit record, its change-feed events, the version bump of the lists it can change (cached list
+ * pages are keyed on those versions: src/http/list-cache.ts), and, for an idempotent POST, the
+ * recorded answer. `writes.change(actor, scope, work, request)` keeps all four in the change's
+ * transaction, so they commit or roll back together:
+ *
+ *     return writes.change(actor, 'project', async (w) => {
+ *       const [row] = await w.tx.insert(workItems).values({ … }).returning()
+ *       await w.audit({ action: 'work_item.created', resourceType: 'work_item', resourceId: row.id, projectId })
+ *       await w.emit({ type: 'work_item.created', projectId, data: serialize(row) })
+ *       return created(serialize(row))
+ *     }, request)
+ *
+ * The scope names the lists the change moves: its project's (`'project'`: the project its audit
+ * record names), the organization's own lists (`'organization'`: teams and their members, and
+ * with them every project's access), or
+ * none (`null`: sign-ins, API keys, webhooks, pages: nothing a cached list shows), so an
+ * organization's list versions move only with changes to what those lists show. The version is
+ * bumped by the unit's first audit record, in the same statement, so it costs no round trip; a
+ * unit that changes nothing writes no record and moves no version.
+ *
+ * What `work` returns is the answer: a value (200) or an `Answer` (`created(value)`: 201 with its
+ * Location). For an idempotent POST the answer is recorded, sealed, in the same transaction
+ * (src/http/idempotency.ts); when another request with the same key committed first, its recorded
+ * answer is returned instead, as a `Replay`.
+ */
+import { writeAudit, type AuditActor, type AuditEntry } from './audit'
+import type { ChangeFeed, RecordedChange } from './changes'
+import { queryText, type Database, type Executor, type Transaction } from './db'
+import { Answer } from './http/answer'
+import { claimIdempotencyKey, recordAnswer, storedAnswer, type IdempotentRequest } from './http/idempotency'
+
+/** The lists a change moves: its project's (the audit record's `projectId`), the organization's own, or none. */
+export type ListScope = 'project' | 'organization' | null
+
+/** One unit of work in progress: its transaction and its obligations. */
+export interface Write {
+  readonly tx: Transaction
+  /** Writes an audit record (the first also bumps the scope's list version). */
+  audit(entry: AuditEntry): Promise<void>
+  /** Records a change-feed event (webhooks observe it in this transaction). */
+  emit(change: RecordedChange): Promise<void>
+}
+
+/** An answer recorded by an earlier request with the same Idempotency-Key, returned in place of running again. */
+export class Replay<T = unknown> extends Answer<T> {}
+
+export interface Writes {
+  readonly db: Database
+  /** Runs `work` as one unit of work (see above); `request`: the idempotent POST it answers. */
+  change<T>(actor: AuditActor, scope: ListScope, work: (w: Write) => Promise<T>, request?: IdempotentRequest): Promise<T>
+  /** Records the answer of an idempotent POST that changed nothing through a unit of work. */
+  recordUnchanged(request: IdempotentRequest, answer: Answer): Promise<void>
+}
+
+export function createWrites(db: Database, feed: ChangeFeed): Writes {
+  const unit = (tx: Transaction, actor: AuditActor, scope: ListScope): Write => {
+    let pending = scope
+    return {
+      tx,
+      async audit(entry) {
+        const scopeId = pending === null ? undefined : pending === 'organization' ? (entry.organizationId ?? actor.organizationId) : (entry.projectId ?? undefined)
+        if (pending === 'project' && !entry.projectId) throw new Error(`${entry.action}: a change of a project's lists is audited with its projectId`)
+        pending = null
+        await writeAudit(tx, actor, entry, scopeId)
+      },
+      emit: (change) => feed.record(tx, actor, change),
+    }
+  }
+
+  return {
+    db,
+    async change(actor, scope, work, request) {
+      if (!request || request.claimed) return db.transaction((tx) => work(unit(tx, actor, scope)))
+      // The first unit of an idempotent request commits with its key's record and answer: both or neither.
+      request.claimed = true
+      const outcome = await db.transaction(async (tx) => {
+        if (!(await claimIdempotencyKey(tx, request))) return null
+        const result = await work(unit(tx, actor, scope))
+        await recordAnswer(tx, request, result instanceof Answer ? result : new Answer(result, 200))
+        return { result }
+      })
+      if (outcome) return outcome.result
+      // A request with the same key committed first (this one waited for its lock): its answer is ours.
+      const answer = await storedAnswer(db, request)
+      if (!answer) throw new Error('idempotency record vanished between claim and read')
+      return new Replay(answer.value, answer.status, answer.location) as never
+    },
+    async recordUnchanged(request, answer) {
+      if (request.claimed) return
+      request.claimed = true
+      await db.transaction(async (tx) => {
+        if (await claimIdempotencyKey(tx, request)) await recordAnswer(tx, request, answer)
+      })
+    },
+  }
+}
+
+/**
+ * The version of the organization's own lists (teams, team members): a cached page of them is
+ * keyed on it (src/http/list-cache.ts). Read before the list's rows.
+ */
+export async function organizationVersion(executor: Executor, organizationId: string): Promise<string> {
+  const [row] = await queryText<{ version: string | number }>(executor, 'select version from change_versions where scope_id = $1 and organization_id = $1', [organizationId])
+  return `o${row?.version ?? 0}`
+}
