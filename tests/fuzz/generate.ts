@@ -72,6 +72,62 @@ export const HOSTILE_STRINGS: readonly string[] = [
   '+275760-09-13T00:00:00.001Z',
   '-271821-04-20T00:00:00Z',
   '0000-00-00',
+  // Dates no store holds or no calendar has (issue 25 F10): extended years, a day the month lacks, hour 24.
+  '+010000-01-01T00:00:00Z',
+  '+275760-09-13T00:00:00.000Z',
+  '9999-12-31T23:59:59-05:00',
+  '2030-02-30T00:00:00Z',
+  '2030-01-01T24:00:00Z',
+  '+010000-01-01',
+]
+
+/** Date-times a `date-time` field or parameter is sometimes given instead of a real one (issue 25 F10). */
+export const HOSTILE_DATE_TIMES: readonly string[] = [
+  '+010000-01-01T00:00:00Z',
+  '+275760-09-13T00:00:00.000Z',
+  '+275760-09-13T00:00:00.001Z',
+  '-271821-04-20T00:00:00Z',
+  '-000001-01-01T00:00:00Z',
+  '0000-01-01T00:00:00Z',
+  '9999-12-31T23:59:59-05:00',
+  '0001-01-01T00:00:00+01:00',
+  '2030-02-30T00:00:00Z',
+  '2031-02-29T00:00:00Z',
+  '2030-01-01T24:00:00Z',
+  '2030-01-01T23:59:60Z',
+  '2030-01-01T00:00:00+24:00',
+  '2030-01-01T00:00:00',
+  'Tue Jan 01 2030 00:00:00 GMT+0000',
+  '2030-01-01T00:00:00Zjunk',
+]
+/** Calendar dates a `date` field is sometimes given instead of a real one. */
+export const HOSTILE_CALENDAR_DATES: readonly string[] = ['0000-01-01', '+010000-01-01', '-000001-01-01', '10000-01-01', '2031-02-29', '2030-04-31', '2030-02-30', '2030-1-1']
+
+/**
+ * `next` after sign-in (issue 25 F6): paths that resolve to another origin, and paths of the
+ * site that must still be followed. A redirect's Location must stay on the site (oracle.ts).
+ */
+export const NEXT_PATHS: readonly string[] = [
+  '//evil.example/phish',
+  '/.//evil.example/phish',
+  '/..//evil.example/phish',
+  '/%2e//evil.example/phish',
+  '/%2E%2E//evil.example/phish',
+  '/a/..//evil.example/phish',
+  '/.\\/evil.example/phish',
+  '/\\evil.example/phish',
+  '/%5cevil.example/phish',
+  '/%2f%2fevil.example/phish',
+  '/\t/evil.example/phish',
+  '/.\n//evil.example/phish',
+  ' //evil.example/phish',
+  'https://evil.example/phish',
+  'https:evil.example',
+  'javascript:alert(1)',
+  '/pages/ops?kiosk=1',
+  '/pages/./ops',
+  '/account/keys',
+  '/pages/ops?back=//evil.example',
 ]
 
 /**
@@ -124,6 +180,7 @@ export function validValue(schema: JsonSchema, pools: IdPools, field?: string, d
   }
   if (field === 'timestamp') return fc.oneof({ arbitrary: fc.constant(NOW), weight: 8 }, { arbitrary: fc.double({ min: 0, max: 1.7e9, noNaN: true }), weight: 1 })
   if (field === 'apiKey' && pools.apiKey) return fc.constantFrom(...pools.apiKey)
+  if (field === 'next') return fc.constantFrom(...NEXT_PATHS)
   switch (schema.type) {
     case 'string':
       return stringValue(schema, pools, field)
@@ -148,8 +205,16 @@ function stringValue(schema: JsonSchema, pools: IdPools, field: string | undefin
   if (schema.pattern === UUID_PATTERN) return uuidFor(pools, field)
   const pool = poolFor(pools, field)
   if (pool?.length && !schema.pattern && !schema.format) return fc.constantFrom(...pool)
-  if (schema.format === 'date-time') return fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2200-01-01T00:00:00Z'), noInvalidDate: true }).map((date) => date.toISOString())
-  if (schema.format === 'calendar-date' || schema.format === 'date') return fc.date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2999-12-31T00:00:00Z'), noInvalidDate: true }).map((date) => date.toISOString().slice(0, 10))
+  if (schema.format === 'date-time')
+    return fc.oneof(
+      { arbitrary: fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2200-01-01T00:00:00Z'), noInvalidDate: true }).map((date) => date.toISOString()), weight: 6 },
+      { arbitrary: fc.constantFrom(...HOSTILE_DATE_TIMES), weight: 1 },
+    )
+  if (schema.format === 'calendar-date' || schema.format === 'date')
+    return fc.oneof(
+      { arbitrary: fc.date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2999-12-31T00:00:00Z'), noInvalidDate: true }).map((date) => date.toISOString().slice(0, 10)), weight: 6 },
+      { arbitrary: fc.constantFrom(...HOSTILE_CALENDAR_DATES), weight: 1 },
+    )
   if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern), { maxLength: 40 }).filter((text) => text.length <= (schema.maxLength ?? Infinity))
   const minLength = schema.minLength ?? 0
   const maxLength = Math.max(minLength, Math.min(schema.maxLength ?? 30, 30))

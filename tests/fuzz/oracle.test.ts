@@ -57,6 +57,17 @@ describe('the fuzz oracle', () => {
     expect(problems(page, echoed, 'GET', '/account')).toContain('the page echoes <script>alert(1)</script> unescaped')
   })
 
+  test('a redirect that leaves the site and an oversized error are reported (issue 25)', () => {
+    const signIn = resolveOperation(ops, 'GET', '/account/sign-in')!
+    const redirect = (location: string) => ({ ...answer(303, ''), headers: new Headers({ location, 'x-request-id': 'abcdefgh-1' }) })
+    for (const location of ['//evil.example/phish', '/\\evil.example', 'https://evil.example/', '/\t/evil.example'])
+      expect(problems(signIn, redirect(location), 'GET', '/account/sign-in').join()).toContain('a redirect leaves the site')
+    for (const location of ['/account/keys', '/pages/ops?kiosk=1', '/%2f%2fevil.example', '/pages/ops?back=//evil.example'])
+      expect(problems(signIn, redirect(location), 'GET', '/account/sign-in')).toEqual([])
+    const large = error('BAD_REQUEST', `Unknown field "${'a'.repeat(70_000)}".`)
+    expect(problems(v1, answer(400, large)).join()).toContain('an error answer of')
+  })
+
   test('routes resolve by whole segments, literal templates first', () => {
     expect(resolveOperation(ops, 'GET', '/pages/assets/live.css')!.template).toBe('/pages/assets/live.css')
     expect(resolveOperation(ops, 'GET', '/pages/dash')!.template).toBe('/pages/{pageName}')

@@ -41,6 +41,20 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/
  */
 const DATABASE_FALLBACKS = ['A value has an invalid format.', 'The resource already exists.']
 const INJECTED_MARKUP = ['<script>alert(1)</script>', '<img src=x onerror=alert(1)>']
+/** An error answer (or a refused tool call) is never larger: it must not echo large input (issue 25). */
+export const MAX_ERROR_TEXT = 64 * 1024
+
+/** Whether a browser following `location` from a page of the site stays on it (issue 25 F6). */
+export function staysOnSite(location: string): boolean {
+  const site = 'http://site.invalid'
+  let resolved: URL
+  try {
+    resolved = new URL(location, `${site}/account/sign-in`)
+  } catch {
+    return false
+  }
+  return resolved.origin === site && location.startsWith('/') && !/^\/[/\\]/.test(location) && !/[\u0000-\u0020\u007f]/.test(location)
+}
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 const onlyKeys = (value: Record<string, unknown>, allowed: string[]) => Object.keys(value).filter((key) => !allowed.includes(key))
@@ -125,6 +139,7 @@ function checkJsonRpc(answer: Answer, problems: string[]): void {
     if (answer.status >= 400 && !('error' in message)) problems.push(`HTTP ${answer.status} without a JSON-RPC error`)
     const result = message.result
     if (isObject(result) && result.isError === true) {
+      if (answer.text.length > MAX_ERROR_TEXT) problems.push(`a refused tool call of ${answer.text.length} characters (at most ${MAX_ERROR_TEXT})`)
       const content = result.structuredContent
       if (!isObject(content) || !isObject(content.error) || typeof content.status !== 'number') problems.push('a refused tool call without {error, errors, status}')
       else {
@@ -140,7 +155,9 @@ function checkJsonRpc(answer: Answer, problems: string[]): void {
 function checkPage(answer: Answer, problems: string[], allowed: number[]): void {
   if (!allowed.includes(answer.status)) problems.push(`status ${answer.status} is not one of ${allowed.join(', ')}`)
   if (answer.status >= 300 && answer.status < 400) {
-    if (!answer.headers.get('location')) problems.push('a redirect without Location')
+    const location = answer.headers.get('location')
+    if (!location) problems.push('a redirect without Location')
+    else if (!staysOnSite(location)) problems.push(`a redirect leaves the site: Location ${JSON.stringify(location.slice(0, 120))}`)
     return
   }
   const type = answer.headers.get('content-type') ?? ''
@@ -162,6 +179,7 @@ export function checkAnswer(resolved: Resolved, answer: Answer, requestId: strin
   const problems: string[] = []
   const { op, method, pathname } = resolved
   if (answer.status >= 500) problems.push(`server error ${answer.status}`)
+  if (answer.status >= 400 && answer.text.length > MAX_ERROR_TEXT) problems.push(`an error answer of ${answer.text.length} characters (at most ${MAX_ERROR_TEXT})`)
   const responseId = answer.headers.get('x-request-id')
   if (!responseId || !REQUEST_ID.test(responseId)) problems.push(`X-Request-Id ${JSON.stringify(responseId)} is missing or not well-formed`)
   if (method === 'HEAD') return problems
@@ -196,7 +214,12 @@ export function checkAnswer(resolved: Resolved, answer: Answer, requestId: strin
       break
     case 'live-page':
       if (op.template.endsWith('/events') && answer.status >= 400) checkDisplay({ ...op, template: '/api/pages/{pageName}' }, answer, problems)
-      else checkPage(answer, problems, [200, 303, 404])
+      else {
+        // Views of a share link are rate-limited per link and address (SPEC §7): 429 with Retry-After.
+        const shared = op.template.startsWith('/s/')
+        checkPage(answer, problems, shared ? [200, 303, 404, 429] : [200, 303, 404])
+        if (shared && answer.status === 429 && !answer.headers.get('retry-after')) problems.push('429 without Retry-After')
+      }
       break
     case 'other':
       if (op.template.includes('{unknown}')) {
