@@ -5,11 +5,14 @@
  * its value.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { registry } from '../../plugins'
 import { loadConfig } from '../../src/config'
+import { openDatabase } from '../../src/db'
+import { describeError } from '../../src/log'
 import { mapError } from '../../src/http/error-mapper'
 import { badRequest } from '../../src/http/errors'
 import { startTestService, type TestService } from '../helpers/service'
@@ -112,6 +115,27 @@ describe('configuration errors never echo a secret setting', () => {
       expect(message).not.toContain('supersecretvalue1234567')
     } finally {
       rmSync(directory, { recursive: true, force: true })
+    }
+  })
+
+  test('a DATABASE_URL that cannot be used is refused (and logged) without its password', async () => {
+    for (const url of ['postgres://admin:hunter2secret@127.0.0.1:1/db', 'postgres://admin:hunter2 secret@[bad/db', 'mysql://admin:hunter2secret@db.example/db', 'admin:hunter2secret@db.example']) {
+      // A server URL opens lazily: its first statement meets the refusal.
+      const refusal = await openDatabase(url, { maxConnections: 1 }).then(
+        async (database) => {
+          try {
+            await database.db.execute(sql`select 1`)
+            return 'connected'
+          } catch (error) {
+            return `${(error as Error).message} ${JSON.stringify(describeError(error))}`
+          } finally {
+            await database.close().catch(() => {})
+          }
+        },
+        (error: Error) => error.message,
+      )
+      expect(refusal).not.toBe('connected')
+      expect(refusal).not.toContain('hunter2')
     }
   })
 
