@@ -74,7 +74,7 @@ export default definePlugin({
     },
   ],
 
-  async setup({ db, services, config, events, changes, log, metrics, onStop, background, instanceId }) {
+  async setup({ db, writes, services, config, events, changes, log, metrics, onStop, background, instanceId }) {
     const access = services.get(ProjectAccessRef)
     const secrets = await openSecretBox(db, config.encryptionKey)
     if (secrets.source === 'database' && background)
@@ -109,6 +109,7 @@ export default definePlugin({
     }
     const webhookService = createWebhooks({
       db,
+      writes,
       events,
       feed: changes,
       access,

@@ -21,11 +21,7 @@ export function webhookRoutes(v1: V1Kit, webhooks: WebhookService) {
     })
     .post(
       '',
-      async ({ actor, body, set }) => {
-        const created = await webhooks.create(actor, body)
-        set.status = 201
-        return created
-      },
+      ({ actor, body, idempotency }) => webhooks.create(actor, body, idempotency),
       {
         scopes: ['webhooks:write'],
         body: WebhookInput,
@@ -52,7 +48,7 @@ export function webhookRoutes(v1: V1Kit, webhooks: WebhookService) {
       response: responses(Envelope(Deleted)),
       detail: { tags, summary: 'Delete a webhook and its deliveries (its creator or a superadministrator; other administrators: 403).' },
     })
-    .post('/:webhookId/rotate-secret', ({ actor, params }) => webhooks.rotateSecret(actor, params.webhookId), {
+    .post('/:webhookId/rotate-secret', ({ actor, params, idempotency }) => webhooks.rotateSecret(actor, params.webhookId, idempotency), {
       scopes: ['webhooks:write'],
       params: WebhookParams,
       response: responses(Envelope(WebhookWithSecret), { extra: [409, 422] }),
@@ -63,11 +59,7 @@ export function webhookRoutes(v1: V1Kit, webhooks: WebhookService) {
     })
     .post(
       '/:webhookId/test',
-      async ({ actor, params, set }) => {
-        const delivery = await webhooks.test(actor, params.webhookId, set as never)
-        set.status = 201
-        return delivery
-      },
+      ({ actor, params, idempotency }) => webhooks.test(actor, params.webhookId, idempotency),
       {
         scopes: ['webhooks:write'],
         params: WebhookParams,
@@ -96,11 +88,7 @@ export function webhookRoutes(v1: V1Kit, webhooks: WebhookService) {
     })
     .post(
       '/:webhookId/deliveries/:deliveryId/redeliver',
-      async ({ actor, params, set }) => {
-        const delivery = await webhooks.redeliver(actor, params.webhookId, params.deliveryId, set as never)
-        set.status = 201
-        return delivery
-      },
+      ({ actor, params, idempotency }) => webhooks.redeliver(actor, params.webhookId, params.deliveryId, idempotency),
       {
         scopes: ['webhooks:write'],
         params: DeliveryParams,

@@ -8,15 +8,18 @@
  * in its transaction and tells every instance to refresh its copy of the organization's
  * subscriptions (outbox.ts).
  */
-import { changedFields, mutate, type Audit } from '../../src/audit'
+import { changedFields } from '../../src/audit'
 import type { ChangeFeed } from '../../src/changes'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import type { EventBus } from '../../src/events'
+import { created } from '../../src/http/answer'
 import { ApiError, badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
+import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
 import { isoFromText, selectPage } from '../../src/sql'
+import type { Write, Writes } from '../../src/writes'
 import type { ProjectAccessService } from '../projects/api'
 import type { DeliveryQuery, DeliveryResource, WebhookInput, WebhookPatch, WebhookResource } from './model'
 import { NO_PROJECT, OUTBOX_CHANNEL, recordEvent, WEBHOOKS_CHANNEL, type Subscriptions } from './outbox'
@@ -111,6 +114,7 @@ async function readerSees(executor: Executor, access: ProjectAccessService, acto
 
 export interface WebhookDeps {
   db: Database
+  writes: Writes
   events: EventBus
   feed: ChangeFeed
   access: ProjectAccessService
@@ -122,7 +126,7 @@ export interface WebhookDeps {
 }
 
 export function createWebhooks(deps: WebhookDeps) {
-  const { db, events, access, subscriptions, secrets } = deps
+  const { db, writes, events, access, subscriptions, secrets } = deps
 
   /** 400 naming `events[i]` for a name that is neither `*`, an event type of an enabled plugin, nor `<resource>.*` of one. */
   const checkEvents = (names: readonly string[]) => {
@@ -135,17 +139,19 @@ export function createWebhooks(deps: WebhookDeps) {
   }
 
   /** After a commit that changed an organization's webhooks: this instance now, the others by NOTIFY (sent in the transaction). */
-  const changed = async <T>(actor: Actor, run: (tx: Transaction, audit: Audit) => Promise<T>): Promise<T> => {
-    const result = await mutate(db, actor, async (tx, audit) => {
-      const value = await run(tx as Transaction, audit)
+  const changed = async <T>(actor: Actor, run: (tx: Transaction, audit: Write['audit']) => Promise<T>, request?: IdempotentRequest): Promise<T> => {
+    const result = await writes.change(actor, null, async ({ tx, audit }) => {
+      const value = await run(tx, audit)
       await events.publish(tx, WEBHOOKS_CHANNEL, { organizationId: actor.organizationId })
       return value
-    })
+    }, request)
     await subscriptions.reload(actor.organizationId)
     return result
   }
 
   const withSecret = (webhook: WebhookResource, secret: string) => ({ ...webhook, secret })
+  /** 201 with the delivery, at its own address (not under the route's path). */
+  const createdDelivery = <D extends { id: string; webhookId: string }>(delivery: D) => created(delivery, `/api/v1/webhooks/${delivery.webhookId}/deliveries/${delivery.id}`)
 
   /** The delivery of `eventId` to the webhook, as listed. */
   const deliveryOf = async (executor: Executor, actor: Actor, webhookId: string, where: string, value: string) => {
@@ -176,12 +182,12 @@ export function createWebhooks(deps: WebhookDeps) {
       return findWebhook(db, actor, webhookId)
     },
 
-    async create(actor: Actor, input: WebhookInput) {
+    async create(actor: Actor, input: WebhookInput, request?: IdempotentRequest) {
       requireAdministrator(actor)
       checkEvents(input.events)
       const url = await checkTarget(input.url, deps.allowPrivateTargets)
       const secret = generateSigningSecret()
-      const webhook = await changed(actor, async (tx, audit) => {
+      return changed(actor, async (tx, audit) => {
         if (input.projectId) {
           try {
             await access.requireProjectAccess(actor, input.projectId, 'viewer', tx)
@@ -207,9 +213,8 @@ export function createWebhooks(deps: WebhookDeps) {
           projectId: input.projectId ?? null,
           changes: { after: { url, events: input.events, projectId: input.projectId ?? null, description: input.description ?? null } },
         })
-        return findWebhook(tx, actor, id)
-      })
-      return withSecret(webhook, secret)
+        return created(withSecret(await findWebhook(tx, actor, id), secret))
+      }, request)
     },
 
     async update(actor: Actor, webhookId: string, patch: WebhookPatch) {
@@ -260,10 +265,10 @@ export function createWebhooks(deps: WebhookDeps) {
     },
 
     /** A new secret, shown once; the previous one goes on signing (a second signature) for ROTATION_OVERLAP_HOURS. */
-    async rotateSecret(actor: Actor, webhookId: string) {
+    async rotateSecret(actor: Actor, webhookId: string, request?: IdempotentRequest) {
       requireAdministrator(actor)
       const secret = generateSigningSecret()
-      const webhook = await mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, null, async ({ tx, audit }) => {
         const current = await findWebhook(tx, actor, webhookId, true)
         requireManager(actor, current)
         await queryText(
@@ -274,25 +279,23 @@ export function createWebhooks(deps: WebhookDeps) {
           [current.id, actor.organizationId, ROTATION_OVERLAP_HOURS, secrets.seal(secret)],
         )
         await audit({ action: 'webhook.secret_rotated', resourceType: 'webhook', resourceId: current.id, projectId: current.projectId })
-        return findWebhook(tx, actor, current.id)
-      })
-      return withSecret(webhook, secret)
+        return withSecret(await findWebhook(tx, actor, current.id), secret)
+      }, request)
     },
 
     /** Queues a `ping` to the webhook (its data: the webhook); the delivery is returned. */
-    async test(actor: Actor, webhookId: string, set: { headers: Record<string, unknown> }) {
+    async test(actor: Actor, webhookId: string, request?: IdempotentRequest) {
       requireAdministrator(actor)
-      const delivery = await mutate(db, actor, async (tx, audit) => {
+      const answer = await writes.change(actor, null, async ({ tx, audit }) => {
         const webhook = await findWebhook(tx, actor, webhookId, true)
         requireManager(actor, webhook)
         if (!webhook.enabled) throw conflict('The webhook is disabled; enable it before sending a test.')
         const eventId = await recordEvent(tx, { organizationId: actor.organizationId, projectId: null, type: PING, actor: { userId: actor.userId, via: actor.via }, data: webhook }, { only: webhook.id })
         await audit({ action: 'webhook.tested', resourceType: 'webhook', resourceId: webhook.id, projectId: webhook.projectId, changes: { after: { eventId } } })
-        return deliveryOf(tx, actor, webhook.id, 'd.event_id', eventId)
-      })
+        return createdDelivery(await deliveryOf(tx, actor, webhook.id, 'd.event_id', eventId))
+      }, request)
       deps.wakeWorkers()
-      set.headers.location = `/api/v1/webhooks/${delivery.webhookId}/deliveries/${delivery.id}`
-      return delivery
+      return answer
     },
 
     async deliveries(actor: Actor, webhookId: string, query: DeliveryQuery, request: PageRequest) {
@@ -327,9 +330,9 @@ export function createWebhooks(deps: WebhookDeps) {
     },
 
     /** Queues the delivery's event again: a new delivery, after what its webhook and project already have queued. */
-    async redeliver(actor: Actor, webhookId: string, deliveryId: string, set: { headers: Record<string, unknown> }) {
+    async redeliver(actor: Actor, webhookId: string, deliveryId: string, request?: IdempotentRequest) {
       requireAdministrator(actor)
-      const delivery = await mutate(db, actor, async (tx, audit) => {
+      const answer = await writes.change(actor, null, async ({ tx, audit }) => {
         const webhook = await findWebhook(tx, actor, webhookId, true)
         requireManager(actor, webhook)
         const original = await findDelivery(tx, access, actor, webhook.id, deliveryId)
@@ -350,11 +353,10 @@ export function createWebhooks(deps: WebhookDeps) {
         )
         await events.publish(tx, OUTBOX_CHANNEL, null)
         await audit({ action: 'webhook.redelivered', resourceType: 'webhook', resourceId: webhook.id, projectId: original.projectId, changes: { after: { deliveryId: id, eventId: original.eventId } } })
-        return deliveryOf(tx, actor, webhook.id, 'd.id', id)
-      })
+        return createdDelivery(await deliveryOf(tx, actor, webhook.id, 'd.id', id))
+      }, request)
       deps.wakeWorkers()
-      set.headers.location = `/api/v1/webhooks/${delivery.webhookId}/deliveries/${delivery.id}`
-      return delivery
+      return answer
     },
   }
 }
