@@ -41,6 +41,12 @@ const WebhooksConfig = Type.Object({
   retryEverySeconds: Type.Number({ minimum: 0, default: 7200, description: 'The wait between attempts once retryDelaysSeconds is used up.' }),
   failAfterHours: Type.Number({ minimum: 0, default: 24, description: 'A delivery failing for this long is failed; a webhook failing this long without a success is disabled.' }),
   maxWebhooksPerOrganization: Type.Integer({ minimum: 1, maximum: 1000, default: 50, description: 'Webhooks one organization may have.' }),
+  manualDeliveriesPerMinute: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 10,
+    description: 'Test pings and redeliveries one webhook may queue per minute; past it they answer 429 with Retry-After.',
+  }),
   visibilityCheckMaxAgeMs: Type.Integer({
     minimum: 0,
     maximum: 60_000,
@@ -118,6 +124,7 @@ export default definePlugin({
       wakeWorkers: () => wakeWorkers(),
       allowPrivateTargets: config.allowPrivateTargets,
       maxWebhooksPerOrganization: config.maxWebhooksPerOrganization,
+      manualDeliveriesPerMinute: config.manualDeliveriesPerMinute,
     })
     return { webhooks: webhookService }
   },

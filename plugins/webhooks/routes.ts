@@ -10,6 +10,9 @@ import type { WebhookService } from './service'
 
 const tags = ['Webhooks']
 
+const MANUAL_LIMITS =
+  '409 when the webhook is disabled. Test pings and redeliveries are bounded per webhook: past `webhooks.manualDeliveriesPerMinute` (default 10) of them queued within a minute, the answer is 429 `RATE_LIMITED` with `Retry-After` (seconds until one more fits), whoever asks.'
+
 export function webhookRoutes(v1: V1Kit, webhooks: WebhookService) {
   return new Elysia({ name: 'webhooks', prefix: '/api/v1/webhooks' })
     .use(v1)
@@ -67,6 +70,7 @@ export function webhookRoutes(v1: V1Kit, webhooks: WebhookService) {
         detail: {
           tags,
           summary: 'Queue a `ping` event (data: the webhook) to this webhook; the delivery is returned (its creator or a superadministrator; other administrators: 403).',
+          description: MANUAL_LIMITS,
         },
       },
     )
@@ -96,6 +100,7 @@ export function webhookRoutes(v1: V1Kit, webhooks: WebhookService) {
         detail: {
           tags,
           summary: "Send a delivery's event again: a new delivery with the same `webhook-id` (its creator or a superadministrator; other administrators: 403).",
+          description: MANUAL_LIMITS,
         },
       },
     )

@@ -13,7 +13,7 @@ import type { ChangeFeed } from '../../src/changes'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import type { EventBus } from '../../src/events'
 import { created } from '../../src/http/answer'
-import { ApiError, badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
+import { ApiError, badRequest, conflict, forbidden, notFound, rateLimited } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
@@ -112,6 +112,16 @@ async function readerSees(executor: Executor, access: ProjectAccessService, acto
   return (await access.projectsVisibleTo(executor, actor.organizationId, actor.userId, [projectId])).size > 0
 }
 
+/**
+ * $1 webhook, $2 organization, $3 the limit: the test pings and redeliveries (a redelivery is
+ * placed after its event's own position: `d.seq <> e.seq`) the webhook queued in the last minute,
+ * and in how many seconds enough of them have left the minute for one more.
+ */
+const MANUAL_IN_LAST_MINUTE = `select count(*)::int as count,
+    extract(epoch from (array_agg(d.created_at order by d.created_at))[greatest((count(*) - $3::int + 1)::int, 1)] + interval '1 minute' - now())::float8 as "retryAfter"
+  from webhook_deliveries d join webhook_events e on e.id = d.event_id and e.organization_id = d.organization_id
+  where d.webhook_id = $1 and d.organization_id = $2 and d.created_at > now() - interval '1 minute' and (e.type = '${PING}' or d.seq <> e.seq)`
+
 export interface WebhookDeps {
   db: Database
   writes: Writes
@@ -123,6 +133,8 @@ export interface WebhookDeps {
   wakeWorkers: () => void
   allowPrivateTargets: boolean
   maxWebhooksPerOrganization: number
+  /** Test pings and redeliveries one webhook may queue per minute (429 past it). */
+  manualDeliveriesPerMinute: number
 }
 
 export function createWebhooks(deps: WebhookDeps) {
@@ -152,6 +164,15 @@ export function createWebhooks(deps: WebhookDeps) {
   const withSecret = (webhook: WebhookResource, secret: string) => ({ ...webhook, secret })
   /** 201 with the delivery, at its own address (not under the route's path). */
   const createdDelivery = <D extends { id: string; webhookId: string }>(delivery: D) => created(delivery, `/api/v1/webhooks/${delivery.webhookId}/deliveries/${delivery.id}`)
+
+  /** 429 with Retry-After once the webhook has queued `manualDeliveriesPerMinute` tests and redeliveries in the last minute (its row is locked: concurrent requests count one after another). */
+  const limitManualDeliveries = async (tx: Executor, actor: Actor, webhookId: string) => {
+    const [{ count, retryAfter }] = (await queryText<{ count: number; retryAfter: number | null }>(tx, MANUAL_IN_LAST_MINUTE, [webhookId, actor.organizationId, deps.manualDeliveriesPerMinute])) as [
+      { count: number; retryAfter: number | null },
+    ]
+    if (count >= deps.manualDeliveriesPerMinute)
+      throw rateLimited(retryAfter ?? 60, `This webhook already queued ${count} test pings and redeliveries in the last minute, the most it may; retry later.`)
+  }
 
   /** The delivery of `eventId` to the webhook, as listed. */
   const deliveryOf = async (executor: Executor, actor: Actor, webhookId: string, where: string, value: string) => {
@@ -290,6 +311,7 @@ export function createWebhooks(deps: WebhookDeps) {
         const webhook = await findWebhook(tx, actor, webhookId, true)
         requireManager(actor, webhook)
         if (!webhook.enabled) throw conflict('The webhook is disabled; enable it before sending a test.')
+        await limitManualDeliveries(tx, actor, webhook.id)
         const eventId = await recordEvent(tx, { organizationId: actor.organizationId, projectId: null, type: PING, actor: { userId: actor.userId, via: actor.via }, data: webhook }, { only: webhook.id })
         await audit({ action: 'webhook.tested', resourceType: 'webhook', resourceId: webhook.id, projectId: webhook.projectId, changes: { after: { eventId } } })
         return createdDelivery(await deliveryOf(tx, actor, webhook.id, 'd.event_id', eventId))
@@ -337,6 +359,7 @@ export function createWebhooks(deps: WebhookDeps) {
         requireManager(actor, webhook)
         const original = await findDelivery(tx, access, actor, webhook.id, deliveryId)
         if (!webhook.enabled) throw conflict('The webhook is disabled; enable it before redelivering.')
+        await limitManualDeliveries(tx, actor, webhook.id)
         // A new place at the end of its project's sequence: the stream's order (and whoever holds its lease) stays as it is.
         const id = uuidv7()
         await queryText(
