@@ -131,6 +131,33 @@ export const NEXT_PATHS: readonly string[] = [
 ]
 
 /**
+ * Webhook targets (`url`) the lanes must refuse (allowPrivateTargets is off, issue 25 F7): private,
+ * link-local and loopback addresses in IPv4 spellings and in every IPv6 form that carries one.
+ * Accepting one is reported by the oracle.
+ */
+export const HOSTILE_TARGET_URLS: readonly string[] = [
+  'http://[64:ff9b:1::a9fe:a9fe]/latest/meta-data/',
+  'http://[64:ff9b:0:0:0:0:a9fe:a9fe]/',
+  'http://[2002:a9fe:a9fe::1]/',
+  'http://[2001:0:4136:e378:8000:63bf:5601:5601]/',
+  'http://[::a9fe:a9fe]/',
+  'http://[::ffff:0:a9fe:a9fe]/',
+  'http://[0:0:0:0:0:ffff:a9fe:a9fe]/',
+  'http://[::ffff:169.254.169.254]/',
+  'http://[::1]/',
+  'http://[fd00::1]/',
+  'http://[fe80::1]/',
+  'https://[3fff::1]/',
+  'http://169.254.169.254/latest/meta-data/',
+  'http://0x7f.1/',
+  'http://2130706433/',
+  'http://100.64.0.1/',
+  'http://0.0.0.0/',
+]
+/** Public targets (address literals: no DNS; the lanes run no delivery workers, so nothing is sent). */
+const PUBLIC_TARGET_URLS: readonly string[] = ['http://8.8.8.8/fuzz', 'https://[2606:4700::1111]/fuzz']
+
+/**
  * Any code point, lone surrogates included. fast-check's own `unit: 'binary'` builds a reverse map
  * of all 1.1M code points per arbitrary (about 0.3 s each); a mapped integer needs none.
  */
@@ -181,6 +208,12 @@ export function validValue(schema: JsonSchema, pools: IdPools, field?: string, d
   if (field === 'timestamp') return fc.oneof({ arbitrary: fc.constant(NOW), weight: 8 }, { arbitrary: fc.double({ min: 0, max: 1.7e9, noNaN: true }), weight: 1 })
   if (field === 'apiKey' && pools.apiKey) return fc.constantFrom(...pools.apiKey)
   if (field === 'next') return fc.constantFrom(...NEXT_PATHS)
+  if (field === 'url')
+    return fc.oneof(
+      { arbitrary: fc.constantFrom(...HOSTILE_TARGET_URLS), weight: 2 },
+      { arbitrary: fc.constantFrom(...PUBLIC_TARGET_URLS), weight: 1 },
+      { arbitrary: stringValue(schema, pools, field), weight: 1 },
+    )
   switch (schema.type) {
     case 'string':
       return stringValue(schema, pools, field)

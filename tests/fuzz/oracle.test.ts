@@ -68,6 +68,14 @@ describe('the fuzz oracle', () => {
     expect(problems(v1, answer(400, large)).join()).toContain('an error answer of')
   })
 
+  test('a webhook answer carrying a non-public target is reported; a public one is not (issue 25 F7)', () => {
+    const patch: Operation = { ...v1, method: 'PATCH', template: '/api/v1/webhooks/{webhookId}', pathParams: ['webhookId'], documented: new Set([200, 400]) }
+    const saved = (url: string) => answer(200, { data: { id: 'w', url }, errors: [], meta: { requestId: 'abcdefgh-1' } })
+    for (const url of ['http://[::ffff:0:a9fe:a9fe]/', 'http://[2002:a9fe:a9fe::1]/', 'http://127.0.0.1/'])
+      expect(problems(patch, saved(url), 'PATCH', '/api/v1/webhooks/w').join()).toContain('a webhook accepted the non-public target')
+    expect(problems(patch, saved('http://8.8.8.8/fuzz'), 'PATCH', '/api/v1/webhooks/w')).toEqual([])
+  })
+
   test('routes resolve by whole segments, literal templates first', () => {
     expect(resolveOperation(ops, 'GET', '/pages/assets/live.css')!.template).toBe('/pages/assets/live.css')
     expect(resolveOperation(ops, 'GET', '/pages/dash')!.template).toBe('/pages/{pageName}')

@@ -4,6 +4,7 @@
  * OpenAPI document lists; the display API `{message, detail, field?}`; MCP JSON-RPC; the account
  * and live pages HTML (never echoing markup unescaped) or a redirect.
  */
+import { HOSTILE_TARGET_URLS } from './generate'
 import type { Operation } from './routes'
 
 export interface Answer {
@@ -55,6 +56,9 @@ export function staysOnSite(location: string): boolean {
   }
   return resolved.origin === site && location.startsWith('/') && !/^\/[/\\]/.test(location) && !/[\u0000-\u0020\u007f]/.test(location)
 }
+
+/** Webhook targets a lane must never accept, as the service stores them (WHATWG-normalised). */
+const REFUSED_TARGETS = new Set(HOSTILE_TARGET_URLS.map((url) => new URL(url).toString()))
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 const onlyKeys = (value: Record<string, unknown>, allowed: string[]) => Object.keys(value).filter((key) => !allowed.includes(key))
@@ -199,6 +203,9 @@ export function checkAnswer(resolved: Resolved, answer: Answer, requestId: strin
       if (op.template.includes('{unknown}')) {
         if (answer.status !== 404 && answer.status !== 401) problems.push(`an unknown v1 route answered ${answer.status}`)
       } else if (!listed) problems.push(`status ${answer.status} is not documented for ${op.method} ${op.template} (documented: ${[...documented].join(', ')})`)
+      const data = isObject(answer.json) ? answer.json.data : undefined
+      if (op.template.startsWith('/api/v1/webhooks') && answer.status < 300 && isObject(data) && typeof data.url === 'string' && REFUSED_TARGETS.has(data.url))
+        problems.push(`a webhook accepted the non-public target ${data.url} (allowPrivateTargets is off)`)
       break
     }
     case 'display':
