@@ -3,7 +3,7 @@
  * Built by `npm run build:node` (Bun bundles our TypeScript; packages stay in node_modules).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import { Readable } from 'node:stream'
+import { pipeline, Readable } from 'node:stream'
 import { registry } from '../plugins'
 import { boot, refuse, refuseToListen, stopOnSignals } from '../src/main'
 
@@ -25,13 +25,22 @@ function requestTarget(target: string | undefined): string {
   }
 }
 
-function toRequest(incoming: IncomingMessage): Request {
+/**
+ * The web Request of `incoming`. Its `signal` aborts when the connection closes before the
+ * response is complete (the client went away), as on Bun and Deno: a live stream ends with it.
+ */
+function toRequest(incoming: IncomingMessage, outgoing: ServerResponse): Request {
   const headers = new Headers()
   for (let i = 0; i < incoming.rawHeaders.length; i += 2) headers.append(incoming.rawHeaders[i]!, incoming.rawHeaders[i + 1]!)
   const hasBody = incoming.method !== 'GET' && incoming.method !== 'HEAD'
+  const gone = new AbortController()
+  outgoing.once('close', () => {
+    if (!outgoing.writableFinished) gone.abort()
+  })
   return new Request(`http://localhost${requestTarget(incoming.url)}`, {
     method: incoming.method,
     headers,
+    signal: gone.signal,
     body: hasBody ? (Readable.toWeb(incoming) as unknown as ReadableStream) : undefined,
     // @ts-expect-error: Node's fetch needs this for a streamed request body
     duplex: 'half',
@@ -47,12 +56,14 @@ async function respond(response: Response, outgoing: ServerResponse) {
   if (cookies.length) headers['set-cookie'] = cookies
   outgoing.writeHead(response.status, headers)
   if (!response.body) return outgoing.end()
-  Readable.fromWeb(response.body as any).pipe(outgoing)
+  // Not `pipe`: a response whose client went away must cancel its body (a live stream would
+  // otherwise stay registered and queue events for nobody, holding one of its user's places).
+  pipeline(Readable.fromWeb(response.body as any), outgoing, () => {})
 }
 
 const server = createServer(async (incoming, outgoing) => {
   try {
-    await respond(await service.fetch(toRequest(incoming), { ip: incoming.socket.remoteAddress }), outgoing)
+    await respond(await service.fetch(toRequest(incoming, outgoing), { ip: incoming.socket.remoteAddress }), outgoing)
   } catch {
     if (!outgoing.headersSent) outgoing.writeHead(500, { 'content-type': 'application/json' })
     outgoing.end()

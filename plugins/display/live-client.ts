@@ -54,8 +54,13 @@ body.kiosk .component-svg { flex: 1 1 0; min-height: 0; height: 100% !important;
 ${CHART_CSS}
 `
 
-/** How often an open stream sends `ping` (live-streams.ts); the page reconnects after three missed. */
-export const HEARTBEAT_MS = 15_000
+/**
+ * How often an open stream sends `ping` (live-streams.ts); the page reconnects after three missed.
+ * Well inside every runtime's idle timeout (Bun cuts a connection silent for 10 s, its default
+ * `idleTimeout`; Node and Deno have none for a response being streamed), so an idle page is never
+ * cut, and a connection whose client vanished unannounced has data to fail on.
+ */
+export const HEARTBEAT_MS = 5_000
 
 /** The stream is stale after this long without any event (three missed pings): the page reconnects. */
 const STALE_MS = HEARTBEAT_MS * 3 + 5_000

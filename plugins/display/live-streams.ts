@@ -11,8 +11,9 @@
  * PAGE_ACCESS_CHANNEL), or a membership lost in a team that gave access (the teams plugin's
  * events) — each followed by one statement re-checking the viewers it may concern. Every 30 s,
  * and whenever notifications may have been missed, all streams are re-checked, which also keeps
- * their sessions from idling out: an open dashboard is in use. A `ping` every 15 s lets the page
- * notice a stale connection and reconnect.
+ * their sessions from idling out: an open dashboard is in use. A `ping` every 5 s (HEARTBEAT_MS)
+ * keeps the connection from idling out on any runtime, lets the page notice a stale connection
+ * and reconnect, and gives a connection whose client vanished unannounced data to fail on.
  */
 import { queryText, type Database } from '../../src/db'
 import type { EventBus } from '../../src/events'
