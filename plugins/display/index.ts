@@ -59,7 +59,7 @@ export default definePlugin({
     const users = services.get(UserDirectoryRef)
     const sessions = services.get(SessionsRef)
     services.get(UserLifecycleRef).onUserCreated(async (tx, user) => ({ displayApiKey: await createDisplayAccount(tx, user, config.defaultDailyLimit) }))
-    services.provide(DisplayAccountsRef, createDisplayAccounts(db, config.defaultDailyLimit, users))
+    services.provide(DisplayAccountsRef, createDisplayAccounts(context.writes, config.defaultDailyLimit, users))
     const groups = new CallGroups(db, { enabled: config.groupCalls, maxCalls: config.maxCallsPerGroup, concurrency: config.callStatements })
     const countCall = displayCallCounter(
       context.metrics.counter({
@@ -69,7 +69,7 @@ export default definePlugin({
       }),
     )
     services.provide(DisplayCallsRef, createDisplayCalls(db, groups, countCall))
-    const pages = createPages({ db, users, teams: services.get(TeamDirectoryRef), maxComponentsPerPage: config.maxComponentsPerPage })
+    const pages = createPages({ db, writes: context.writes, users, teams: services.get(TeamDirectoryRef), maxComponentsPerPage: config.maxComponentsPerPage })
     services.provide(DisplayPagesRef, {
       async requireVisible(actor, pageId) {
         const { id, name } = await pages.get(actor, pageId)
@@ -79,7 +79,7 @@ export default definePlugin({
     const fragments = new FragmentCache(config.fragmentCacheMegabytes * 1024 * 1024)
     services.provide(FragmentCacheRef, fragments)
     const streams = new LiveStreams(db, log, fragments, sessions, { maxStreamsPerUser: config.maxStreamsPerUser, maxStreamsPerLink: config.maxStreamsPerShareLink })
-    const shareLinks = createShareLinks({ db, maxLinksPerPage: config.maxShareLinksPerPage })
+    const shareLinks = createShareLinks({ db, writes: context.writes, maxLinksPerPage: config.maxShareLinksPerPage })
     if (context.background) await streams.watch(events, services.get(TeamEventsRef))
     const notifier = new ChangeNotifier(db, (error) => log.warn('could not notify live viewers', describeError(error)))
     await events.subscribe(DISPLAY_CHANNEL, (changes: PageChange[]) => {

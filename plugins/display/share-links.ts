@@ -5,14 +5,16 @@
  * administrators, `editor` entries) create, list and revoke them; every change is audited, and a
  * revocation closes the link's open viewers on every instance (PAGE_ACCESS_CHANNEL).
  */
-import { mutate } from '../../src/audit'
 import { notify, queryText, type Database, type Executor } from '../../src/db'
+import { created } from '../../src/http/answer'
 import { badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
+import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { generateSecret, hashSecret, isWellFormedSecret, secretPrefix } from '../../src/secrets'
 import type { Actor } from '../../src/services/identity'
 import { isoFromText, selectPage } from '../../src/sql'
+import type { Writes } from '../../src/writes'
 import type { VisiblePage } from './live-page'
 import { findPage, PAGE_ACCESS_CHANNEL } from './pages-service'
 import { pageShareLinks } from './schema'
@@ -47,7 +49,7 @@ export interface SharedPage {
   page: VisiblePage
 }
 
-export function createShareLinks({ db, maxLinksPerPage }: { db: Database; maxLinksPerPage: number }) {
+export function createShareLinks({ db, writes, maxLinksPerPage }: { db: Database; writes: Writes; maxLinksPerPage: number }) {
   return {
     /** The page's links that have not been revoked (expired ones included, with their `expiresAt`), oldest first. */
     async list(actor: Actor, pageId: string, request: PageRequest) {
@@ -71,11 +73,11 @@ export function createShareLinks({ db, maxLinksPerPage }: { db: Database; maxLin
     },
 
     /** Creates a link; its `url` (`/s/<token>`) is shown in this answer only. */
-    async create(actor: Actor, pageId: string, input: { expiresAt?: string | null }): Promise<ShareLinkView & { url: string }> {
+    async create(actor: Actor, pageId: string, input: { expiresAt?: string | null }, request?: IdempotentRequest) {
       const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null
       if (expiresAt && expiresAt.getTime() <= Date.now()) throw badRequest('The expiry must be in the future.', 'expiresAt')
       const token = generateSecret(SHARE_TOKEN_PREFIX)
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, null, async ({ tx, audit }) => {
         // The page row is locked: concurrent creates on one page count one after another.
         await requireEditor(tx, actor, pageId, true)
         const [{ count }] = (await queryText<{ count: number }>(tx, 'select count(*)::int as count from page_share_links where page_id = $1', [pageId])) as [{ count: number }]
@@ -86,13 +88,13 @@ export function createShareLinks({ db, maxLinksPerPage }: { db: Database; maxLin
           .returning()
         const view: ShareLinkView = { id: row!.id, pageId, prefix: row!.tokenPrefix, createdBy: row!.createdBy, createdAt: row!.createdAt.toISOString(), expiresAt: row!.expiresAt?.toISOString() ?? null }
         await audit({ action: 'page.share_link_created', resourceType: 'page_share_link', resourceId: view.id, changes: { after: { pageId, prefix: view.prefix, expiresAt: view.expiresAt } } })
-        return { ...view, url: `/s/${token}` }
-      })
+        return created({ ...view, url: `/s/${token}` })
+      }, request)
     },
 
     /** Revokes a link: it stops at once, and its open viewers are closed on every instance. */
     async revoke(actor: Actor, pageId: string, linkId: string) {
-      return mutate(db, actor, async (tx, audit) => {
+      return writes.change(actor, null, async ({ tx, audit }) => {
         await requireEditor(tx, actor, pageId, true)
         const [row] = isUuid(linkId)
           ? await queryText<ShareLinkView>(tx, `delete from page_share_links l where l.id = $1 and l.page_id = $2 returning ${LINK_COLUMNS}`, [linkId, pageId])
