@@ -15,6 +15,7 @@ import { LIVE_CSS, LIVE_JS } from './live-client'
 import { findVisiblePage, livePage, pageCells, pageComponents, pageIndex, visiblePages } from './live-page'
 import type { LiveStreams } from './live-streams'
 import type { ShareLinks } from './share-links'
+import type { ShareViewLimits } from './view-limits'
 import { displayFailure, displayJson, mobileSession, refusalResponse, requireJson, usageHeaders } from './answers'
 import { Component, ComponentData, ComponentUpdate } from './model'
 import { displayErrorDoc, DISPLAY_TAGS, failureDocs, invalidApiKeyDoc, invalidSessionDoc, json, limitExceededDoc, NOT_ENVELOPE, usageHeaderDocs } from './openapi'
@@ -50,7 +51,7 @@ const componentUpdateDetail = {
       content: json(Type.Object({ message: Type.Literal('updateSuccess'), limitRemaining: Type.Integer({ minimum: 0, description: 'Calls left today, after this one.' }) }, { additionalProperties: false })),
     },
     400: displayErrorDoc(
-      "invalidRequest (not JSON, or a missing, unknown or invalid field: `field` names it) or componentTypeMismatch (`data.type` is not the component's type). Counted, with the X-RateLimit-* headers, when the key is valid.",
+      "invalidRequest (not JSON, a missing, unknown or invalid field, or `data` taking more than display.maxComponentDataKilobytes as stored, numbers written out in full: `field` names it) or componentTypeMismatch (`data.type` is not the component's type). Counted, with the X-RateLimit-* headers, when the key is valid.",
       ['invalidRequest', 'componentTypeMismatch'],
       usageHeaderDocs(false),
     ),
@@ -104,9 +105,22 @@ export interface DisplayRouteDeps {
   notifier: ChangeNotifier
   groups: CallGroups
   countCall: CountDisplayCall
+  shareViews: ShareViewLimits
+  /** `display.maxComponentDataKilobytes`, in bytes. */
+  maxComponentDataBytes: number
+  /** The client's address (the core's, honouring `server.trustProxy`). */
+  clientAddress(request: Request): string
 }
 
-export function displayRoutes({ db, log, sessions, streams, shareLinks, fragments, notifier, groups, countCall }: DisplayRouteDeps) {
+/** A share link view refused by its per-address or per-link limit: 429 with Retry-After, as a page or (the events stream) as JSON. */
+function tooManyViews(seconds: number, page: boolean): Response {
+  const detail = `Too many views of shared pages; try again in ${seconds} s.`
+  const headers = { 'retry-after': String(seconds) }
+  if (!page) return displayJson(429, { message: 'tooManyRequests', detail }, headers)
+  return htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Too many requests</title></head><body><p>${detail}</p></body></html>`, 429, headers)
+}
+
+export function displayRoutes({ db, log, sessions, streams, shareLinks, fragments, notifier, groups, countCall, shareViews, maxComponentDataBytes, clientAddress }: DisplayRouteDeps) {
   /** The web session of a live page request, or null (the page then sends to sign-in). */
   const viewer = async (request: Request) => sessions.authenticate(readCookie(request, SESSION_COOKIE), 'web').catch(() => null)
   const notFoundPage = () => htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Not found</title></head><body><p>No such page.</p></body></html>`, 404)
@@ -126,7 +140,7 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
           return refused
         }
         try {
-          const outcome = await updateComponent(groups, body)
+          const outcome = await updateComponent(groups, body, maxComponentDataBytes)
           countCall('component', outcome.ok ? 'ok' : outcome.error.message)
           if (!outcome.ok) return refusalResponse(outcome)
           notifier.changed(outcome.pageId, outcome.componentId)
@@ -187,9 +201,13 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
     )
     .get(
       '/s/:token',
-      async ({ params, query }) => {
+      async ({ request, params, query }) => {
+        const wait = shareViews.fromAddress(clientAddress(request))
+        if (wait) return tooManyViews(wait, true)
         const shared = await shareLinks.resolve(params.token)
         if (!shared) return notFoundPage()
+        const linkWait = shareViews.ofLink(shared.linkId)
+        if (linkWait) return tooManyViews(linkWait, true)
         return livePage(shared.page, await pageCells(db, fragments, shared.page.id), { events: `/s/${encodeURIComponent(params.token)}/events`, kiosk: isKiosk(query), shared: true })
       },
       { detail: { hide: true } },
@@ -197,8 +215,12 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
     .get(
       '/s/:token/events',
       async ({ request, params }) => {
+        const wait = shareViews.fromAddress(clientAddress(request))
+        if (wait) return tooManyViews(wait, false)
         const shared = await shareLinks.resolve(params.token)
         if (!shared) return displayJson(404, { message: 'pageNotFound', detail: 'No such share link, or it was revoked or has expired.' })
+        const linkWait = shareViews.ofLink(shared.linkId)
+        if (linkWait) return tooManyViews(linkWait, false)
         return streams.open({ pageId: shared.page.id, linkId: shared.linkId, expiresAt: shared.expiresAt }, request.signal)
       },
       { detail: { hide: true } },

@@ -17,6 +17,7 @@ import { createPages } from './pages-service'
 import { FragmentCache } from './fragments'
 import { LiveStreams, type PageChange } from './live-streams'
 import { createShareLinks } from './share-links'
+import { ShareViewLimits } from './view-limits'
 import { components, displayAccounts, displayUsage, pageAccess, pages, pageShareLinks } from './schema'
 import { ChangeNotifier, DISPLAY_CHANNEL } from './update'
 import { dashboardRoutes } from './v1-routes'
@@ -27,6 +28,24 @@ const DisplayConfig = Type.Object({
   maxStreamsPerUser: Type.Integer({ minimum: 1, maximum: 1000, default: 20, description: 'Live page streams one user may hold open on one instance; one more is 429.' }),
   maxStreamsPerShareLink: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'Live page streams one share link may hold open on one instance (screens showing it); one more is 429.' }),
   maxShareLinksPerPage: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'Share links a page may have; one more is 409.' }),
+  maxComponentDataKilobytes: Type.Integer({
+    minimum: 1,
+    maximum: 1024,
+    default: 128,
+    description: "A component's data as stored (JSON, numbers written out in full), in KiB; more is 400 naming `data`. Live pages read every component's data to draw it: with the default 100 components, a page's data stays within 12.5 MiB.",
+  }),
+  sharedViewsPerLinkPerMinute: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 300,
+    description: "Views of one share link (its page /s/<token> and its events stream) per minute on one instance; one more is 429 with Retry-After.",
+  }),
+  sharedViewsPerAddressPerMinute: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 60,
+    description: 'Share link views (pages and event streams, any link) per client address per minute on one instance; one more is 429 with Retry-After. The address honours server.trustProxy.',
+  }),
   fragmentCacheMegabytes: Type.Integer({ minimum: 1, maximum: 4096, default: 32, description: "Memory for the live pages' rendered SVG, per instance (least recently used out first)." }),
   groupCalls: Type.Boolean({ default: true, description: 'Display calls arriving while statements run go together as one statement and one commit (exact per call; see README "Performance").' }),
   maxCallsPerGroup: Type.Integer({ minimum: 2, maximum: 10_000, default: 256, description: 'Most display calls in one grouped statement.' }),
@@ -89,11 +108,12 @@ export default definePlugin({
       await notifier.stop()
       streams.closeAll()
     })
-    return { pages, shareLinks, sessions, streams, fragments, notifier, groups, countCall }
+    const shareViews = new ShareViewLimits({ perLinkPerMinute: config.sharedViewsPerLinkPerMinute, perAddressPerMinute: config.sharedViewsPerAddressPerMinute })
+    return { pages, shareLinks, sessions, streams, fragments, notifier, groups, countCall, shareViews, maxComponentDataBytes: config.maxComponentDataKilobytes * 1024 }
   },
 
-  routes: ({ db, http, log }, bound) =>
-    new Elysia({ name: 'display' }).use(dashboardRoutes(http.v1, bound.pages, bound.shareLinks)).use(displayRoutes({ db, log, ...bound })),
+  routes: ({ db, http, log, clientAddress }, bound) =>
+    new Elysia({ name: 'display' }).use(dashboardRoutes(http.v1, bound.pages, bound.shareLinks)).use(displayRoutes({ db, log, clientAddress, ...bound })),
 
   cli: {
     'display-limit set': {

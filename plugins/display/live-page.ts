@@ -78,48 +78,74 @@ export interface ComponentCell {
   version: number
 }
 
-/** One component's cell: its title and SVG (a cached fragment), placed on the 24-column grid (layout.ts). */
-export function componentCell(component: ComponentCell, svg: string): string {
+/** A cell of the live page: its opening markup (placement and title), its SVG fragment (UTF-8, shared with the cache) and its closing. */
+export interface Cell {
+  open: string
+  svg: Uint8Array
+  close: string
+}
+
+const CELL_CLOSE = `
+  </section>`
+
+/** The opening of a component's cell: placed on the 24-column grid (layout.ts), with its title. */
+function cellOpening(component: ComponentCell): string {
   return html`<section class="component" id="component-${component.id}" data-component="${component.id}" data-type="${component.type}" data-version="${component.version}"
     data-x="${component.x}" data-y="${component.y}" style="grid-column: ${Math.min(component.x, 23) + 1} / span ${spanOf(component)}; grid-row: ${component.y + 1} / span ${component.height}">
     ${component.title ? html`<h2>${component.title}</h2>` : ''}
-    ${trusted(svg)}
-  </section>`.value
+    `.value
 }
+
+/** One component's cell: its title and SVG (a cached fragment), placed on the 24-column grid (layout.ts). */
+export function componentCell(component: ComponentCell, svg: string): string {
+  return cellOpening(component) + svg + CELL_CLOSE
+}
+
+const decoder = new TextDecoder()
+/** A cell as one string (what componentCell gives for the same component and fragment). */
+export const cellHtml = (cell: Cell) => cell.open + decoder.decode(cell.svg) + cell.close
 
 const CELL_COLUMNS = 'c.id, c.type, c.title, c.x, c.y, c.width, c.height, c.version'
 
 /** Components whose data is read in one statement: a page's data is never all in memory at once (a chart's data can be ~1 MB). */
 const DATA_BATCH = 10
 
+type DataRow = ComponentCell & { data: Record<string, unknown> | null }
+
 /**
  * The cells of a page: one statement for the placements and versions, then the data of the
- * components whose fragment is not cached, a few components a statement. A cached fragment is
- * taken when it is found (another render may evict it a moment later); a missing one is drawn
- * from the row read with its data, whose version it is cached under, so no chart is ever drawn
- * or cached without its data. A component deleted in between is left out.
+ * components whose fragment is neither cached nor being drawn for another request, a few
+ * components a statement. A cached fragment is taken when it is found (another render may evict
+ * it a moment later); a missing one is drawn from the row read with its data, whose version it is
+ * cached under, so no chart is ever drawn or cached without its data. A component deleted in
+ * between is left out.
  */
-export async function pageCells(db: Database, fragments: FragmentCache, pageId: string): Promise<string[]> {
+export async function pageCells(db: Database, fragments: FragmentCache, pageId: string): Promise<Cell[]> {
   const components = await queryText<ComponentCell>(db, `select ${CELL_COLUMNS} ${FROM_PAGE_COMPONENTS}`, [pageId])
-  const cells: Array<string | undefined> = components.map((component) => {
+  const cells: Array<Cell | Promise<Cell | undefined> | undefined> = components.map((component) => {
     const svg = fragments.cached(component)
-    return svg === undefined ? undefined : componentCell(component, svg)
+    return svg === undefined ? fragments.underWay<Cell | undefined>(component) : { open: cellOpening(component), svg, close: CELL_CLOSE }
   })
-  const missing = components.flatMap((component, i) => (cells[i] === undefined ? [i] : []))
+  const missing = components.flatMap((_, i) => (cells[i] === undefined ? [i] : []))
+  // Every missing fragment is claimed at once (other requests await it), then read one batch after another.
+  let previous: Promise<unknown> = Promise.resolve()
   for (let start = 0; start < missing.length; start += DATA_BATCH) {
     const batch = missing.slice(start, start + DATA_BATCH)
-    const rows = await queryText<ComponentCell & { data: Record<string, unknown> | null }>(
-      db,
-      `select ${CELL_COLUMNS}, c.data from components c where c.page_id = $1 and c.id = any($2::uuid[])`,
-      [pageId, batch.map((i) => components[i]!.id)],
+    const rows = previous.then(() =>
+      queryText<DataRow>(db, `select ${CELL_COLUMNS}, c.data from components c where c.page_id = $1 and c.id = any($2::uuid[])`, [pageId, batch.map((i) => components[i]!.id)]),
     )
-    const byId = new Map(rows.map((row) => [row.id, row]))
-    for (const i of batch) {
-      const row = byId.get(components[i]!.id)
-      if (row) cells[i] = componentCell(row, fragments.svg(row, () => row.data))
-    }
+    const drawn = rows.then((found) => {
+      const byId = new Map(found.map((row) => [row.id, row]))
+      return batch.map((i): Cell | undefined => {
+        const row = byId.get(components[i]!.id)
+        return row && { open: cellOpening(row), svg: fragments.fragment(row, () => row.data), close: CELL_CLOSE }
+      })
+    })
+    for (const [j, i] of batch.entries()) cells[i] = fragments.drawUnderWay(components[i]!, drawn.then((cells) => cells[j]))
+    // The next batch is read once this one is drawn: one batch of data in memory at a time.
+    previous = drawn
   }
-  return cells.filter((cell): cell is string => cell !== undefined)
+  return (await Promise.all(cells)).filter((cell): cell is Cell => cell !== undefined)
 }
 
 /** How a live page is shown: signed in, or through a share link (read-only, no account chrome); `kiosk` hides everything but the components. */
@@ -135,24 +161,44 @@ const head = (title: string) => html`<meta charset="utf-8" />
   <link rel="icon" href="/favicon.ico" />
   <link rel="stylesheet" href="/pages/assets/live.css?v=${LIVE_CSS_VERSION}" />`
 
-export function livePage(page: VisiblePage, cells: string[], view: LiveView): Response {
+/**
+ * The live page, streamed: its head, then each cell as the client takes it. A page of large charts
+ * is several MiB; its cells are the cached fragments themselves, so a view holds a cell at a time
+ * (encoded as it is sent), not a copy of the page.
+ */
+export function livePage(page: VisiblePage, cells: Cell[], view: LiveView): Response {
   const title = page.title ?? page.name
   const nav = view.shared ? html`<span class="shared">Shared view · read-only</span>` : html`<a href="/pages">All dashboards</a>`
-  return htmlResponse(
-    html`<html lang="en">
+  const opening = html`<!doctype html>
+<html lang="en">
 <head>
   ${head(title)}
   <script src="/pages/assets/live.js?v=${LIVE_JS_VERSION}" defer></script>
 </head>
 <body class="live${view.kiosk ? ' kiosk' : ''}" data-events="${view.events}" data-page="${page.name}"${view.shared ? trusted(' data-shared') : ''}>
   <header><h1 data-title>${title}</h1><span class="status" data-status role="status">connecting…</span><nav>${nav}</nav></header>
-  <main class="grid" data-grid>${trusted(cells.join(''))}</main>
+  <main class="grid" data-grid>`
+  const closing = html`</main>
   <p class="empty-page" data-empty${cells.length ? trusted(' hidden') : ''}>No components on this page yet.</p>
 </body>
-</html>`,
-    200,
-    view.shared ? { ...LIVE_HEADERS, 'referrer-policy': 'no-referrer', 'x-robots-tag': 'noindex, nofollow' } : LIVE_HEADERS,
+</html>`
+  const parts: Array<string | Uint8Array> = [opening.value, ...cells.flatMap((cell) => [cell.open, cell.svg, cell.close]), closing.value]
+  const encoder = new TextEncoder()
+  let next = 0
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        // A cell's fragment is sent as cached; the small markup between fragments is encoded as it goes.
+        let text = ''
+        while (next < parts.length && typeof parts[next] === 'string') text += parts[next++]
+        if (text) controller.enqueue(encoder.encode(text))
+        else if (next < parts.length) controller.enqueue(parts[next++] as Uint8Array)
+        if (next >= parts.length) controller.close()
+      },
+    },
+    { highWaterMark: 0 },
   )
+  return new Response(body, { status: 200, headers: view.shared ? { ...LIVE_HEADERS, 'referrer-policy': 'no-referrer', 'x-robots-tag': 'noindex, nofollow' } : LIVE_HEADERS })
 }
 
 const dateTime = (iso: string) => iso.slice(0, 16).replace('T', ' ') + ' UTC'

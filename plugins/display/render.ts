@@ -7,15 +7,11 @@
  */
 import { escapeHtml, html, Html } from '../../src/http/html'
 import { formatBoxValue, formatCompact, formatFull, formatPercent, formatTicks } from './number-format'
+import { escapedLength, fitMarks, mark, markLength, MIN_MARK_UNITS, PointMarks, truncate, utf8Length, type Group, type Mark, type Point } from './summary'
 
 interface Text {
   value: string
   size: number
-  color: string
-}
-interface Point {
-  x: string
-  y: number
   color: string
 }
 /** A component's data as posted (already checked against the model of its type). */
@@ -53,6 +49,22 @@ const LEGEND_ROW = 18
 const SWATCH = 10
 const MIN_LEGEND_WIDTH = 60
 const MAX_LEGEND_WIDTH = 280
+/**
+ * The most UTF-8 bytes of one component's SVG (both variants of a chart), however its data is
+ * filled: at the default 100 components a page, with their cells and titles, a live page stays
+ * under 8 MiB.
+ */
+export const MAX_FRAGMENT_BYTES = 80_000
+/** Bytes of a chart variant's marks (bars, points or slices with their tooltips and shapes); past them, groups of points are drawn. */
+const MARK_BYTES = { wide: 48_000, narrow: 20_000 }
+/** Bytes of a mark's shape besides its text: a bar; a circle with its stretch of line and area (a group's has two points); a slice. */
+const BAR_SHAPE = { point: 80, group: 80 }
+const LINE_SHAPE = { straight: { point: 105, group: 145 }, cubic: { point: 175, group: 285 } }
+const SLICE_SHAPE = 110
+/** A label in an aria summary is cut to this many characters (its tooltip carries it whole). */
+const SUMMARY_LABEL_CHARS = 40
+/** Fill of the slice that gathers the pie's smallest slices when they are too many to draw. */
+const OTHERS_COLOR = '#9ca3af'
 const TYPE_NAMES: Record<string, string> = {
   horizontalBox: 'Horizontal box',
   verticalBox: 'Vertical box',
@@ -80,13 +92,6 @@ function textWidth(text: string, size = FONT): number {
   return ems * size
 }
 
-/** `text` cut to `max` characters, the last one an ellipsis. */
-function truncate(text: string, max: number): string {
-  if (text.length <= max) return text
-  const characters = [...text]
-  return characters.length <= max ? text : `${characters.slice(0, max - 1).join('').trimEnd()}…`
-}
-
 /** WCAG relative luminance of a #rgb, #rgba, #rrggbb or #rrggbbaa color (alpha ignored). */
 function luminance(hex: string): number {
   const digits = hex.slice(1)
@@ -108,13 +113,17 @@ export function contrastText(background: string): string {
   return contrastRatio(own, DARK_LUMINANCE) >= contrastRatio(own, LIGHT_LUMINANCE) ? DARK_TEXT : LIGHT_TEXT
 }
 
-/** "first, second, … and N more" of at most MAX_SUMMARY_ITEMS items. */
+/** "first, second, … and N more" of at most MAX_SUMMARY_ITEMS items (each cut to SUMMARY_LABEL_CHARS by its caller). */
 function summaryList(items: string[]): string {
   const shown = items.slice(0, MAX_SUMMARY_ITEMS).join(', ')
   return items.length > MAX_SUMMARY_ITEMS ? `${shown} and ${items.length - MAX_SUMMARY_ITEMS} more` : shown
 }
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`
+/** A point as an aria summary names it: its x (cut) and its value. */
+const summaryItem = (x: string, value: string) => `${truncate(x, SUMMARY_LABEL_CHARS)} ${value}`
+/** Marks a variant of `width` units has room for. */
+const markRoom = (width: number) => Math.max(1, Math.floor((width - 2 * PAD) / MIN_MARK_UNITS))
 
 // ---- boxes -----------------------------------------------------------------------------------
 
@@ -327,25 +336,6 @@ function axes(geometry: Plot, ink: string): Html {
   )}</g>`
 }
 
-/**
- * What the mark of a point carries in both variants, escaped once: data-x, data-y, fill and the
- * `<title>` tooltip. Marks are joined as plain strings: one `html` call per mark would dominate
- * the render time of a 1,000-point chart.
- */
-interface Mark {
-  attributes: string
-  title: string
-}
-
-/** The mark of a point: its fill and its tooltip "<x>: <formatted value><suffix>". */
-function mark(point: Point, fill: string, suffix = ''): Mark {
-  const x = escapeHtml(point.x)
-  return {
-    attributes: ` data-x="${x}" data-y="${escapeHtml(String(point.y))}" fill="${escapeHtml(fill)}"`,
-    title: `<title>${x}: ${escapeHtml(formatFull(point.y) + suffix)}</title>`,
-  }
-}
-
 /** Markup joined from strings whose user texts were escaped (see Mark). */
 const joined = (parts: string[]) => new Html(parts.join(''))
 
@@ -357,12 +347,20 @@ function chartSvg(variant: string, width: number, data: Data, label: string, att
 </svg>`
 }
 
-/** Both variants of a chart: `wide` for the grid cell on a desktop, `narrow` for a phone. */
-function variants(data: Data, columns: number, label: string, attributes: Html, draw: (width: number, ink: string) => Html): Html {
+/** How a chart variant is drawn: its width, its ink and the bytes its marks may take. */
+type Draw = (width: number, ink: string, markBytes: number) => Html
+
+/** Both variants of a chart: `wide` for the grid cell on a desktop, `narrow` for a phone; `scale` shrinks their mark budgets. */
+function variants(data: Data, columns: number, scale: number, label: string, attributes: Html, draw: Draw): Html {
   const ink = contrastText(data.backgroundColor)
   const wide = Math.max(MIN_WIDE_WIDTH, columns * UNITS_PER_COLUMN)
-  return html`${chartSvg('wide', wide, data, label, attributes, draw(wide, ink))}
-${chartSvg('narrow', NARROW_WIDTH, data, label, attributes, draw(NARROW_WIDTH, ink))}`
+  return html`${chartSvg('wide', wide, data, label, attributes, draw(wide, ink, MARK_BYTES.wide * scale))}
+${chartSvg('narrow', NARROW_WIDTH, data, label, attributes, draw(NARROW_WIDTH, ink, MARK_BYTES.narrow * scale))}`
+}
+
+/** The points of `full` at `indexes` (in order), with the bounds of the whole series. */
+function subseries(full: Series, indexes: number[]): Series {
+  return { ...full, points: indexes.map((i) => full.points[i]!), xValues: full.numeric ? indexes.map((i) => full.xValues[i]!) : [] }
 }
 
 /** The centered message of a chart without points. */
@@ -370,23 +368,29 @@ function noPoints(width: number, height: number, ink: string): Html {
   return html`<text class="empty-message" x="${width / 2}" y="${round(height / 2)}" text-anchor="middle" dominant-baseline="middle" font-size="14" fill="${ink}">No points</text>`
 }
 
-/** Bars from the zero line, their values above (below, if negative) when every value fits its slot. */
-function barChart(data: Data, columns: number): Html {
+/**
+ * Bars from the zero line, their values above (below, if negative) when every value fits its
+ * slot. More bars than fit (summary.ts) are drawn in groups: each group's bar is its peak.
+ */
+function barChart(data: Data, columns: number, scale: number): Html {
   const bars = series(data)
   const label = bars.points.length
-    ? `Bar chart, ${plural(bars.points.length, 'bar')}: ${summaryList(bars.points.map((point) => `${point.x} ${formatCompact(point.y)}`))}`
+    ? `Bar chart, ${plural(bars.points.length, 'bar')}: ${summaryList(bars.points.map((point) => summaryItem(point.x, formatCompact(point.y))))}`
     : 'Bar chart, no points'
   const attributes = html` data-x-axis="${bars.numeric ? 'number' : 'text'}"`
-  const marks = bars.points.map((point) => mark(point, point.color))
+  const singles = new PointMarks(bars.points)
   const values = bars.points.length <= MAX_VALUE_LABELS ? bars.points.map((point) => formatCompact(point.y)) : []
-  return variants(data, columns, label, attributes, (width, ink) => {
+  return variants(data, columns, scale, label, attributes, (width, ink, markBytes) => {
     if (!bars.points.length) return noPoints(width, data.height, ink)
-    const geometry = plot(bars, width, data.height, true)
+    const fitted = fitMarks(bars.points, singles, markRoom(width), markBytes, BAR_SHAPE, 'bar')
+    const shown = fitted.groups ? subseries(bars, fitted.groups.map((group) => group.peak)) : bars
+    const marks = fitted.marks
+    const geometry = plot(shown, width, data.height, true)
     const barWidth = round(Math.max(1, Math.min(geometry.spacing * 0.7, MAX_BAR_WIDTH)))
-    const labelled = geometry.axes && values.length > 0 && values.every((value) => textWidth(value) + 2 <= geometry.spacing)
+    const labelled = !fitted.groups && geometry.axes && values.length > 0 && values.every((value) => textWidth(value) + 2 <= geometry.spacing)
     return html`${axes(geometry, ink)}
   <g class="bars">${joined(
-    bars.points.map((point, i) => {
+    shown.points.map((point, i) => {
       const y = geometry.y(point.y)
       return `<rect class="bar"${marks[i]!.attributes} x="${round(geometry.xs[i]! - barWidth / 2)}" y="${Math.min(y, geometry.zero)}" width="${barWidth}" height="${round(Math.abs(geometry.zero - y))}">${marks[i]!.title}</rect>`
     }),
@@ -417,8 +421,22 @@ function cubicPath(coordinates: Array<[number, number]>): string {
 /** Straight segments through the points. */
 const straightPath = (coordinates: Array<[number, number]>) => `M ${coordinates.map(([x, y]) => `${x} ${y}`).join(' L ')}`
 
-/** A straight or cubic line through the points, its area filled down (or up) to the zero line. */
-function lineChart(data: Data, columns: number): Html {
+/** The path through each group: its lowest and highest points in their order (the line keeps its envelope); a circle marks each group's peak. */
+function groupPath(groups: Group[]): { indexes: number[]; circles: number[] } {
+  const indexes: number[] = []
+  const circles: number[] = []
+  for (const group of groups) {
+    const pair = group.lowest === group.highest ? [group.lowest] : [Math.min(group.lowest, group.highest), Math.max(group.lowest, group.highest)]
+    for (const i of pair) {
+      if (i === group.peak) circles.push(indexes.length)
+      indexes.push(i)
+    }
+  }
+  return { indexes, circles }
+}
+
+/** A straight or cubic line through the points, its area filled down (or up) to the zero line; more points than fit are drawn in groups. */
+function lineChart(data: Data, columns: number, scale: number): Html {
   const line = series(data)
   const count = line.points.length
   const label =
@@ -428,19 +446,23 @@ function lineChart(data: Data, columns: number): Html {
         ? `Line chart, 1 point: ${formatCompact(line.points[0]!.y)}`
         : `Line chart, ${count} points from ${formatCompact(Math.min(...line.points.map((point) => point.y)))} to ${formatCompact(Math.max(...line.points.map((point) => point.y)))}`
   const attributes = html` data-curve="${data.cubic ? 'cubic' : 'straight'}" data-x-axis="${line.numeric ? 'number' : 'text'}"`
-  const marks = line.points.map((point) => mark(point, point.color))
-  return variants(data, columns, label, attributes, (width, ink) => {
+  const singles = new PointMarks(line.points)
+  return variants(data, columns, scale, label, attributes, (width, ink, markBytes) => {
     if (!count) return noPoints(width, data.height, ink)
-    const geometry = plot(line, width, data.height, false)
-    const coordinates = line.points.map((point, i) => [geometry.xs[i]!, geometry.y(point.y)] as [number, number])
+    const fitted = fitMarks(line.points, singles, markRoom(width), markBytes, data.cubic ? LINE_SHAPE.cubic : LINE_SHAPE.straight, 'point')
+    const grouped = fitted.groups ? groupPath(fitted.groups) : null
+    const shown = grouped ? subseries(line, grouped.indexes) : line
+    const geometry = plot(shown, width, data.height, false)
+    const coordinates = shown.points.map((point, i) => [geometry.xs[i]!, geometry.y(point.y)] as [number, number])
     const path = data.cubic ? cubicPath(coordinates) : straightPath(coordinates)
     const area = `${path} L ${coordinates.at(-1)![0]} ${geometry.zero} L ${coordinates[0]![0]} ${geometry.zero} Z`
     const radius = round(clamp(geometry.spacing / 4, 1.5, 4))
+    const circles = grouped ? grouped.circles : coordinates.map((_, i) => i)
     return html`${axes(geometry, ink)}
   <path class="area" d="${area}" fill="${data.fillColor}" fill-opacity="0.35" stroke="none" />
   <path class="line" d="${path}" fill="none" stroke="${line.points[0]!.color}" stroke-width="2" />
   <g class="points">${joined(
-    coordinates.map(([x, y], i) => `<circle class="point"${marks[i]!.attributes} cx="${x}" cy="${y}" r="${radius}">${marks[i]!.title}</circle>`),
+    circles.map((at, i) => `<circle class="point"${fitted.marks[i]!.attributes} cx="${coordinates[at]![0]}" cy="${coordinates[at]![1]}" r="${radius}">${fitted.marks[i]!.title}</circle>`),
   )}</g>`
   })
 }
@@ -452,7 +474,8 @@ interface Slice {
   color: string
   /** "60%", "<0.1%", "0%" or "—". */
   percent: string
-  mark: Mark
+  /** Its tooltip and attributes (made when first asked for: most slices of a large pie are never drawn). */
+  readonly mark: Mark
 }
 
 /** Each point with its color (a palette color when posted without one) and its share of the positive total. */
@@ -463,7 +486,15 @@ function slices(points: Point[]): { slices: Slice[]; total: number } {
     slices: points.map((point, i) => {
       const color = point.color || PALETTE[i % PALETTE.length]!
       const percent = formatPercent(point.y, total)
-      return { point, color, percent, mark: mark(point, color, ` (${percent})`) }
+      let made: Mark | undefined
+      return {
+        point,
+        color,
+        percent,
+        get mark() {
+          return (made ??= mark(point, color, ` (${percent})`))
+        },
+      }
     }),
   }
 }
@@ -514,28 +545,82 @@ function sliceLabel(slice: Slice, cx: number, cy: number, radius: number, start:
   return html`<text class="slice-label" x="${x}" y="${round(y + FONT * 0.35)}" text-anchor="middle" font-size="${FONT}" fill="${contrastText(slice.color)}">${slice.percent}</text>`
 }
 
+/** Bytes of a slice's mark, counted without making it. */
+const sliceBytes = (slice: Slice) => markLength(slice.point, slice.color, ` (${slice.percent})`)
+
+/** The slice gathering `count` slices worth `value` of a pie's `total`: "N others". */
+function othersSlice(count: number, value: number, total: number): Slice {
+  const percent = formatPercent(value, total)
+  return {
+    point: { x: `${count} others`, y: value, color: OTHERS_COLOR },
+    color: OTHERS_COLOR,
+    percent,
+    mark: {
+      attributes: ` data-x="${count} others" data-y="${escapeHtml(String(value))}" data-count="${count}" fill="${OTHERS_COLOR}"`,
+      title: `<title>${count} others: ${escapeHtml(`${formatFull(value)} (${percent})`)}</title>`,
+    },
+  }
+}
+
+/** The positive slices of a pie with what fitting them needs: each one's bytes, and their order from the largest. */
+interface PieSlices {
+  slices: Slice[]
+  bytes: number[]
+  largest: number[]
+  total: number
+}
+
+/**
+ * The slices a variant draws: every positive one while `room` slices and `budget` bytes hold them
+ * all, otherwise the largest ones (in their order) and one slice gathering the rest, "N others".
+ */
+function fitSlices(pie: PieSlices, room: number, budget: number): Slice[] {
+  const { slices: positive, bytes, largest } = pie
+  if (positive.length <= room && bytes.reduce((sum, size) => sum + size, 0) + positive.length * SLICE_SHAPE <= budget) return positive
+  // The most slices (the largest, then "others") whose bytes fit; "others" is about 200 bytes and is measured below.
+  let count = 1
+  for (let kept = 0; count < Math.min(room, positive.length) && kept + bytes[largest[count - 1]!]! + 200 + (count + 1) * SLICE_SHAPE <= budget; count++) kept += bytes[largest[count - 1]!]!
+  for (;;) {
+    const kept = new Set(largest.slice(0, count - 1))
+    let rest = 0
+    for (const [i, slice] of positive.entries()) if (!kept.has(i)) rest += slice.point.y
+    const others = othersSlice(positive.length - kept.size, rest, pie.total)
+    const size = [...kept].reduce((sum, i) => sum + bytes[i]!, sliceBytes(others)) + count * SLICE_SHAPE
+    if (size <= budget || count === 1) return [...positive.filter((_, i) => kept.has(i)), others]
+    count--
+  }
+}
+
 /** Slices of the positive values from 12 o'clock clockwise, and a legend of every point beside the pie. */
-function pieChart(data: Data, columns: number): Html {
+function pieChart(data: Data, columns: number, scale: number): Html {
   const points: Point[] = data.points
   const height: number = data.height
   const pie = slices(points)
-  const label = points.length ? `Pie chart: ${summaryList(pie.slices.map((slice) => `${slice.point.x} ${slice.percent}`))}` : 'Pie chart, no points'
+  const positive = pie.slices.filter((slice) => slice.point.y > 0)
+  const fitting: PieSlices = {
+    slices: positive,
+    bytes: positive.map(sliceBytes),
+    largest: positive.map((_, i) => i).sort((a, b) => positive[b]!.point.y - positive[a]!.point.y || a - b),
+    total: pie.total,
+  }
+  const label = points.length ? `Pie chart: ${summaryList(pie.slices.map((slice) => summaryItem(slice.point.x, slice.percent)))}` : 'Pie chart, no points'
   const { rows, more } = legendRows(pie.slices, height)
   const legendContent = Math.max(
     textWidth(`${more} more`),
     ...rows.map((slice) => textWidth(`${slice.point.x} ${slice.percent}`) + textWidth(formatCompact(slice.point.y))),
   ) + SWATCH + 3 * LABEL_GAP
-  return variants(data, columns, label, html``, (width, ink) => {
+  return variants(data, columns, scale, label, html``, (width, ink, markBytes) => {
     if (!points.length) return noPoints(width, height, ink)
     const legendWidth = round(clamp(legendContent, MIN_LEGEND_WIDTH, Math.min(width * 0.45, MAX_LEGEND_WIDTH)))
     const radius = round(Math.max(2, Math.min(width - legendWidth - 4 * PAD, height - 2 * PAD) / 2))
     const cx = round(Math.max(PAD, (width - 2 * radius - 2 * PAD - legendWidth) / 2) + radius)
     const cy = round(height / 2)
+    const key = legend(rows, more, cx + radius + 2 * PAD, legendWidth, height, ink)
+    const drawn = fitSlices(fitting, Math.max(1, Math.floor((2 * Math.PI * radius) / MIN_MARK_UNITS)), markBytes - utf8Length(key.value))
     const shapes: string[] = []
     const labels: Array<Html | ''> = []
     let angle = -Math.PI / 2
-    for (const slice of pie.slices) {
-      if (!(slice.point.y > 0)) continue
+    for (const slice of drawn) {
       const end = angle + (slice.point.y / pie.total) * 2 * Math.PI
       shapes.push(sliceShape(slice, cx, cy, radius, angle, end))
       labels.push(sliceLabel(slice, cx, cy, radius, angle, end))
@@ -544,7 +629,7 @@ function pieChart(data: Data, columns: number): Html {
     return html`${pie.total > 0 ? '' : html`<circle class="no-slices" cx="${cx}" cy="${cy}" r="${radius}" fill="none" stroke="${ink}" stroke-opacity="0.3" stroke-dasharray="4 4" />`}
   <g class="slices">${joined(shapes)}</g>
   <g class="slice-labels">${labels}</g>
-  ${legend(rows, more, cx + radius + 2 * PAD, legendWidth, height, ink)}`
+  ${key}`
   })
 }
 
@@ -559,11 +644,32 @@ function emptyState(type: string): Html {
 </svg>`
 }
 
-const RENDERERS: Record<string, (data: Data, columns: number) => Html> = { horizontalBox, verticalBox, barChart, lineChart, pieChart }
+/** What is drawn in place of data that cannot be drawn within MAX_FRAGMENT_BYTES (never seen with the posted limits: a last guard). */
+function tooLarge(type: string): Html {
+  return html`<svg class="component-svg empty" data-type="${type}" viewBox="0 0 ${NARROW_WIDTH} 72" style="height:72px" role="img" aria-label="${TYPE_NAMES[type] ?? type}, too large to draw">
+  <text class="empty-message" x="${NARROW_WIDTH / 2}" y="40" text-anchor="middle" font-size="15" font-weight="600" fill="${NEUTRAL_TEXT}">Too large to draw</text>
+</svg>`
+}
 
-/** The SVG of a component's data (two variants for charts), or a placeholder before its first update. */
+const RENDERERS: Record<string, (data: Data, columns: number, scale: number) => Html> = {
+  horizontalBox: (data) => horizontalBox(data),
+  verticalBox: (data) => verticalBox(data),
+  barChart,
+  lineChart,
+  pieChart,
+}
+
+/**
+ * The SVG of a component's data (two variants for charts), or a placeholder before its first
+ * update; never more than MAX_FRAGMENT_BYTES: a drawing past it is drawn again with smaller
+ * mark budgets (charts summarise more).
+ */
 export function renderComponent(type: string, data: Data | null, options: RenderOptions = {}): Html {
   if (!data) return emptyState(type)
   const columns = Number.isFinite(options.columns) ? clamp(Math.round(options.columns!), 1, 24) : DEFAULT_COLUMNS
-  return RENDERERS[type]!(data, columns)
+  for (let scale = 1; scale > 0.01; scale *= 0.7) {
+    const drawn = RENDERERS[type]!(data, columns, scale)
+    if (utf8Length(drawn.value) <= MAX_FRAGMENT_BYTES) return drawn
+  }
+  return tooLarge(type)
 }

@@ -14,6 +14,7 @@ import { limitExceeded, readOnly, unknownKey, usageOf, type DisplayError, type O
 import type { CallGroups } from './call-groups'
 import { displayKeyOf, refuseCounted } from './calls'
 import { ComponentData, ComponentUpdate } from './model'
+import { utf8Length } from './summary'
 
 /** The per-call statement, for the benchmarks' pgbench ceiling. */
 export { COMPONENT_UPDATE_SQL } from './call-groups'
@@ -76,17 +77,59 @@ function checkComponentBody(body: unknown): DisplayError | null {
   return null
 }
 
+/** The default of `display.maxComponentDataKilobytes`, in bytes. */
+export const DEFAULT_MAX_DATA_BYTES = 128 * 1024
+
+/** UTF-8 bytes of a number as PostgreSQL's jsonb stores and returns it: written out in full (1e300 is 301 digits). */
+function storedNumberLength(n: number): number {
+  const text = String(Math.abs(n))
+  const sign = n < 0 ? 1 : 0
+  const e = text.indexOf('e')
+  if (e < 0) return sign + text.length
+  const digits = text.slice(0, e).replace('.', '').length
+  const exponent = Number(text.slice(e + 1))
+  if (exponent >= digits - 1) return sign + exponent + 1
+  if (exponent >= 0) return sign + digits + 1
+  return sign + 2 + (-exponent - 1) + digits
+}
+
+/**
+ * UTF-8 bytes of a JSON value as stored and read back (jsonb's text: `", "` and `": "` between
+ * members, strings escaped as JSON, numbers in full): what a live page reads to draw it.
+ */
+export function storedLength(value: unknown): number {
+  if (typeof value === 'string') return utf8Length(JSON.stringify(value))
+  if (typeof value === 'number') return storedNumberLength(value)
+  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + storedLength(item), 2 + Math.max(0, value.length - 1) * 2)
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value)
+    return entries.reduce((sum, [key, item]) => sum + storedLength(key) + 2 + storedLength(item), 2 + Math.max(0, entries.length - 1) * 2)
+  }
+  return String(value).length
+}
+
 /** Unix seconds; a value above 10^11 is milliseconds. */
 const toSeconds = (timestamp: number) => (timestamp > 1e11 ? timestamp / 1000 : timestamp)
 
-/** Runs one component update (grouped with the calls waiting beside it): counted, checked and applied, or refused. */
-export async function updateComponent(groups: CallGroups, body: unknown): Promise<Outcome<{ pageId: string; componentId: string }>> {
+/**
+ * Runs one component update (grouped with the calls waiting beside it): counted, checked and
+ * applied, or refused. Data taking more than `maxDataBytes` as stored is refused (400 naming
+ * `data`): a live page reads every component's data to draw it.
+ */
+export async function updateComponent(groups: CallGroups, body: unknown, maxDataBytes = DEFAULT_MAX_DATA_BYTES): Promise<Outcome<{ pageId: string; componentId: string }>> {
   const key = displayKeyOf(body)
   if ('ok' in key) return key
   const { keyHash } = key
   const problem = checkComponentBody(body)
   if (problem) return refuseCounted(groups, keyHash, problem)
   const { componentId, timestamp, data } = body as { componentId: string; timestamp: number; data: { type: string } }
+  const stored = storedLength(data)
+  if (stored > maxDataBytes)
+    return refuseCounted(groups, keyHash, {
+      message: 'invalidRequest',
+      detail: `The data takes ${stored.toLocaleString('en')} bytes as stored (numbers written out in full); a component holds at most ${maxDataBytes.toLocaleString('en')}: send shorter labels or texts, or fewer points.`,
+      field: 'data',
+    })
   const row = await groups.run({ keyHash, update: { componentId: isUuid(componentId) ? componentId : null, data: JSON.stringify(data), timestamp: toSeconds(timestamp), type: data.type } })
   if (!row) return unknownKey()
   const usage = usageOf(row)

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { FragmentCache } from '../../plugins/display/fragments'
-import { pageCells } from '../../plugins/display/live-page'
+import { cellHtml, pageCells } from '../../plugins/display/live-page'
 import { SAMPLE_DATA, type SampleType } from '../helpers/display-fixture'
 import { startTestService, type TestService } from '../helpers/service'
 
@@ -50,12 +50,13 @@ beforeAll(async () => {
 })
 afterAll(() => api.stop())
 
+/** The page's cells as drawn through `cache`, as HTML. */
+const drawn = async (cache: FragmentCache, pageId: string) => (await pageCells(api.service.core.db, cache, pageId)).map(cellHtml)
 /** The page as drawn with no cache at all: every fragment rendered from its data. */
-const uncached = (pageId: string) => pageCells(api.service.core.db, new FragmentCache(0), pageId)
+const uncached = (pageId: string) => drawn(new FragmentCache(0), pageId)
 
 describe('the fragment cache', () => {
   test('every render through a tiny cache, interleaved with renders of other pages and organizations, equals a render with no cache', async () => {
-    const db = api.service.core.db
     await fc.assert(
       fc.asyncProperty(
         // From no room at all to about six fragments.
@@ -69,8 +70,8 @@ describe('the fragment cache', () => {
               const answer = await api.request('POST', '/api/component', { body: { componentId, apiKey, timestamp: ++timestamp, data: dataOf(type, timestamp) } })
               expect(answer.status).toBe(200)
             }
-            const drawn = await Promise.all(round.renders.map((page) => pageCells(db, cache, pages[page]!)))
-            for (const [i, page] of round.renders.entries()) expect(drawn[i]).toEqual(await uncached(pages[page]!))
+            const pagesDrawn = await Promise.all(round.renders.map((page) => drawn(cache, pages[page]!)))
+            for (const [i, page] of round.renders.entries()) expect(pagesDrawn[i]).toEqual(await uncached(pages[page]!))
             expect(cache.stats().bytes).toBeLessThanOrEqual(capacity)
           }
         },
@@ -84,7 +85,7 @@ describe('the fragment cache', () => {
     for (let capacity = 1_000; capacity <= 30_000; capacity += 1_000) {
       const cache = new FragmentCache(capacity)
       for (let i = 0; i < 3; i++) {
-        const cells = await pageCells(api.service.core.db, cache, pages[0]!)
+        const cells = await drawn(cache, pages[0]!)
         expect(cells).toEqual(expected)
         expect(cells.filter((cell) => cell.includes('No data yet'))).toHaveLength(1)
       }

@@ -216,7 +216,8 @@ describe('bar and line charts', () => {
       }
       for (let i = 1; i < boxes.length; i++) expect(boxes[i]!.left).toBeGreaterThan(boxes[i - 1]!.right)
       for (const label of labels) expect(label.text).toEndWith('…')
-      expect(titleOf(select(svg.inner, 'rect', 'bar')[0]!)).toBe('A rather long category label number 0: 0')
+      // The tooltip names the whole label (the phone's variant has no room for 200 bars: its first bar stands for the first few).
+      expect(titleOf(select(svg.inner, 'rect', 'bar')[0]!)).toMatch(svg.classes.includes('wide') ? /^A rather long category label number 0: 0$/ : /^A rather long category label number 0 – A rather long category label number (\d+): 0 to \1 \((\d+) bars\)$/)
     }
   })
 
