@@ -1,9 +1,11 @@
 /**
  * Read-only share links of a page: `/s/<token>` shows the live page to anyone holding it, without
- * signing in, until it expires or is revoked. The token is a secret shown once (`dsl_…`, with a
- * checksum, as keys) and stored only as its SHA-256 hash. The page's editors (its creator,
- * administrators, `editor` entries) create, list and revoke them; every change is audited, and a
- * revocation closes the link's open viewers on every instance (PAGE_ACCESS_CHANNEL).
+ * signing in, until it expires or is revoked, and only while its creator is active and may edit
+ * the page (a link speaks for its creator: one who left, or lost editor access, shares no more).
+ * The token is a secret shown once (`dsl_…`, with a checksum, as keys) and stored only as its
+ * SHA-256 hash. The page's editors (its creator, administrators, `editor` entries) create, list
+ * and revoke them; every change is audited, and a revocation closes the link's open viewers on
+ * every instance (PAGE_ACCESS_CHANNEL).
  */
 import { notify, queryText, type Database, type Executor } from '../../src/db'
 import { created } from '../../src/http/answer'
@@ -16,6 +18,7 @@ import type { Actor } from '../../src/services/identity'
 import { isoFromText, selectPage } from '../../src/sql'
 import type { Writes } from '../../src/writes'
 import type { VisiblePage } from './live-page'
+import { MAY_EDIT_PAGE } from './page-access'
 import { findPage, PAGE_ACCESS_CHANNEL } from './pages-service'
 import { pageShareLinks } from './schema'
 
@@ -41,6 +44,20 @@ async function requireEditor(executor: Executor, actor: Actor, pageId: string, l
   if (!found.editor) throw forbidden("Only the page's editors (its creator, administrators and editor entries) may manage its share links.")
   return found.page
 }
+
+/**
+ * The links `l` that work, with their page `p`: not expired, and their creator (`u`, `a`) active
+ * and an editor of the page. A FROM list and its condition, for resolving a token and for
+ * re-checking the open viewers of links.
+ */
+const WORKING_LINKS = `page_share_links l
+  join pages p on p.id = l.page_id and p.organization_id = l.organization_id
+  join user_directory u on u.id = l.created_by and u.organization_id = l.organization_id and u.status = 'active'
+  cross join lateral (select u.id as user_id, u.organization_id, u.role) a`
+const LINK_WORKS = `(l.expires_at is null or l.expires_at > now()) and ${MAY_EDIT_PAGE}`
+
+/** $1 link ids: those that still work (not revoked or expired, their creator still active and an editor of the page); for re-checking open viewers. */
+export const LINKS_STILL_WORKING = `select l.id from ${WORKING_LINKS} where l.id = any($1::uuid[]) and ${LINK_WORKS}`
 
 /** A valid link's page and what its stream needs: the link's id and end. */
 export interface SharedPage {
@@ -106,15 +123,13 @@ export function createShareLinks({ db, writes, maxLinksPerPage }: { db: Database
       })
     },
 
-    /** The page a token shows, if the token is a valid link's (well-formed, not revoked, not expired); one statement. */
+    /** The page a token shows, if the token is a working link's (well-formed, not revoked, not expired, its creator active and an editor); one statement. */
     async resolve(token: string): Promise<SharedPage | undefined> {
       // Elysia gives null for a path segment that is not valid percent-encoding (`/s/%ZZ`).
       if (typeof token !== 'string' || !isWellFormedSecret(SHARE_TOKEN_PREFIX, token)) return undefined
       const [row] = await queryText<{ linkId: string; expiresAt: string | null; id: string; name: string; title: string | null }>(
         db,
-        `select l.id as "linkId", l.expires_at as "expiresAt", p.id, p.name, p.title
-          from page_share_links l join pages p on p.id = l.page_id and p.organization_id = l.organization_id
-          where l.token_hash = $1 and (l.expires_at is null or l.expires_at > now())`,
+        `select l.id as "linkId", l.expires_at as "expiresAt", p.id, p.name, p.title from ${WORKING_LINKS} where l.token_hash = $1 and ${LINK_WORKS}`,
         [hashSecret(token)],
       )
       if (!row) return undefined
