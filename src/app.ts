@@ -22,7 +22,8 @@ import { createLanding, faviconResponse } from './http/landing'
 import { createV1Kit } from './http/v1'
 import { resolvePlugins } from './loader'
 import { createLogger, describeError, routeOf, type Logger } from './log'
-import { migrate, migrationCheck, readMigrations } from './migrate'
+import { applyMigrations, migrationCheck, readMigrations } from './migrate'
+import { declaredPlacements } from './citus'
 import type { AnyPlugin, CoreServices, PluginContext, ScopeDefinition, ToolDefinition } from './plugin'
 import { ServiceRegistry } from './services/registry'
 import { ListCache } from './http/list-cache'
@@ -137,8 +138,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   if (!options.database) stops.push(() => database.close())
 
   const migrations = readMigrations()
-  const applied = await migrate(database.db, migrations)
+  // Every registered plugin's placements: the migrations create the tables of all of them.
+  const { applied, placed } = await applyMigrations(database.db, { migrations, placements: declaredPlacements(registry) })
   if (applied) log.info('migrations applied', { count: applied, database: database.location })
+  if (placed.length) log.info('tables placed on Citus', { tables: placed.map((table) => `${table.table} (${table.kind})`).join(', ') })
 
   const services = new ServiceRegistry()
   options.provide?.(services)

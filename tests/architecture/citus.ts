@@ -1,8 +1,10 @@
 /**
  * What the live schema says about distributing it by `organization_id` on Citus: the facts read
  * from the catalog, the rules a distributed, reference or local table must meet, and the
- * statements that distribute it (the README's Scaling section prints them).
+ * statements that distribute it (the README's Scaling section prints them as a reference: the
+ * migrations place the tables themselves, src/citus.ts).
  */
+import { DISTRIBUTION_COLUMN } from '../../src/citus'
 import { queryText, type Executor } from '../../src/db'
 
 export type Placement = 'distributed' | 'reference' | 'local'
@@ -17,7 +19,7 @@ export interface TableFacts {
   foreignKeys: { name: string; parent: string; pairs: [string, string][] }[]
 }
 
-export const DISTRIBUTION_COLUMN = 'organization_id'
+export { DISTRIBUTION_COLUMN }
 
 /** Every table of the public schema with its keys. */
 export async function readSchema(executor: Executor): Promise<TableFacts[]> {
