@@ -125,7 +125,8 @@ export class KeyAuthenticator implements Authenticator {
     const [row] = await this.db
       .select({ key: apiKeys, user: users })
       .from(apiKeys)
-      .innerJoin(users, eq(users.id, apiKeys.ownerId))
+      // Joined on the organization too: a co-located join, which Citus runs shard by shard.
+      .innerJoin(users, and(eq(users.id, apiKeys.ownerId), eq(users.organizationId, apiKeys.organizationId)))
       .where(and(eq(apiKeys.secretHash, hash), isNull(apiKeys.revokedAt), eq(users.status, 'active')))
     if (!row) return undefined
     const { key, user } = row

@@ -152,8 +152,13 @@ export async function createApiKey(
   const secret = generateSecret(API_KEY_PREFIX)
   return writes.change({ ...actor, organizationId: owner.organizationId }, null, async ({ tx, audit }) => {
     if (Number.isFinite(maxKeys)) {
-      // The owner's row is locked, so concurrent creations count one after another.
-      await tx.select({ id: users.id }).from(users).where(eq(users.id, ownerId)).for('update')
+      // The owner's row is locked, so concurrent creations count one after another (by id and
+      // organization: on Citus a row lock must name the shard).
+      await tx
+        .select({ id: users.id })
+        .from(users)
+        .where(and(eq(users.id, ownerId), eq(users.organizationId, owner.organizationId)))
+        .for('update')
       const [active] = await tx
         .select({ n: count() })
         .from(apiKeys)
