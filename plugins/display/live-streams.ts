@@ -26,6 +26,7 @@ import { componentCell, type ComponentCell } from './live-page'
 import { displayJson } from './answers'
 import { COMPONENT_COLUMNS, fromComponentText, PAGE_ACCESS_CHANNEL } from './pages-service'
 import { MAY_USE_PAGE } from './page-access'
+import { LINKS_STILL_WORKING } from './share-links'
 
 const SWEEP_EVERY_MS = 30_000
 
@@ -62,9 +63,6 @@ export interface PageChange {
   pageId: string
   componentId?: string
 }
-
-/** $1 link ids: those still valid (not revoked, not expired). */
-const LINKS_STILL_VALID = 'select id from page_share_links where id = any($1::uuid[]) and (expires_at is null or expires_at > now())'
 
 /** $1 pair keys, $2 users, $3 pages: the pairs whose user (still active) may still see the page. */
 const STILL_VISIBLE = `select l.key from unnest($1::text[], $2::uuid[], $3::uuid[]) as l(key, user_id, page_id)
@@ -213,10 +211,13 @@ export class LiveStreams {
       if ('sessionId' in revocation && listener.sessionId === revocation.sessionId) listener.end('You signed out.')
       else if ('userId' in revocation && listener.userId === revocation.userId) listener.end('Your account was deactivated.')
     }
+    // A deactivated user's share links stop too: one statement re-checks the open links.
+    if ('userId' in revocation) void this.recheck([...this.listeners].filter((listener) => isLinkViewer(listener)))
   }
 
   private membershipLost(loss: TeamMembershipLoss) {
-    const concerned = [...this.listeners].filter((listener) => !isLinkViewer(listener) && (loss.userId === undefined || listener.userId === loss.userId))
+    // Share links are concerned too: their creator may have been an editor through the team.
+    const concerned = [...this.listeners].filter((listener) => isLinkViewer(listener) || loss.userId === undefined || listener.userId === loss.userId)
     return this.recheck(concerned)
   }
 
@@ -234,9 +235,9 @@ export class LiveStreams {
         for (const listener of viewers) if (!visible.has(`${listener.userId}:${listener.pageId}`)) listener.end('You no longer have access to this page.')
       }
       if (links.length) {
-        const rows = await queryText<{ id: string }>(this.db, LINKS_STILL_VALID, [[...new Set(links.map((listener) => listener.linkId))]])
+        const rows = await queryText<{ id: string }>(this.db, LINKS_STILL_WORKING, [[...new Set(links.map((listener) => listener.linkId))]])
         const valid = new Set(rows.map((row) => row.id))
-        for (const listener of links) if (!valid.has(listener.linkId)) listener.end('This share link was revoked or has expired.')
+        for (const listener of links) if (!valid.has(listener.linkId)) listener.end('This share link was revoked or has expired, or its creator may no longer share the page.')
       }
     } catch (error) {
       this.log.warn('could not re-check live viewers', describeError(error))

@@ -228,6 +228,8 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
         if (!current) throw notFound('Not on the access list.')
         if (current.level === level) return { ...current, createdAt: isoFromText(current.createdAt) }
         await tx.update(pageAccess).set({ level }).where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId)))
+        // A lowered editor's share links stop: their open viewers are re-checked on every instance.
+        await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
         await audit({ action: 'page.access_updated', resourceType: 'page', resourceId: pageId, changes: { before: { principalId, level: current.level }, after: { principalId, level } } })
         return { ...current, level, createdAt: isoFromText(current.createdAt) }
       })
