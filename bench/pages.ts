@@ -126,12 +126,12 @@ const WALL: Seeded[] = [
 const probeSource = (fragmentsModule: string) => `import { writeFileSync } from 'node:fs'
 import { FragmentCache } from ${JSON.stringify(fragmentsModule)}
 const caches = new Set()
-const svg = FragmentCache.prototype.svg
+const cached = FragmentCache.prototype.cached
 // Catches the plugin's instance at its first use, then puts the method back untouched.
-FragmentCache.prototype.svg = function (...args) {
+FragmentCache.prototype.cached = function (...args) {
   caches.add(this)
-  FragmentCache.prototype.svg = svg
-  return svg.apply(this, args)
+  FragmentCache.prototype.cached = cached
+  return cached.apply(this, args)
 }
 process.on('SIGUSR2', () => writeFileSync(process.env.BENCH_FRAGMENT_STATS, JSON.stringify([...caches].map((cache) => cache.stats()))))
 `

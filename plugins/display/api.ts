@@ -82,7 +82,7 @@ export const DisplayPagesRef = serviceRef<DisplayPages>('display.pages', 'displa
 
 export interface FragmentCacheStats {
   entries: number
-  /** Approximate bytes held (UTF-16). */
+  /** Bytes held (UTF-8). */
   bytes: number
   maxBytes: number
   hits: number

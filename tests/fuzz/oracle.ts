@@ -32,7 +32,8 @@ const DISPLAY_MESSAGES: Record<number, string[]> = {
   403: ['readOnlyAccess'],
   404: ['componentNotFound', 'pageNotFound', 'deviceNotFound'],
   409: ['staleUpdate'],
-  429: ['limitExceeded', 'tooManyStreams'],
+  // limitExceeded: a display account's daily limit; tooManyStreams: a user's open streams; tooManyRequests: /s/ views of a link or an address.
+  429: ['limitExceeded', 'tooManyStreams', 'tooManyRequests'],
 }
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/
 /**
@@ -112,7 +113,8 @@ function checkDisplay(op: Operation, answer: Answer, problems: string[]): void {
     if (typeof body.detail !== 'string' || !body.detail) problems.push('display error without detail')
     if (DATABASE_FALLBACKS.includes(body.detail as string)) problems.push(`a database error reached the client through the mapper's fallback: ${JSON.stringify(body.detail)}`)
     if ('field' in body && typeof body.field !== 'string') problems.push('display error field is not a string')
-    if (answer.status === 429 && (body.limitRemaining !== 0 || !answer.headers.get('retry-after'))) problems.push('429 without limitRemaining 0 and Retry-After')
+    if (answer.status === 429 && !answer.headers.get('retry-after')) problems.push('429 without Retry-After')
+    if (body.message === 'limitExceeded' && body.limitRemaining !== 0) problems.push('limitExceeded without limitRemaining 0')
     return
   }
   if (op.template === '/api/component') {
