@@ -9,6 +9,8 @@ import { COMPONENT_TYPES, PAGE_LEVELS } from './schema'
 
 /** Display keys: `dpk_` + 36 base62 characters + a 6-character checksum. */
 export const DISPLAY_KEY_PREFIX = 'dpk'
+/** The latest accepted `timestamp`: 9999-12-31T23:59:59.999Z in milliseconds. */
+export const MAX_TIMESTAMP_MS = 253_402_300_799_999
 
 const MAX_POINTS = 1000
 const MAX_TEXT = 1000
@@ -59,7 +61,8 @@ export const ComponentUpdate = Type.Object(
   {
     componentId: Type.String({ maxLength: 100 }),
     apiKey: Type.String({ maxLength: 100 }),
-    timestamp: Type.Number({ minimum: 0, description: 'Unix seconds (fractional allowed); above 10^11 it is read as milliseconds.' }),
+    // At most the last millisecond of 9999: a timestamp far in the future (1e300) would make every later update stale.
+    timestamp: Type.Number({ minimum: 0, maximum: MAX_TIMESTAMP_MS, description: 'Unix seconds (fractional allowed); above 10^11 it is read as milliseconds; at most 253402300799999 (9999-12-31T23:59:59.999Z in milliseconds).' }),
     data: Type.Object({ type: Type.String() }),
   },
   strict,

@@ -76,6 +76,15 @@ describe('POST /api/component', () => {
     clock = seconds + 1
   })
 
+  test('a timestamp past the year 9999 is 400 on timestamp, so no update can make every later one stale', async () => {
+    for (const timestamp of [1e300, 253_402_300_800_000]) {
+      const response = await update('verticalBox', SAMPLE_DATA.verticalBox, { timestamp })
+      expect(response.status, String(timestamp)).toBe(400)
+      expect(response.body).toMatchObject({ message: 'invalidRequest', field: 'timestamp' })
+    }
+    expect((await update('verticalBox', SAMPLE_DATA.verticalBox)).status).toBe(200)
+  })
+
   test('an unknown or malformed key is 401 and counts nothing', async () => {
     const before = (await update('barChart', bar)).body.limitRemaining
     for (const apiKey of ['dpk_nope', `${fx.creator.displayApiKey!.slice(0, -6)}000000`, fx.creator.displayApiKey!.replace('dpk_', 'wtk_')]) {
