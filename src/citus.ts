@@ -11,7 +11,8 @@
  * local table. So the foreign keys that touch a table still to place are read
  * (`pg_get_constraintdef`), dropped, the tables placed, and the keys added back, all in the
  * caller's transaction. Citus needs that transaction in sequential mode: a key to a reference
- * table cannot follow parallel work on a distributed table in one transaction.
+ * table cannot follow parallel work on a distributed table in one transaction. Rows a table
+ * already holds are copied to its shards.
  */
 import { sql } from 'drizzle-orm'
 import { queryRows, type Executor, type Transaction } from './db'
@@ -131,6 +132,13 @@ export async function placeTables(tx: Transaction, placements: TablePlacements):
          where k.contype = 'f' and ((n.nspname = 'public' and c.relname in (${names})) or (pn.nspname = 'public' and p.relname in (${names})))
          order by c.relname, k.conname`,
   )
+  // Rows already there (a database moved from one server) are copied to the shards; the
+  // coordinator's own copy is emptied afterwards, as Citus advises.
+  const holdingRows: string[] = []
+  for (const { table } of toPlace) {
+    const [row] = await queryRows<{ rows: boolean }>(tx, sql`select exists (select 1 from only ${sql.identifier('public')}.${sql.identifier(table)}) as rows`)
+    if (row?.rows) holdingRows.push(table)
+  }
   for (const key of keys) await tx.execute(sql.raw(key.drop))
   for (const { table, kind } of toPlace.filter((table) => table.kind === 'reference')) await place(tx, table, kind)
   for (const { table, kind } of toPlace.filter((table) => table.kind === 'distributed')) {
@@ -138,16 +146,16 @@ export async function placeTables(tx: Transaction, placements: TablePlacements):
     colocateWith ??= table
   }
   for (const key of keys) await tx.execute(sql.raw(key.add))
+  for (const table of holdingRows) await tx.execute(sql`select truncate_local_data_after_distributing_table(${relation(table)})`)
   return toPlace
 }
 
 /** One create_reference_table / create_distributed_table, its error naming the table. */
 async function place(tx: Transaction, table: string, kind: PlacedTable['kind'], colocateWith?: string): Promise<void> {
-  const relation = sql`${`public.${quoteIdentifier(table)}`}::regclass`
   const statement =
     kind === 'reference'
-      ? sql`select create_reference_table(${relation})`
-      : sql`select create_distributed_table(${relation}, ${DISTRIBUTION_COLUMN}, colocate_with => ${colocateWith ? `public.${quoteIdentifier(colocateWith)}` : 'none'})`
+      ? sql`select create_reference_table(${relation(table)})`
+      : sql`select create_distributed_table(${relation(table)}, ${DISTRIBUTION_COLUMN}, colocate_with => ${colocateWith ? qualifiedName(colocateWith) : 'none'})`
   try {
     await tx.execute(statement)
   } catch (error) {
@@ -155,7 +163,9 @@ async function place(tx: Transaction, table: string, kind: PlacedTable['kind'], 
   }
 }
 
-const quoteIdentifier = (name: string) => `"${name.replaceAll('"', '""')}"`
+/** `public."table"`, as Citus's functions take a table's name. */
+const qualifiedName = (table: string) => `public."${table.replaceAll('"', '""')}"`
+const relation = (table: string) => sql`${qualifiedName(table)}::regclass`
 
 /** How each table of the public schema is placed on Citus (`local`: a plain or Citus local table), or undefined without Citus. */
 export async function readPlacement(executor: Executor): Promise<Record<string, TableKind> | undefined> {

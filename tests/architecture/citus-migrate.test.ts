@@ -13,13 +13,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { MigrationMeta } from 'drizzle-orm/migrator'
-import postgres from 'postgres'
 import { registry } from '../../plugins'
 import { declaredPlacements, readPlacement, type TableKind, type TablePlacements } from '../../src/citus'
 import { openDatabase, queryText, type DatabaseHandle, type Executor } from '../../src/db'
 import { applyMigrations, readMigrations } from '../../src/migrate'
+import { createApiKey } from '../../plugins/auth/service'
+import { createLogger } from '../../src/log'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
-import { readSchema } from './citus'
+import { startTestService } from '../helpers/service'
+import { createClusterDatabase, readSchema, type ClusterDatabase } from './citus'
 
 const placements = declaredPlacements(registry)
 const declaredKind = (table: string): TableKind => placements[table] ?? 'distributed'
@@ -64,65 +66,20 @@ describe('migrations without Citus', () => {
 const CLUSTER = CITUS_URL ? 'migrations on a Citus cluster' : 'migrations on a Citus cluster (skipped: set TEST_CITUS_URL to a Citus coordinator database)'
 describe.skipIf(!CITUS_URL)(CLUSTER, () => {
   const name = `wt_citus_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`
-  const nodeUrls: string[] = []
-  let coordinatorUrl: string
+  let cluster: ClusterDatabase
   let database: DatabaseHandle
   let plain: TestDatabase
 
-  /** `url` with the database `name` and the given host and port. */
-  const urlOf = (host: string, port: number) => {
-    const url = new URL(CITUS_URL!)
-    url.hostname = host
-    url.port = String(port)
-    url.pathname = `/${name}`
-    return url.toString()
-  }
-  const onNode = async (url: string, run: (sql: postgres.Sql) => Promise<unknown>) => {
-    const client = postgres(url, { max: 1, onnotice: () => {} })
-    try {
-      await run(client)
-    } finally {
-      await client.end()
-    }
-  }
-
   beforeAll(async () => {
-    const admin = postgres(CITUS_URL!, { max: 1, onnotice: () => {} })
-    try {
-      const workers = await admin
-        .unsafe<{ node_name: string; node_port: number }[]>('select node_name, node_port from citus_get_active_worker_nodes() order by 1, 2')
-        .catch((error: Error) => {
-          throw new Error(`TEST_CITUS_URL must name a database with the citus extension and its workers added (cluster.sh createdb): ${error.message}`)
-        })
-      if (!workers.length) throw new Error('TEST_CITUS_URL names a Citus database with no workers added')
-      const coordinator = new URL(CITUS_URL!)
-      coordinatorUrl = urlOf(coordinator.hostname, Number(coordinator.port || 5432))
-      nodeUrls.push(coordinatorUrl, ...workers.map((worker) => urlOf(worker.node_name, Number(worker.node_port))))
-      for (const url of nodeUrls) {
-        const node = new URL(url)
-        node.pathname = new URL(CITUS_URL!).pathname
-        await onNode(node.toString(), (sql) => sql.unsafe(`create database "${name}"`))
-        await onNode(url, (sql) => sql.unsafe('create extension citus'))
-      }
-      await onNode(coordinatorUrl, async (sql) => {
-        await sql`select citus_set_coordinator_host(${coordinator.hostname}, ${Number(coordinator.port || 5432)})`
-        for (const worker of workers) await sql`select citus_add_node(${worker.node_name}, ${Number(worker.node_port)})`
-      })
-    } finally {
-      await admin.end()
-    }
-    database = await openDatabase(coordinatorUrl, { maxConnections: 2 })
+    cluster = await createClusterDatabase(CITUS_URL!, name)
+    database = await openDatabase(cluster.url, { maxConnections: 2 })
     plain = await createTestDatabase()
   }, 120_000)
 
   afterAll(async () => {
     await database?.close()
     await plain?.close()
-    for (const url of nodeUrls) {
-      const node = new URL(url)
-      node.pathname = new URL(CITUS_URL!).pathname
-      await onNode(node.toString(), (sql) => sql.unsafe(`drop database if exists "${name}" with (force)`))
-    }
+    await cluster?.drop()
   }, 120_000)
 
   test('a fresh database is migrated with every table placed as its manifest declares, all distributed tables co-located', async () => {
@@ -169,7 +126,7 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
   })
 
   test('migrating a worker is refused: the schema is migrated on the coordinator', async () => {
-    const worker = await openDatabase(nodeUrls[1], { maxConnections: 1 })
+    const worker = await openDatabase(cluster.workerUrls[0]!, { maxConnections: 1 })
     try {
       await expect(applyMigrations(worker.db, { placements })).rejects.toThrow('This database is a Citus worker')
     } finally {
@@ -234,5 +191,55 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     expect(note).toEqual({ nickname: 'Lat', body: 'first' })
     // And once more: nothing left to do.
     expect(await applyMigrations(database.db, { migrations: [...readMigrations(), later], placements: { ...placements, later_codes: 'reference' } })).toEqual({ applied: 0, placed: [] })
+  }, 120_000)
+
+  test('a database that already holds rows (moved from one server) is placed with its rows, the coordinator keeping no copy', async () => {
+    const moved = await createClusterDatabase(CITUS_URL!, `${name}_moved`)
+    const handle = await openDatabase(moved.url, { maxConnections: 2 })
+    try {
+      // Migrated as on a single server (no placements), then rows written: a restored dump.
+      await applyMigrations(handle.db)
+      await queryText(handle.db, `insert into organizations (id, name) select gen_random_uuid(), 'Organization ' || i from generate_series(1, 40) i`, [])
+      await queryText(
+        handle.db,
+        `insert into users (id, organization_id, email, username, display_name, password_hash)
+         select gen_random_uuid(), id, 'user-' || id || '@example.com', 'user', name, 'x' from organizations`,
+        [],
+      )
+      await queryText(handle.db, `insert into user_emails (email, organization_id, user_id) select email, organization_id, id from users`, [])
+      const outcome = await applyMigrations(handle.db, { placements })
+      expect(outcome.applied).toBe(0)
+      expect(outcome.placed.length).toBe(Object.keys((await readPlacement(handle.db))!).filter((table) => declaredKind(table) !== 'local').length)
+      const count = async (statement: string) => (await queryText<{ n: number }>(handle.db, statement, []))[0]!.n
+      expect(await count(`select count(*)::int as n from users u join organizations o on o.id = u.organization_id`)).toBe(40)
+      expect(await count(`select count(*)::int as n from user_emails`)).toBe(40)
+      // The shards hold the rows; the coordinator's own copies (the tables' local files) were emptied.
+      expect(await count(`select (pg_relation_size('users') + pg_relation_size('organizations') + pg_relation_size('user_emails'))::int as n`)).toBe(0)
+    } finally {
+      await handle.close()
+      await moved.drop()
+    }
+  }, 120_000)
+
+  test("start-up's migration places a fresh cluster database; the first operator command (key create, which locks its owner) and the key's first request work", async () => {
+    const fresh = await createClusterDatabase(CITUS_URL!, `${name}_startup`)
+    const handle = await openDatabase(fresh.url, { maxConnections: 4 })
+    // Only auth and users enabled: the other plugins' tables are placed all the same (the migrations create them all).
+    const api = await startTestService({ database: { ...handle, url: fresh.url }, plugins: ['auth', 'users', 'docs'], log: createLogger('silent') })
+    try {
+      const placement = (await readPlacement(handle.db))!
+      expect(Object.entries(placement).filter(([table, kind]) => kind !== declaredKind(table))).toEqual([])
+      expect([placement.webhook_keys, placement.display_usage, placement.sign_in_throttle]).toEqual(['reference', 'distributed', 'local'])
+      const organizationId = await api.createOrganization()
+      const user = await api.createUser(organizationId, 'administrator')
+      const known = new Set(api.service.core.scopes.map((scope) => scope.name))
+      const { secret } = await createApiKey(api.service.core.writes, { userId: null, apiKeyId: null, via: 'cli', requestId: null }, user.id, { name: 'laptop', scopes: ['users:read'] }, known, 5)
+      const me = await api.request('GET', '/api/v1/users/me', { key: secret })
+      expect([me.status, me.body.data?.user?.username]).toEqual([200, user.username])
+    } finally {
+      await api.stop()
+      await handle.close()
+      await fresh.drop()
+    }
   }, 120_000)
 })
