@@ -3,7 +3,8 @@
  * tenant table's primary key, unique indexes and foreign keys include organization_id, or the
  * table is declared a reference or local table, with a reason, by the plugin that owns it. Read
  * from the live schema; the check is shown to fail on tables planted to break each rule; the
- * README prints the very statements the schema needs.
+ * README prints, as a reference, the statements of the placement the migrations make
+ * (citus-migrate.test.ts makes it on a real cluster).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
@@ -85,7 +86,7 @@ describe('Citus readiness', () => {
     for (const name of planted) expect(names).not.toContain(name)
   })
 
-  test("the README's Scaling section gives the statements this schema needs, in an order Citus accepts", async () => {
+  test("the README's Citus section gives, as a reference, the statements of the placement the migrations make, parents first", async () => {
     const statements = citusStatements(await readSchema(database.db), placementOf)
     expect(statements[0]).toBe("select create_reference_table('organizations');")
     expect(statements).toContain("select create_reference_table('user_emails');")
