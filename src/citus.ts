@@ -110,8 +110,8 @@ export async function placeTables(tx: Transaction, placements: TablePlacements):
     const declared = (placements[table.name] as TableKind | undefined) ?? 'distributed'
     const current = currentKind(table)
     if (current === 'distributed' && declared === 'distributed') colocateWith ??= table.name
-    if (declared === 'local' || current === declared) continue
-    if (current === 'plain' || current === 'citus_local') toPlace.push({ table: table.name, kind: declared })
+    if (current === declared || (declared === 'local' && (current === 'plain' || current === 'citus_local'))) continue
+    if (declared !== 'local' && (current === 'plain' || current === 'citus_local')) toPlace.push({ table: table.name, kind: declared })
     else mismatches.push(`${table.name} is a ${current} table on Citus but its plugin declares it ${declared}`)
   }
   if (mismatches.length) throw new Error(`Tables placed otherwise than declared (change them by hand): ${mismatches.join('; ')}.`)
@@ -159,7 +159,8 @@ async function place(tx: Transaction, table: string, kind: PlacedTable['kind'], 
   try {
     await tx.execute(statement)
   } catch (error) {
-    throw Object.assign(new Error(`Citus refused to make ${table} a ${kind} table: ${error instanceof Error ? error.message : String(error)}`), { cause: error })
+    const reason = (error as { cause?: { message?: string } }).cause?.message ?? (error as Error).message
+    throw Object.assign(new Error(`Citus refused to make ${table} a ${kind} table: ${reason}`), { cause: error })
   }
 }
 

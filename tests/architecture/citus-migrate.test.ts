@@ -193,6 +193,15 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     expect(await applyMigrations(database.db, { migrations: [...readMigrations(), later], placements: { ...placements, later_codes: 'reference' } })).toEqual({ applied: 0, placed: [] })
   }, 120_000)
 
+  test('a new table Citus cannot distribute stops the migration, naming the table and the reason, and nothing of it is applied', async () => {
+    const orphan = laterMigration([`CREATE TABLE "later_orphans" ("id" uuid PRIMARY KEY NOT NULL)`])
+    orphan.folderMillis += 1_000 // after the later migration above
+    await expect(applyMigrations(database.db, { migrations: [...readMigrations(), orphan], placements: { ...placements, later_codes: 'reference' } })).rejects.toThrow(
+      'Citus refused to make later_orphans a distributed table: column "organization_id" of relation "later_orphans" does not exist',
+    )
+    expect(Object.keys((await readPlacement(database.db))!)).not.toContain('later_orphans')
+  })
+
   test('a database that already holds rows (moved from one server) is placed with its rows, the coordinator keeping no copy', async () => {
     const moved = await createClusterDatabase(CITUS_URL!, `${name}_moved`)
     const handle = await openDatabase(moved.url, { maxConnections: 2 })
