@@ -2,13 +2,19 @@
  * A fresh database for one test file: a new database on the PostgreSQL server when
  * TEST_DATABASE_URL is set, otherwise an in-memory PGlite loaded from a migrated template
  * (built once, cached under node_modules/.cache, so each file starts in a fraction of a second).
+ * When TEST_DATABASE_URL names a database of a Citus coordinator with its workers added, the new
+ * database is a copy, on every node, of a migrated and placed template (built once per set of
+ * migrations; creating and placing a cluster database takes 10 to 20 s, a copy under a second).
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { openDatabase, type DatabaseHandle } from '../../src/db'
-import { migrate, MIGRATIONS_FOLDER } from '../../src/migrate'
+import { declaredPlacements } from '../../src/citus'
+import { applyMigrations, migrate, MIGRATIONS_FOLDER } from '../../src/migrate'
+import { registry } from '../../plugins'
+import { createClusterDatabase } from '../architecture/citus'
 
 export interface TestDatabase extends DatabaseHandle {
   /** postgres://… of this database, or `pglite:memory` (a separate process cannot share it). */
@@ -54,6 +60,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   }
   const name = `wt_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} })
+  if (await isCitusCoordinator(admin)) return citusTestDatabase(serverUrl, admin, name)
   await admin.unsafe(`create database "${name}"`)
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
@@ -64,6 +71,83 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     async close() {
       await handle.close()
       await admin.unsafe(`drop database if exists "${name}" with (force)`)
+      await admin.end()
+    },
+  }
+}
+
+async function isCitusCoordinator(admin: postgres.Sql): Promise<boolean> {
+  citusNodes ??= (async () => {
+    const [row] = await admin.unsafe<{ citus: boolean }[]>(`select exists (select 1 from pg_extension where extname = 'citus') as citus`)
+    if (!row?.citus) return null
+    const workers = await admin.unsafe<{ host: string; port: number }[]>('select node_name as host, node_port as port from citus_get_active_worker_nodes() order by 1, 2')
+    const url = new URL(process.env.TEST_DATABASE_URL!)
+    return [{ host: url.hostname, port: Number(url.port || 5432) }, ...workers.map((worker) => ({ host: worker.host, port: Number(worker.port) }))]
+  })()
+  return (await citusNodes) !== null
+}
+
+let citusNodes: Promise<{ host: string; port: number }[] | null> | undefined
+let citusTemplate: Promise<string> | undefined
+
+/** Runs `statements` in the `postgres` database of each node, one after another. */
+async function onEveryNode(statements: (node: number) => string[]): Promise<void> {
+  const nodes = (await citusNodes)!
+  for (const [index, node] of nodes.entries()) {
+    const url = new URL(process.env.TEST_DATABASE_URL!)
+    url.hostname = node.host
+    url.port = String(node.port)
+    url.pathname = '/postgres'
+    const client = postgres(url.toString(), { max: 1, onnotice: () => {} })
+    try {
+      for (const statement of statements(index)) await client.unsafe(statement)
+    } finally {
+      await client.end()
+    }
+  }
+}
+
+/**
+ * The migrated, placed template of this set of migrations on every node, built by the first test
+ * file that needs it (an advisory lock on the coordinator keeps concurrent runs to one build).
+ * Connections to it are then refused, so Citus's maintenance daemons leave it and it can be copied.
+ */
+function citusTemplateDatabase(serverUrl: string, admin: postgres.Sql): Promise<string> {
+  citusTemplate ??= (async () => {
+    const name = `wt_citus_template_${migrationsFingerprint()}`
+    await admin.unsafe('select pg_advisory_lock(7210331115)')
+    try {
+      const [exists] = await admin.unsafe<{ ready: boolean }[]>(`select not datallowconn as ready from pg_database where datname = '${name}'`)
+      if (exists?.ready) return name
+      if (exists) await onEveryNode(() => [`drop database if exists "${name}" with (force)`])
+      const cluster = await createClusterDatabase(serverUrl, name)
+      const handle = await openDatabase(cluster.url, { maxConnections: 2 })
+      try {
+        await applyMigrations(handle.db, { placements: declaredPlacements(registry) })
+      } finally {
+        await handle.close()
+      }
+      await onEveryNode(() => [`alter database "${name}" with allow_connections false`, `select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}'`])
+      return name
+    } finally {
+      await admin.unsafe('select pg_advisory_unlock(7210331115)')
+    }
+  })()
+  return citusTemplate
+}
+
+async function citusTestDatabase(serverUrl: string, admin: postgres.Sql, name: string): Promise<TestDatabase> {
+  const template = await citusTemplateDatabase(serverUrl, admin)
+  await onEveryNode(() => [`create database "${name}" template "${template}"`])
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  const handle = await openDatabase(url.toString(), { maxConnections: 10 })
+  return {
+    ...handle,
+    url: url.toString(),
+    async close() {
+      await handle.close()
+      await onEveryNode(() => [`drop database if exists "${name}" with (force)`])
       await admin.end()
     },
   }
