@@ -57,7 +57,12 @@ export function createDisplayAccounts(writes: Writes, defaultLimit: number, user
         // A user of the actor's organization (the account area rotates its user's own key).
         if (!(await users.activeUser(tx, actor.organizationId, userId))) throw notFound('No such user.')
         const user = { organizationId: actor.organizationId }
-        const [previous] = await tx.select({ prefix: displayAccounts.keyPrefix }).from(displayAccounts).where(eq(displayAccounts.userId, userId)).for('update')
+        // Locked by user and organization: on Citus a row lock must name the shard.
+        const [previous] = await tx
+          .select({ prefix: displayAccounts.keyPrefix })
+          .from(displayAccounts)
+          .where(and(eq(displayAccounts.userId, userId), eq(displayAccounts.organizationId, user.organizationId)))
+          .for('update')
         await tx
           .insert(displayAccounts)
           .values({ userId, organizationId: user.organizationId, keyHash: hashSecret(apiKey), keyPrefix: prefix, dailyLimit: defaultLimit })

@@ -5,6 +5,7 @@
  * reads a page's audience through the read model `page_viewers` (schema.ts).
  */
 import type { AuditActor } from '../../src/audit'
+import type { Transaction } from '../../src/db'
 import type { Actor } from '../../src/services/identity'
 import { serviceRef } from '../../src/services/registry'
 import type { DisplayError, Outcome, Refusal } from './answers'
@@ -42,18 +43,22 @@ export interface DisplayAccounts {
 
 export const DisplayAccountsRef = serviceRef<DisplayAccounts>('display.accounts', 'display')
 
-/** What a caller adds to a counted call on a page: its CTEs, its result columns and their parameters. */
-export interface PageEffect {
-  /**
-   * CTEs appended after display's `account` (user_id, organization_id, role), `counted` and
-   * `target` (the page: id, name, organization_id, created_by, editable); they must act only on
-   * `counted` and `where t.editable`. Their parameters are numbered from `first`.
-   */
-  ctes(first: number): string
-  /** Result columns (SQL) read from those CTEs. */
-  columns: string
-  parameters: unknown[]
+/** The page a counted display call acts on, and who called. */
+export interface PageCall {
+  organizationId: string
+  pageId: string
+  /** The page's name as stored. */
+  pageName: string
+  /** The display account's user. */
+  userId: string
 }
+
+/**
+ * What a caller does on the page once its call is counted and allowed: its own statements on
+ * `tx`, the call's transaction (they commit with the count, or nothing does), each naming
+ * `page.organizationId` (on Citus, the call's shard).
+ */
+export type PageEffect<R> = (tx: Transaction, page: PageCall) => Promise<R>
 
 /** The counted, limit-checked display call, owned by display (`POST /api/component`) and used by push (`POST /api/message`). */
 export interface DisplayCalls {
@@ -63,10 +68,11 @@ export interface DisplayCalls {
   refuseCounted(keyHash: string, problem: DisplayError): Promise<Refusal>
   /**
    * A counted call acting on the page named `pageName` (any case), allowed only to its editors:
-   * ONE statement with the caller's `effect`. Refused 401, 429, 404 pageNotFound or 403
-   * readOnlyAccess, each counted as the display API counts; otherwise the row with `effect`'s columns.
+   * the call's statement and then `effect`, in one transaction. Refused 401, 429, 404
+   * pageNotFound or 403 readOnlyAccess, each counted as the display API counts (and `effect` not
+   * run); otherwise what `effect` returned.
    */
-  onPage<R extends Record<string, unknown>>(keyHash: string, pageName: string, effect: PageEffect): Promise<Outcome<{ row: R }>>
+  onPage<R>(keyHash: string, pageName: string, effect: PageEffect<R>): Promise<Outcome<{ result: R }>>
   /** This instance's display call statements so far: how many, the calls they carried, those that went in groups, those a refused group ran again alone. */
   groupStats(): { statements: number; calls: number; grouped: number; retried: number }
 }

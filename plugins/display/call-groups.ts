@@ -2,13 +2,14 @@
  * Grouped display calls. The display API's statement is short, but it commits, and on a busy
  * account every call waits for the one before it to release the counter row. So calls that
  * arrive while a statement is in flight wait in line and go together, as ONE statement and one
- * commit: each account's counter rises once by the calls it counts, and each call's outcome is
- * decided inside that statement exactly as if the calls had run one after another in arrival
- * order — counted or 429 by its rank among its account's calls; 404, 403 and the type mismatch as
- * alone; stale or applied against the newest timestamp before it (the stored one, locked, or an
- * earlier call's); the last applied update of each component is the one written. There is no
- * fixed delay: a lone call runs at once as the single statement it always was, and a group forms
- * only while earlier statements run.
+ * commit per organization (a statement names one organization: on Citus it runs on that
+ * organization's shard alone): each account's counter rises once by the calls it counts, and
+ * each call's outcome is decided inside that statement exactly as if the calls had run one after
+ * another in arrival order — counted or 429 by its rank among its account's calls; 404, 403 and
+ * the type mismatch as alone; stale or applied against the newest timestamp before it (the stored
+ * one, locked, or an earlier call's); the last applied update of each component is the one
+ * written. There is no fixed delay: a lone call runs at once as the single statement it always
+ * was, and a group forms only while earlier statements run.
  *
  * A group statement that PostgreSQL refuses (a deadlock, a timeout) changed nothing: its calls
  * run again one by one, so no call fails for another's sake. A lost connection leaves the commit
@@ -16,7 +17,8 @@
  */
 import { queryText, type Database } from '../../src/db'
 import type { UsageRow } from './answers'
-import { DISPLAY_CALL, DISPLAY_USAGE } from './calls'
+import { CALLER, counterMissing, DISPLAY_CALL, DISPLAY_USAGE, ensureCounters, TODAY } from './calls'
+import { KeyOrganizations } from './key-organizations'
 import { MAY_EDIT_PAGE, MAY_USE_PAGE } from './page-access'
 
 /** One display call: the key's hash and, for `POST /api/component` with a valid body, the update. */
@@ -36,19 +38,23 @@ export interface ComponentWrite {
   type: string
 }
 
-/** $1 key hash: counts a call without doing anything else. */
+/** $1 key hash, $2 its organization: counts a call without doing anything else. */
 export const COUNT_ONLY_SQL = `with ${DISPLAY_CALL} select ${DISPLAY_USAGE} from account a`
 
-/** $1 key hash, $2 component id, $3 data (JSON text), $4 timestamp (seconds), $5 data type. Exported for the benchmarks. */
+/**
+ * $1 key hash, $2 its organization, $3 component id, $4 data (JSON text), $5 timestamp (seconds),
+ * $6 data type. Exported for the benchmarks.
+ */
 export const COMPONENT_UPDATE_SQL = `with ${DISPLAY_CALL},
   target as (
-    select c.id, c.type, ${MAY_EDIT_PAGE} as editable from components c join pages p on p.id = c.page_id, account a
-    where c.id = $2 and ${MAY_USE_PAGE}
+    select c.id, c.type, ${MAY_EDIT_PAGE} as editable
+    from components c join pages p on p.id = c.page_id and p.organization_id = c.organization_id, ${CALLER}
+    where c.id = $3 and c.organization_id = $2 and ${MAY_USE_PAGE}
   ),
   updated as (
-    update components c set data = $3::jsonb, data_timestamp = $4, version = c.version + 1, updated_at = now()
+    update components c set data = $4::jsonb, data_timestamp = $5, version = c.version + 1, updated_at = now()
     from target t, counted
-    where c.id = t.id and t.editable and t.type = $5 and (c.data_timestamp is null or c.data_timestamp <= $4)
+    where c.id = t.id and c.organization_id = $2 and t.editable and t.type = $6 and (c.data_timestamp is null or c.data_timestamp <= $5)
     returning c.id, c.page_id
   )
   select ${DISPLAY_USAGE}, (select type from target) as type, (select editable from target) as editable,
@@ -56,43 +62,48 @@ export const COMPONENT_UPDATE_SQL = `with ${DISPLAY_CALL},
   from account a`
 
 /**
- * Calls in arrival order ($1 key hashes, $2 component ids, $3 data — null for a call that only
- * counts —, $4 timestamps, $5 data types): one answer row per call, in that order, with the single
- * statements' columns. Row locks are taken in one order by every statement (counter rows by
- * user, then components by id), so groups on several instances do not deadlock each other.
+ * Calls of ONE organization ($2) in arrival order ($1 key hashes, $3 component ids, $4 data —
+ * null for a call that only counts —, $5 timestamps, $6 data types): one answer row per call, in
+ * that order, with the single statements' columns. Row locks are taken in one order by every
+ * statement (counter rows by user, then components by id), so groups on several instances do not
+ * deadlock each other. Every table is read in organization $2 (on Citus: one shard).
  */
 export const GROUP_SQL = `with input as (
-    select *, data is not null as is_update from unnest($1::text[], $2::uuid[], $3::text[], $4::float8[], $5::text[])
+    select *, data is not null as is_update from unnest($1::text[], $3::uuid[], $4::text[], $5::float8[], $6::text[])
       with ordinality as i(key_hash, component_id, data, ts, type, ord)
   ),
   account as (
-    select a.key_hash, a.user_id, a.daily_limit, u.organization_id, u.role
+    select a.key_hash, a.user_id, a.daily_limit, u.role
     from display_accounts a join user_directory u on u.id = a.user_id and u.organization_id = a.organization_id
-    where a.key_hash = any($1::text[]) and u.status = 'active'
+    where a.key_hash = any($1::text[]) and a.organization_id = $2 and u.status = 'active'
   ),
   calls as (
-    select i.*, a.user_id, a.daily_limit, a.organization_id, a.role,
+    select i.*, a.user_id, a.daily_limit, a.role,
       row_number() over (partition by a.user_id order by i.ord) as rank, count(*) over (partition by a.user_id) as n
     from input i join account a on a.key_hash = i.key_hash
   ),
+  locked as (
+    select k.user_id from display_usage k join calls c on c.user_id = k.user_id and c.rank = 1
+    where k.organization_id = $2 and k.day = ${TODAY}
+    order by k.user_id for update of k
+  ),
   counted as (
-    insert into display_usage as u (user_id, organization_id, day, calls, previous_calls)
-    select user_id, organization_id, (now() at time zone 'utc')::date, least(n, daily_limit), 0 from calls
-    where rank = 1 and daily_limit > 0 order by user_id
-    on conflict (user_id, day, organization_id) do update
-      set previous_calls = u.calls, calls = least(u.calls + excluded.calls, (select c.daily_limit from calls c where c.user_id = u.user_id and c.rank = 1))
-      where u.calls < (select c.daily_limit from calls c where c.user_id = u.user_id and c.rank = 1)
-    returning u.user_id, u.calls, u.previous_calls
+    update display_usage k set previous_calls = k.calls, calls = least(k.calls + c.n, c.daily_limit)
+    from locked l join calls c on c.user_id = l.user_id and c.rank = 1
+    where k.user_id = l.user_id and k.organization_id = $2 and k.day = ${TODAY} and k.calls < c.daily_limit
+    returning k.user_id, k.calls, k.previous_calls
   ),
   decided as (
-    select c.ord, c.user_id, c.organization_id, c.role, c.daily_limit, c.is_update, c.component_id, c.data, c.ts, c.type,
+    select c.ord, c.user_id, c.role, c.daily_limit, c.is_update, c.component_id, c.data, c.ts, c.type,
       coalesce(c.rank <= k.calls - k.previous_calls, false) as counted, (k.previous_calls + c.rank)::int as calls_after
     from calls c left join counted k on k.user_id = c.user_id
   ),
   target as (
-    select a.ord, a.component_id, a.data, a.ts, a.type as wanted, c.type, c.page_id, c.data_timestamp, ${MAY_EDIT_PAGE} as editable
-    from decided a join components c on c.id = a.component_id join pages p on p.id = c.page_id
-    where a.counted and a.is_update and ${MAY_USE_PAGE}
+    select d.ord, d.component_id, d.data, d.ts, d.type as wanted, c.type, c.page_id, c.data_timestamp, ${MAY_EDIT_PAGE} as editable
+    from decided d cross join lateral (select d.user_id, d.role, $2::uuid as organization_id) a
+      join components c on c.id = d.component_id and c.organization_id = $2
+      join pages p on p.id = c.page_id and p.organization_id = c.organization_id
+    where d.counted and d.is_update and ${MAY_USE_PAGE}
     order by c.id for update of c
   ),
   eligible as (
@@ -104,11 +115,11 @@ export const GROUP_SQL = `with input as (
   written as (
     update components c set data = w.data::jsonb, data_timestamp = w.ts, version = c.version + 1, updated_at = now()
     from (select distinct on (component_id) component_id, data, ts from eligible where applied order by component_id, ord desc) w
-    where c.id = w.component_id
+    where c.id = w.component_id and c.organization_id = $2
     returning c.id
   )
   select d.user_id as "userId", d.daily_limit as "dailyLimit", case when d.counted then d.calls_after end as calls,
-    case when not d.counted then (select x.calls from display_usage x where x.user_id = d.user_id and x.organization_id = d.organization_id and x.day = (now() at time zone 'utc')::date) end as "callsBefore",
+    case when not d.counted then (select x.calls from display_usage x where x.user_id = d.user_id and x.organization_id = $2 and x.day = ${TODAY}) end as "callsBefore",
     t.type, t.editable, case when e.applied then e.component_id end as "updatedId", case when e.applied then e.page_id end as "pageId",
     (select count(*) from written) as written
   from input i left join decided d on d.ord = i.ord left join target t on t.ord = i.ord left join eligible e on e.ord = i.ord
@@ -125,6 +136,8 @@ export interface CallGroupOptions {
 
 interface Waiting {
   call: DisplayCall
+  /** The key's organization; undefined while it is being looked up. */
+  organizationId?: string
   resolve(row: UsageRow | undefined): void
   reject(error: unknown): void
 }
@@ -132,45 +145,90 @@ interface Waiting {
 /** A server-reported error: the statement failed and its transaction rolled back (a lost connection is not one). */
 const rolledBack = (error: unknown) => typeof (error as { code?: unknown }).code === 'string' && /^[0-9A-Z]{5}$/.test((error as { code: string }).code) && 'severity' in (error as object)
 
+/** Runs of a call whose counter row was missing (the day can begin between a statement and the next). */
+const COUNTER_ATTEMPTS = 3
+
+/** Keys whose counter row this line remembers as made today; past this the memory starts again. */
+const MAX_READY_KEYS = 20_000
+
 /** The per-instance line of display calls. */
 export class CallGroups {
   private readonly waiting: Waiting[] = []
   private running = 0
   /** Statements run and calls they carried, for the metrics and the tests. */
   readonly stats = { statements: 0, calls: 0, grouped: 0, retried: 0 }
+  /** Key hash → the UTC day (YYYY-MM-DD) its account's counter row was last made sure of. */
+  private readonly countersReady = new Map<string, string>()
 
+  /** `keys`: the organizations of display keys (shared by every line of the instance). */
   constructor(
     private readonly db: Database,
     private readonly options: CallGroupOptions,
+    readonly keys = new KeyOrganizations(db),
   ) {}
 
   /** The call's answer row (the single statements' columns), or undefined for a key that is no live display key. */
   run(call: DisplayCall): Promise<UsageRow | undefined> {
-    if (!this.options.enabled) return this.alone(call)
+    if (!this.options.enabled)
+      return this.keys.of(call.keyHash).then((organizationId) => (organizationId ? this.alone(call, organizationId) : undefined))
     return new Promise((resolve, reject) => {
-      this.waiting.push({ call, resolve, reject })
-      this.next()
+      const waiting: Waiting = { call, resolve, reject }
+      const held = this.keys.cached(call.keyHash)
+      if (held === null) return resolve(undefined)
+      // In line at once, so the calls of an organization keep their arrival order while a key is looked up.
+      this.waiting.push(waiting)
+      if (held !== undefined) {
+        waiting.organizationId = held
+        return this.next()
+      }
+      this.keys.of(call.keyHash).then(
+        (organizationId) => {
+          if (organizationId) waiting.organizationId = organizationId
+          else {
+            this.waiting.splice(this.waiting.indexOf(waiting), 1)
+            resolve(undefined)
+          }
+          this.next()
+        },
+        (error) => {
+          this.waiting.splice(this.waiting.indexOf(waiting), 1)
+          reject(error)
+          this.next()
+        },
+      )
     })
   }
 
+  /**
+   * Starts statements while there is room: each takes the calls of the first organization in
+   * line, in order, from the part of the line before a call whose key is still being looked up
+   * (that call may be of the same organization, and must not be overtaken).
+   */
   private next(): void {
-    while (this.running < this.options.concurrency && this.waiting.length) {
-      const group = this.waiting.splice(0, this.options.maxCalls)
+    while (this.running < this.options.concurrency) {
+      const ready = this.waiting.findIndex((waiting) => !waiting.organizationId)
+      const end = ready < 0 ? this.waiting.length : ready
+      if (end === 0) return
+      const organizationId = this.waiting[0]!.organizationId!
+      const group: Waiting[] = []
+      for (let i = 0; i < end && group.length < this.options.maxCalls; i++) if (this.waiting[i]!.organizationId === organizationId) group.push(this.waiting[i]!)
+      const taken = new Set(group)
+      this.waiting.splice(0, this.waiting.length, ...this.waiting.filter((waiting) => !taken.has(waiting)))
       this.running++
-      void this.dispatch(group).finally(() => {
+      void this.dispatch(organizationId, group).finally(() => {
         this.running--
         this.next()
       })
     }
   }
 
-  private async dispatch(group: Waiting[]): Promise<void> {
+  private async dispatch(organizationId: string, group: Waiting[]): Promise<void> {
     if (group.length === 1) {
       const [only] = group as [Waiting]
-      return this.alone(only.call).then(only.resolve, only.reject)
+      return this.alone(only.call, organizationId).then(only.resolve, only.reject)
     }
     try {
-      const rows = await this.together(group.map((waiting) => waiting.call))
+      const rows = await this.together(organizationId, group.map((waiting) => waiting.call))
       group.forEach((waiting, i) => waiting.resolve(rows[i]))
     } catch (error) {
       if (!rolledBack(error)) {
@@ -179,26 +237,59 @@ export class CallGroups {
       }
       // One by one, in arrival order, so each still sees the calls before it.
       this.stats.retried += group.length
-      for (const waiting of group) await this.alone(waiting.call).then(waiting.resolve, waiting.reject)
+      for (const waiting of group) await this.alone(waiting.call, organizationId).then(waiting.resolve, waiting.reject)
     }
   }
 
-  private async alone(call: DisplayCall): Promise<UsageRow | undefined> {
-    this.stats.statements++
-    this.stats.calls++
-    const { keyHash, update } = call
-    const [row] = update
-      ? await queryText<UsageRow>(this.db, COMPONENT_UPDATE_SQL, [keyHash, update.componentId, update.data, update.timestamp, update.type])
-      : await queryText<UsageRow>(this.db, COUNT_ONLY_SQL, [keyHash])
-    return row
+  /**
+   * Makes today's counter rows of the keys that this line has not seen with one today, before
+   * their statement (a statement that found none would do nothing, and run again after the calls
+   * beside it). Remembers the keys as ready for the UTC day.
+   */
+  private async prepareCounters(organizationId: string, keyHashes: readonly string[]): Promise<void> {
+    const today = new Date().toISOString().slice(0, 10)
+    const unseen = keyHashes.filter((keyHash) => this.countersReady.get(keyHash) !== today)
+    if (!unseen.length) return
+    await ensureCounters(this.db, organizationId, unseen)
+    if (this.countersReady.size > MAX_READY_KEYS) this.countersReady.clear()
+    for (const keyHash of unseen) this.countersReady.set(keyHash, today)
   }
 
-  private async together(calls: DisplayCall[]): Promise<Array<UsageRow | undefined>> {
+  private async alone(call: DisplayCall, organizationId: string): Promise<UsageRow | undefined> {
+    const { keyHash, update } = call
+    await this.prepareCounters(organizationId, [keyHash])
+    for (let attempt = 1; ; attempt++) {
+      this.stats.statements++
+      this.stats.calls++
+      const [row] = update
+        ? await queryText<UsageRow>(this.db, COMPONENT_UPDATE_SQL, [keyHash, organizationId, update.componentId, update.data, update.timestamp, update.type])
+        : await queryText<UsageRow>(this.db, COUNT_ONLY_SQL, [keyHash, organizationId])
+      if (!row || !counterMissing(row) || attempt === COUNTER_ATTEMPTS) return row
+      await ensureCounters(this.db, organizationId, [keyHash])
+    }
+  }
+
+  /** The calls' answers; those that still found no counter row for today (the day began meanwhile) run again, together, once it exists. */
+  private async together(organizationId: string, calls: DisplayCall[]): Promise<Array<UsageRow | undefined>> {
+    await this.prepareCounters(organizationId, calls.map((call) => call.keyHash))
+    const rows = await this.statement(organizationId, calls)
+    for (let attempt = 2; attempt <= COUNTER_ATTEMPTS; attempt++) {
+      const missing = rows.flatMap((row, i) => (row && counterMissing(row) ? [i] : []))
+      if (!missing.length) break
+      await ensureCounters(this.db, organizationId, missing.map((i) => calls[i]!.keyHash))
+      const again = await this.statement(organizationId, missing.map((i) => calls[i]!))
+      missing.forEach((i, j) => (rows[i] = again[j]))
+    }
+    return rows
+  }
+
+  private async statement(organizationId: string, calls: DisplayCall[]): Promise<Array<UsageRow | undefined>> {
     this.stats.statements++
     this.stats.calls += calls.length
-    this.stats.grouped += calls.length
+    if (calls.length > 1) this.stats.grouped += calls.length
     const rows = await queryText<UsageRow>(this.db, GROUP_SQL, [
       calls.map((call) => call.keyHash),
+      organizationId,
       calls.map((call) => call.update?.componentId ?? null),
       calls.map((call) => call.update?.data ?? null),
       calls.map((call) => call.update?.timestamp ?? null),

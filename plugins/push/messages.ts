@@ -1,19 +1,21 @@
 /**
  * `POST /api/message`: a counted display call on the named page (the display plugin's seam):
  * the key checked, the call counted against the display account's daily limit (the same counter
- * as `POST /api/component`), the message and one delivery per recipient device written — all in
- * ONE statement, so a counted call and its outbox rows commit together or not at all. Recipients
- * come from display's read model `page_viewers` and auth's `user_directory` (active users). The
- * outbox delivers afterwards. Also the delivery reports of API v1.
+ * as `POST /api/component`), then the message and one delivery per recipient device written by
+ * this plugin's own statements — all in ONE transaction, so a counted call and its outbox rows
+ * commit together or not at all. Recipients come from display's read model `page_viewers` and
+ * auth's `user_directory` (active users). The outbox delivers afterwards. Also the delivery
+ * reports of API v1.
  */
 import { FormatRegistry, Type } from '@sinclair/typebox'
-import { queryText, type Database } from '../../src/db'
+import { sql } from 'drizzle-orm'
+import { queryText, type Database, type Transaction } from '../../src/db'
 import { notFound } from '../../src/http/errors'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
 import { isoFromText, selectPage } from '../../src/sql'
-import { checkBody, type DisplayCalls, type DisplayPages, type Outcome } from '../display/api'
+import { checkBody, type DisplayCalls, type DisplayPages, type Outcome, type PageCall } from '../display/api'
 
 export const MAX_MESSAGE = 4000
 
@@ -49,20 +51,28 @@ export const MessageBody = Type.Object(
 const { maxLength: _unitsNotCodePoints, ...messageText } = MessageBody.properties.message
 const MessageCheck = Type.Object({ ...MessageBody.properties, message: Type.String(messageText) }, { additionalProperties: false })
 
-/** Display's `target` is the page; these CTEs write the message and its deliveries ($first message id, +1 body, +2 first state). */
-const MESSAGE_EFFECT = (first: number) => `message as (
-    insert into messages (id, organization_id, page_id, page_name, body, sender_id)
-    select $${first}, t.organization_id, t.id, t.name, $${first + 1}, a.user_id from target t, account a, counted where t.editable
-    returning id, page_id, organization_id
-  ),
-  queued as (
-    insert into deliveries (message_id, organization_id, device_token, user_id, state)
-    select m.id, m.organization_id, d.token, d.user_id, $${first + 2} from message m
-      join page_viewers v on v.page_id = m.page_id
-      join devices d on d.user_id = v.user_id and d.organization_id = m.organization_id
-      join user_directory u on u.id = d.user_id and u.status = 'active'
-    returning 1
-  )`
+/** Delivery states a message starts with: `pending` with an FCM sender, else `undelivered`. */
+type FirstState = 'pending' | 'undelivered'
+
+/** The number of rows a statement wrote, whichever driver ran it (postgres.js `count`, PGlite `affectedRows`). */
+const rowsWritten = (result: unknown) => Number((result as { count?: number }).count ?? (result as { affectedRows?: number }).affectedRows ?? 0)
+
+/**
+ * Writes the message and one delivery per recipient device, in the display call's transaction:
+ * recipients from display's read model `page_viewers` and auth's `user_directory` (active users),
+ * each device once. Both statements name the page's organization (on Citus, its shard).
+ */
+async function recordMessage(tx: Transaction, page: PageCall, message: { id: string; body: string; state: FirstState }): Promise<{ messageId: string; targeted: number }> {
+  await tx.execute(
+    sql`insert into messages (id, organization_id, page_id, page_name, body, sender_id) values (${message.id}, ${page.organizationId}, ${page.pageId}, ${page.pageName}, ${message.body}, ${page.userId})`,
+  )
+  const queued = await tx.execute(sql`insert into deliveries (message_id, organization_id, device_token, user_id, state)
+    select ${message.id}::uuid, d.organization_id, d.token, d.user_id, ${message.state}::text from page_viewers v
+      join devices d on d.user_id = v.user_id and d.organization_id = v.organization_id
+      join user_directory u on u.id = d.user_id and u.organization_id = d.organization_id and u.status = 'active'
+    where v.page_id = ${page.pageId}::uuid and v.organization_id = ${page.organizationId}::uuid`)
+  return { messageId: message.id, targeted: rowsWritten(queued) }
+}
 
 export interface MessageDeps {
   db: Database
@@ -90,31 +100,28 @@ export interface MessageReport {
 const REPORT_COLUMNS = `m.id, m.page_id as "pageId", m.page_name as "pageName", m.body as message, m.sender_id as "sentBy", m.created_at::text as "createdAt",
     c.targeted, c.sent, c.failed, c.pruned, c.pending, c.undelivered`
 
-/** The delivery counts of message `m` (one pass over its deliveries, index-only). */
+/** The delivery counts of message `m` of organization $1 (one pass over its deliveries). */
 const COUNTS = `cross join lateral (
     select count(*)::int as targeted, count(*) filter (where d.state = 'sent')::int as sent,
       count(*) filter (where d.state = 'failed')::int as failed, count(*) filter (where d.state = 'pruned')::int as pruned,
       count(*) filter (where d.state in ('pending', 'sending'))::int as pending, count(*) filter (where d.state = 'undelivered')::int as undelivered
-    from deliveries d where d.message_id = m.id
+    from deliveries d where d.message_id = m.id and d.organization_id = $1
   ) c`
 
 /** Messages and their delivery reports, bound once. */
 export function createMessages({ db, calls, pages, senderOn }: MessageDeps) {
   return {
-    /** Records one message: one statement for a valid call, one for a refused body. */
+    /** Records one message: one transaction for a valid call (the call's statement, the message, its deliveries), one statement for a refused body. */
     async send(body: unknown): Promise<Outcome<{ messageId: string; targeted: number }>> {
       const key = calls.keyOf(body)
       if ('ok' in key) return key
       const problem = checkBody(MessageCheck, body)
       if (problem) return calls.refuseCounted(key.keyHash, problem)
       const { pageName, message } = body as { pageName: string; message: string }
-      const outcome = await calls.onPage<{ messageId: string; targeted: number }>(key.keyHash, pageName, {
-        ctes: MESSAGE_EFFECT,
-        columns: `(select id from message) as "messageId", (select count(*)::int from queued) as targeted`,
-        parameters: [uuidv7(), message, senderOn ? 'pending' : 'undelivered'],
-      })
+      const state = senderOn ? 'pending' : 'undelivered'
+      const outcome = await calls.onPage(key.keyHash, pageName, (tx, page) => recordMessage(tx, page, { id: uuidv7(), body: message, state }))
       if (!outcome.ok) return outcome
-      return { ok: true, usage: outcome.usage, messageId: outcome.row.messageId, targeted: outcome.row.targeted }
+      return { ok: true, usage: outcome.usage, ...outcome.result }
     },
 
     /** One message of a page the actor can see, with its delivery counts; 404 otherwise. */
@@ -123,7 +130,7 @@ export function createMessages({ db, calls, pages, senderOn }: MessageDeps) {
       const page = await pages.requireVisible(actor, pageId).catch(() => {
         throw notFound('No such message.')
       })
-      const [row] = await queryText<MessageReport>(db, `select ${REPORT_COLUMNS} from messages m ${COUNTS} where m.id = $1 and m.page_id = $2`, [messageId, page.id])
+      const [row] = await queryText<MessageReport>(db, `select ${REPORT_COLUMNS} from messages m ${COUNTS} where m.organization_id = $1 and m.id = $2 and m.page_id = $3`, [actor.organizationId, messageId, page.id])
       if (!row) throw notFound('No such message.')
       return { ...row, createdAt: isoFromText(row.createdAt) }
     },
@@ -133,9 +140,9 @@ export function createMessages({ db, calls, pages, senderOn }: MessageDeps) {
       const page = await pages.requireVisible(actor, pageId)
       return selectPage<MessageReport & { total: string }, MessageReport>(
         db,
-        `select ${REPORT_COLUMNS}, count(*) over () as total from messages m ${COUNTS} where m.page_id = $1 order by m.created_at desc, m.id desc`,
-        `select count(*) as total from messages m where m.page_id = $1`,
-        [page.id],
+        `select ${REPORT_COLUMNS}, count(*) over () as total from messages m ${COUNTS} where m.organization_id = $1 and m.page_id = $2 order by m.created_at desc, m.id desc`,
+        `select count(*) as total from messages m where m.organization_id = $1 and m.page_id = $2`,
+        [actor.organizationId, page.id],
         request,
         ({ total: _total, ...row }) => ({ ...row, createdAt: isoFromText(row.createdAt) }),
       )
