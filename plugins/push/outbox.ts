@@ -1,12 +1,15 @@
 /**
  * The durable outbox: deliveries are rows; workers in any instance claim due ones with
- * `FOR UPDATE SKIP LOCKED` (a lease, so a worker that dies mid-send gives them back), send them
- * through FCM, and record every result of a batch in one statement. Transient failures come back
+ * `FOR UPDATE SKIP LOCKED` (a lease, so a worker that dies mid-send gives them back), within one
+ * organization per statement (so on Citus each claim runs on one shard), taking the organizations
+ * with due deliveries in turn (src/organization-round.ts) until a batch is full; they send the
+ * batch through FCM and record its results, one statement per organization. Transient failures come back
  * later with exponential backoff and jitter (or FCM's Retry-After); tokens FCM calls gone are
  * deleted with their delivery marked `pruned`.
  */
 import { queryText, type Database } from '../../src/db'
 import { describeError, type Logger } from '../../src/log'
+import { OrganizationRound } from '../../src/organization-round'
 import { isoFromText } from '../../src/sql'
 import type { OutgoingPush, PushResult } from './fcm'
 
@@ -32,6 +35,7 @@ interface PushSender {
 
 interface Claimed {
   id: string
+  organizationId: string
   token: string
   attempts: number
   messageId: string
@@ -40,36 +44,61 @@ interface Claimed {
   sentAt: string
 }
 
-/** $1 batch size, $2 lease seconds. Oldest due first; rows another worker holds are skipped. */
-const CLAIM = `with due as (
-    select id from deliveries where state = 'pending' and next_attempt_at <= now()
+/**
+ * $1 batch size, $2 lease seconds, $3 the organization. Oldest due first; rows another worker
+ * holds are skipped. Every table is named by its organization: on Citus the statement runs on
+ * that organization's shard (a row lock over several organizations spans shards, which Citus
+ * refuses). `created_at` comes back as text uncast (the drivers leave timestamps as text): Citus
+ * allows no function that is not immutable in RETURNING, and a timestamptz-to-text cast is stable.
+ */
+export const CLAIM = `with due as (
+    select id from deliveries where organization_id = $3 and state = 'pending' and next_attempt_at <= now()
     order by next_attempt_at limit $1 for update skip locked
   )
   update deliveries d set state = 'sending', attempts = d.attempts + 1, lease_until = now() + $2 * interval '1 second', updated_at = now()
   from due, messages m
-  where d.id = due.id and m.id = d.message_id
-  returning d.id::text as id, d.device_token as token, d.attempts, m.id as "messageId", m.page_name as "pageName", m.body, m.created_at::text as "sentAt"`
+  where d.organization_id = $3 and d.id = due.id and m.id = d.message_id and m.organization_id = $3
+  returning d.id::text as id, d.organization_id as "organizationId", d.device_token as token, d.attempts, m.id as "messageId", m.page_name as "pageName", m.body, m.created_at as "sentAt"`
 
-/** Deliveries whose worker died (lease run out) are due again. */
+/**
+ * The organizations with due deliveries ($1 at most, the longest waiting first): a read over
+ * every organization without row locks (on Citus, pushed down to every shard).
+ */
+export const DISCOVER = `select organization_id as "organizationId" from deliveries
+  where state = 'pending' and next_attempt_at <= now()
+  group by organization_id
+  order by min(next_attempt_at)
+  limit $1`
+
+/** The most organizations one discovery lists. */
+const DISCOVER_LIMIT = 1000
+
+/** Deliveries whose worker died (lease run out) are due again (a sweep over every organization, without row locks). */
 const RECLAIM = `with reclaimed as (
     update deliveries set state = 'pending', lease_until = null, next_attempt_at = now(), updated_at = now()
     where state = 'sending' and lease_until < now() returning 1
   ) select count(*)::int as n from reclaimed`
 
 /**
- * $1 ids, $2 states, $3 errors, $4 retry delays (seconds), $5 the attempt each result belongs to.
- * Only a delivery still held by this attempt changes; pruned tokens lose their device row.
+ * $1 ids, $2 states, $3 errors, $4 retry delays (seconds), $5 the attempt each result belongs to,
+ * $6 their organization. Only a delivery still held by this attempt changes; the tokens of those
+ * now pruned are returned. The retry time is read in `r`: Citus refuses a function that is not
+ * immutable (now()) inside CASE of an UPDATE on a distributed table.
  */
-const RECORD = `with r as (
-    select * from unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::int[]) as r(id, state, error, delay, attempts)
+export const RECORD = `with r as (
+    select id, state, error, attempts, now() + delay * interval '1 second' as retry_at
+    from unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::int[]) as r(id, state, error, delay, attempts)
   ),
   changed as (
     update deliveries d set state = r.state, last_error = r.error, lease_until = null, updated_at = now(),
-      next_attempt_at = case when r.state = 'pending' then now() + r.delay * interval '1 second' else d.next_attempt_at end
-    from r where d.id = r.id::bigint and d.state = 'sending' and d.attempts = r.attempts
+      next_attempt_at = case when r.state = 'pending' then r.retry_at else d.next_attempt_at end
+    from r where d.organization_id = $6 and d.id = r.id::bigint and d.state = 'sending' and d.attempts = r.attempts
     returning d.device_token, d.state
   )
-  delete from devices where token in (select device_token from changed where state = 'pruned')`
+  select distinct device_token as token from changed where state = 'pruned'`
+
+/** Pruned tokens lose their device row, in whichever organization holds it now ($1 tokens; rare: FCM said they are gone). */
+const PRUNE = `delete from devices where token = any($1::text[])`
 
 /** The delay before attempt `attempts + 1`: doubling from `base`, capped, with jitter in [½, 1]. */
 function backoffSeconds(attempts: number, options: Pick<OutboxOptions, 'retryBaseMs' | 'retryMaxMs'>, retryAfterSeconds?: number): number {
@@ -82,20 +111,26 @@ export class Outbox {
   private stopped = false
   private readonly loops: Promise<void>[] = []
   private readonly sleepers = new Set<() => void>()
+  /** The organizations the workers claim in, in turn (claims name one organization each). */
+  private readonly round: OrganizationRound
 
   constructor(
     private readonly db: Database,
     private readonly sender: PushSender,
     private readonly options: OutboxOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.round = new OrganizationRound(async () => (await queryText<{ organizationId: string }>(this.db, DISCOVER, [DISCOVER_LIMIT])).map((row) => row.organizationId), options.pollIntervalMs)
+  }
 
   start(): void {
     for (let i = 0; i < this.options.concurrency; i++) this.loops.push(this.loop())
   }
 
-  /** A message was recorded here: idle workers look now instead of at their next poll. */
-  wake(): void {
+  /** A message was recorded (in `organizationId`; unnamed: anywhere, found by a discovery): idle workers look now instead of at their next poll. */
+  wake(organizationId?: string): void {
+    if (organizationId) this.round.add(organizationId)
+    else this.round.stale()
     for (const wake of this.sleepers) wake()
   }
 
@@ -106,9 +141,28 @@ export class Outbox {
     await Promise.all(this.loops)
   }
 
-  /** Claims, sends and records one batch; the number of deliveries it handled. */
+  /**
+   * Claims one batch (one organization per statement, the organizations in turn, until the batch
+   * is full), sends it and records the results; the number of deliveries it handled.
+   */
   async runOnce(): Promise<number> {
-    const claimed = await queryText<Claimed>(this.db, CLAIM, [Math.min(500, this.options.batchSize), this.options.leaseSeconds])
+    const size = Math.min(500, this.options.batchSize)
+    const claimed: Claimed[] = []
+    for (const organizationId of await this.round.turn()) {
+      const wanted = size - claimed.length
+      if (wanted <= 0 || this.stopped) break
+      let rows: Claimed[]
+      try {
+        rows = await queryText<Claimed>(this.db, CLAIM, [wanted, this.options.leaseSeconds, organizationId])
+      } catch (error) {
+        if (!claimed.length) throw error
+        // What was claimed already goes out; this organization is tried again at its next turn.
+        this.log.warn('push outbox: a claim failed; sending what was claimed so far', describeError(error))
+        break
+      }
+      this.round.tried(organizationId, rows.length === wanted)
+      claimed.push(...rows)
+    }
     if (claimed.length === 0) return 0
     const pushes = claimed.map((row) => ({
       token: row.token,
@@ -126,14 +180,31 @@ export class Outbox {
     return claimed.length
   }
 
+  /** Records a batch's results: one statement per organization, then the pruned tokens' devices go. */
   private async record(claimed: Claimed[], results: PushResult[]): Promise<void> {
+    const byOrganization = new Map<string, Array<[Claimed, PushResult | undefined]>>()
+    claimed.forEach((row, i) => {
+      const list = byOrganization.get(row.organizationId) ?? []
+      list.push([row, results[i]])
+      byOrganization.set(row.organizationId, list)
+    })
+    const pruned: string[] = []
+    for (const [organizationId, rows] of byOrganization) {
+      const tokens = await queryText<{ token: string }>(this.db, RECORD, [...this.recordParameters(rows), organizationId])
+      pruned.push(...tokens.map((row) => row.token))
+    }
+    if (pruned.length) await queryText(this.db, PRUNE, [pruned])
+  }
+
+  /** RECORD's $1 to $5 for one organization's results. */
+  private recordParameters(rows: Array<[Claimed, PushResult | undefined]>): unknown[] {
     const ids: string[] = []
     const states: string[] = []
     const errors: Array<string | null> = []
     const delays: number[] = []
     const attempts: number[] = []
-    claimed.forEach((row, i) => {
-      const result = results[i] ?? { outcome: 'retry', error: 'no result from the sender' }
+    rows.forEach(([row, outcome]) => {
+      const result = outcome ?? { outcome: 'retry', error: 'no result from the sender' }
       ids.push(row.id)
       attempts.push(row.attempts)
       errors.push(result.outcome === 'sent' ? null : result.error)
@@ -148,7 +219,7 @@ export class Outbox {
       states.push(state)
       delays.push(delay)
     })
-    await queryText(this.db, RECORD, [ids, states, errors, delays, attempts])
+    return [ids, states, errors, delays, attempts]
   }
 
   private async loop(): Promise<void> {

@@ -100,7 +100,7 @@ export default definePlugin({
       const sender = createSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets })
       const worker = new DeliveryWorker(db, sender, secrets, access, config, log, instanceId)
       wakeWorkers = () => worker.wake()
-      await events.subscribe(OUTBOX_CHANNEL, () => worker.wake(), () => worker.wake())
+      await events.subscribe(OUTBOX_CHANNEL, (queued: { organizationId?: unknown } | null) => worker.wake(typeof queued?.organizationId === 'string' ? queued.organizationId : undefined), () => worker.wake())
       worker.start()
       const purge = setInterval(
         () => void purgeOldDeliveries(db, config.retentionDays).catch((error: Error) => log.warn('webhooks: could not remove old deliveries', describeError(error))),

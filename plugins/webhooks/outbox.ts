@@ -16,7 +16,7 @@ import type { ProjectAccessService } from '../projects/api'
 
 /** Events of no project (pings) share this stream key. */
 export const NO_PROJECT = '00000000-0000-0000-0000-000000000000'
-/** Wakes workers on every instance after a commit that queued deliveries. */
+/** Wakes workers on every instance after a commit that queued deliveries; carries `{organizationId}` (the organization to claim in). */
 export const OUTBOX_CHANNEL = 'webhook_outbox'
 /** Carries `{organizationId}` after a webhook of that organization changed. */
 export const WEBHOOKS_CHANNEL = 'webhooks_changed'
@@ -34,7 +34,9 @@ const SELECT_ENABLED = `select id, organization_id as "organizationId", project_
  * $1 organization, $2 project (or null), $3 type, $4 event id, $5 actor user, $6 via, $7 data (JSON),
  * $8 ids of webhooks granted a project.deleted, $9 the no-project key. Takes the project's
  * sequence row (so events of a project are numbered in commit order), then writes the event and
- * its deliveries, and wakes the workers at commit; nothing at all when no webhook matches.
+ * its deliveries, and wakes the workers at commit, naming the organization (on Citus the
+ * statement's last step runs on the coordinator, where the workers listen); nothing at all when
+ * no webhook matches.
  */
 const recordStatement = (webhooks: string) => `with w as (${webhooks}),
   s as (
@@ -53,7 +55,7 @@ const recordStatement = (webhooks: string) => `with w as (${webhooks}),
     select gen_random_uuid(), $1, w.id, e.id, coalesce($2::uuid, $9::uuid), e.seq, w.id = any($8::uuid[]) from w, e
     returning 1
   )
-  select pg_notify('${OUTBOX_CHANNEL}', 'null') from (select 1 from d limit 1) queued`
+  select pg_notify('${OUTBOX_CHANNEL}', json_build_object('organizationId', $1::uuid)::text) from (select 1 from d limit 1) queued`
 
 const RECORD_FOR_MATCHING = recordStatement(
   `select id from webhooks where organization_id = $1 and enabled and (project_id is null or project_id = $2::uuid) and events && array[$3::text, split_part($3::text, '.', 1) || '.*', '*']`,

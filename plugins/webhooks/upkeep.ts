@@ -1,4 +1,7 @@
-/** Housekeeping of the outbox: the depth /metrics reports, and removal of what is finished. */
+/**
+ * Housekeeping of the outbox: the depth /metrics reports, and removal of what is finished. Both
+ * run over every organization without row locks, which Citus runs on every shard.
+ */
 import { queryText, type Database } from '../../src/db'
 
 /** The most pending deliveries one scrape counts: a bounded walk of the pending index, whatever the backlog. */
@@ -25,10 +28,12 @@ export async function purgeOldDeliveries(db: Database, days: number): Promise<nu
       ) select count(*)::int as n from gone`,
     [days],
   )
+  // The pending deliveries are matched on the event's organization too: on Citus that keeps the
+  // check on the event's own shard (co-located), instead of gathering every pending event id.
   await queryText(
     db,
     `delete from webhook_events e where e.occurred_at < now() - $1 * interval '1 day'
-      and e.id not in (select event_id from webhook_deliveries where status = 'pending')`,
+      and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.organization_id = e.organization_id and d.status = 'pending')`,
     [days],
   )
   return row?.n ?? 0

@@ -2,8 +2,10 @@
  * The delivering side of the outbox. Deliveries form streams (one per webhook and project);
  * a stream goes out in order, one delivery at a time, and a delivery waiting for a retry holds
  * back the rest of its stream. A worker claims the heads of due streams with `FOR UPDATE SKIP
- * LOCKED`, leasing each head with the deliveries behind it (a batch), so no other worker, on any
- * instance, touches the stream until the lease runs out; it checks that the webhook's creator
+ * LOCKED`, within one organization per statement (so on Citus each claim runs on one shard),
+ * taking the organizations with due work in turn (src/organization-round.ts), leasing each head
+ * with the deliveries behind it (a batch), so no other worker, on any instance, touches the
+ * stream until the lease runs out; it checks that the webhook's creator
  * still sees the project (again before any send once that answer is older than
  * `visibilityCheckMaxAgeMs`, so a slow receiver cannot carry it along the batch; what the creator
  * no longer sees is dropped unsent), sends the batch in order, stops at the first failure, and records the
@@ -13,6 +15,7 @@
 import { writeAudit } from '../../src/audit'
 import { queryText, type Database, type Transaction } from '../../src/db'
 import { describeError, type Logger } from '../../src/log'
+import { OrganizationRound } from '../../src/organization-round'
 import { isoFromText } from '../../src/sql'
 import type { ProjectAccessService } from '../projects/api'
 import { NO_PROJECT } from './outbox'
@@ -58,14 +61,18 @@ interface Claimed {
   previousSecretSealed: string | null
 }
 
-/** $1 streams, $2 batch size, $3 lease seconds, $4 this worker. */
-const CLAIM = `with heads as (
+/**
+ * $1 streams, $2 batch size, $3 lease seconds, $4 this worker, $5 the organization: every table
+ * named by its organization, so on Citus the statement runs on that organization's shard (a row
+ * lock over several organizations spans shards, which Citus refuses).
+ */
+export const CLAIM = `with heads as (
     select d.webhook_id, d.project_key, d.organization_id from webhook_deliveries d
     join webhooks w on w.id = d.webhook_id and w.organization_id = d.organization_id and w.enabled
-    where d.status = 'pending' and d.next_attempt_at <= now() and (d.lease_until is null or d.lease_until < now())
+    where d.organization_id = $5 and d.status = 'pending' and d.next_attempt_at <= now() and (d.lease_until is null or d.lease_until < now())
       and not exists (
         select 1 from webhook_deliveries p
-        where p.webhook_id = d.webhook_id and p.project_key = d.project_key and p.organization_id = d.organization_id
+        where p.webhook_id = d.webhook_id and p.project_key = d.project_key and p.organization_id = $5
           and p.status = 'pending' and (p.seq, p.id) < (d.seq, d.id))
     order by d.next_attempt_at
     limit $1
@@ -74,16 +81,37 @@ const CLAIM = `with heads as (
   batch as (
     select x.id from heads h cross join lateral (
       select p.id from webhook_deliveries p
-      where p.webhook_id = h.webhook_id and p.project_key = h.project_key and p.organization_id = h.organization_id and p.status = 'pending'
+      where p.webhook_id = h.webhook_id and p.project_key = h.project_key and p.organization_id = $5 and p.status = 'pending'
       order by p.seq, p.id limit $2) x
+  ),
+  claimed as (
+    update webhook_deliveries d set lease_until = now() + $3 * interval '1 second', leased_by = $4
+    from batch, webhook_events e, webhooks w
+    where d.organization_id = $5 and d.id = batch.id and e.id = d.event_id and e.organization_id = $5 and w.id = d.webhook_id and w.organization_id = $5
+    returning d.id, d.organization_id, d.webhook_id, d.project_key, d.seq, d.attempts, d.granted,
+      e.id as event_id, e.type, e.occurred_at, e.project_id, e.actor_user_id, e.via, e.data::text as data,
+      w.url, w.created_by, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
   )
-  update webhook_deliveries d set lease_until = now() + $3 * interval '1 second', leased_by = $4
-  from batch, webhook_events e, webhooks w
-  where d.id = batch.id and e.id = d.event_id and e.organization_id = d.organization_id and w.id = d.webhook_id and w.organization_id = d.organization_id
-  returning d.id, d.organization_id as "organizationId", d.webhook_id as "webhookId", d.project_key as "projectKey", d.seq, d.attempts, d.granted,
-    e.id as "eventId", e.type, e.occurred_at as "occurredAt", e.project_id as "projectId", e.actor_user_id as "actorUserId", e.via, e.data::text as data,
-    w.url, w.created_by as "createdBy", w.secret_sealed as "secretSealed",
-    case when w.previous_secret_expires_at > now() then w.previous_secret_sealed end as "previousSecretSealed"`
+  -- Read from the updated rows rather than in RETURNING, where Citus allows no now() (nor any function that is not immutable).
+  select id, organization_id as "organizationId", webhook_id as "webhookId", project_key as "projectKey", seq, attempts, granted,
+    event_id as "eventId", type, occurred_at as "occurredAt", project_id as "projectId", actor_user_id as "actorUserId", via, data,
+    url, created_by as "createdBy", secret_sealed as "secretSealed",
+    case when previous_secret_expires_at > now() then previous_secret_sealed end as "previousSecretSealed"
+  from claimed`
+
+/**
+ * The organizations with deliveries a claim could take ($1 at most, the longest waiting first):
+ * a read over every organization without row locks (on Citus, pushed down to every shard).
+ */
+export const DISCOVER = `select d.organization_id as "organizationId" from webhook_deliveries d
+  join webhooks w on w.id = d.webhook_id and w.organization_id = d.organization_id and w.enabled
+  where d.status = 'pending' and d.next_attempt_at <= now() and (d.lease_until is null or d.lease_until < now())
+  group by d.organization_id
+  order by min(d.next_attempt_at)
+  limit $1`
+
+/** The most organizations one discovery lists. */
+const DISCOVER_LIMIT = 1000
 
 /**
  * $1 organization, $2 webhook, $3 this worker, $4 ids, $5 outcomes (succeeded/retry), $6 response
@@ -91,23 +119,26 @@ const CLAIM = `with heads as (
  * released unsent, $13 hours of failure before giving up. A failed attempt past the window (from
  * the delivery's first attempt) is final; the webhook's health follows its last result, and a
  * webhook failing for the window without a success is disabled (`"disabled"` is then true).
+ * The times derived from now() are read once in `r` and `outcome`: Citus refuses a function that
+ * is not immutable inside CASE or COALESCE of an UPDATE on a distributed table.
  */
-const RECORD = `with r as (
-    select id, outcome, response_status, duration, error, body, delay, attempted_text::timestamptz as attempted_at
+export const RECORD = `with r as (
+    select id, outcome, response_status, duration, error, body, attempted_text::timestamptz as attempted_at,
+      now() as at, now() + delay * interval '1 second' as retry_at, now() - $13 * interval '1 hour' as give_up_before
     from unnest($4::uuid[], $5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::float8[], $11::text[])
       as r(id, outcome, response_status, duration, error, body, delay, attempted_text)
   ),
   done as (
     update webhook_deliveries d set
       status = case when r.outcome = 'succeeded' then 'succeeded'
-        when coalesce(d.first_attempt_at, r.attempted_at) <= now() - $13 * interval '1 hour' then 'failed' else 'pending' end,
+        when coalesce(d.first_attempt_at, r.attempted_at) <= r.give_up_before then 'failed' else 'pending' end,
       attempts = d.attempts + 1,
       first_attempt_at = coalesce(d.first_attempt_at, r.attempted_at),
       last_attempt_at = r.attempted_at,
       last_response_status = r.response_status, last_duration_ms = r.duration, last_error = r.error, last_response_body = r.body,
-      next_attempt_at = case when r.outcome = 'succeeded' or coalesce(d.first_attempt_at, r.attempted_at) <= now() - $13 * interval '1 hour' then null
-        else now() + r.delay * interval '1 second' end,
-      delivered_at = case when r.outcome = 'succeeded' then now() end,
+      next_attempt_at = case when r.outcome = 'succeeded' or coalesce(d.first_attempt_at, r.attempted_at) <= r.give_up_before then null
+        else r.retry_at end,
+      delivered_at = case when r.outcome = 'succeeded' then r.at end,
       lease_until = null, leased_by = null
     from r where d.id = r.id and d.organization_id = $1 and d.leased_by = $3 and d.status = 'pending'
     returning d.id
@@ -119,29 +150,30 @@ const RECORD = `with r as (
   ),
   outcome as (
     select exists (select 1 from r where outcome = 'succeeded') as succeeded,
-      (select outcome from r order by attempted_at desc, id limit 1) = 'succeeded' as ended_well
+      (select outcome from r order by attempted_at desc, id limit 1) = 'succeeded' as ended_well,
+      now() as at, now() - $13 * interval '1 hour' as give_up_before, now() - interval '1 second' as a_second_ago
   ),
   health as (
     update webhooks w set
-      last_success_at = case when o.succeeded then now() else w.last_success_at end,
-      failing_since = case when o.ended_well then null when o.succeeded then now() else coalesce(w.failing_since, now()) end,
-      enabled = w.enabled and (o.succeeded or coalesce(w.failing_since, now()) > now() - $13 * interval '1 hour'),
-      disabled_reason = case when w.enabled and not o.succeeded and coalesce(w.failing_since, now()) <= now() - $13 * interval '1 hour'
+      last_success_at = case when o.succeeded then o.at else w.last_success_at end,
+      failing_since = case when o.ended_well then null when o.succeeded then o.at else coalesce(w.failing_since, o.at) end,
+      enabled = w.enabled and (o.succeeded or coalesce(w.failing_since, o.at) > o.give_up_before),
+      disabled_reason = case when w.enabled and not o.succeeded and coalesce(w.failing_since, o.at) <= o.give_up_before
         then 'failing' else w.disabled_reason end
     from outcome o
     -- A webhook that keeps succeeding has its row written at most once a second (one row every batch of it would queue behind).
     where w.id = $2 and w.organization_id = $1 and exists (select 1 from r)
-      and (not o.ended_well or w.failing_since is not null or w.last_success_at is null or w.last_success_at < now() - interval '1 second')
+      and (not o.ended_well or w.failing_since is not null or w.last_success_at is null or w.last_success_at < o.a_second_ago)
     returning w.enabled, w.disabled_reason as "disabledReason", w.failing_since as "failingSince"
   )
   select (select count(*) from done)::int as recorded, (select count(*) from released)::int as released,
     coalesce((select not enabled and "disabledReason" = 'failing' from health), false) as "disabledNow", (select "failingSince" from health)::text as "failingSince"`
 
 /** Deliveries the creator may no longer see are dropped unsent: $1 organization, $2 ids. */
-const DROP = `delete from webhook_deliveries where organization_id = $1 and id = any($2::uuid[])`
+export const DROP = `delete from webhook_deliveries where organization_id = $1 and id = any($2::uuid[])`
 
 /** Whether the stream holds a delivery granted when its project was deleted (the creator could see it then): $1 organization, $2 webhook, $3 project. */
-const GRANTED = `select 1 from webhook_deliveries where organization_id = $1 and webhook_id = $2 and project_key = $3 and granted limit 1`
+export const GRANTED = `select 1 from webhook_deliveries where organization_id = $1 and webhook_id = $2 and project_key = $3 and granted limit 1`
 
 /** The wait before attempt `attempts + 2`, after `attempts + 1` failed. */
 export function retryDelaySeconds(failedAttempts: number, options: Pick<WorkerOptions, 'retryDelaysSeconds' | 'retryEverySeconds'>): number {
@@ -165,6 +197,8 @@ export class DeliveryWorker {
   private stopped = false
   private readonly loops: Promise<void>[] = []
   private readonly sleepers = new Set<() => void>()
+  /** The organizations the workers claim in, in turn (claims name one organization each). */
+  private readonly round: OrganizationRound
 
   constructor(
     private readonly db: Database,
@@ -174,17 +208,22 @@ export class DeliveryWorker {
     private readonly options: WorkerOptions,
     private readonly log: Logger,
     private readonly workerId: string,
-  ) {}
+  ) {
+    this.round = new OrganizationRound(async () => (await queryText<{ organizationId: string }>(this.db, DISCOVER, [DISCOVER_LIMIT])).map((row) => row.organizationId), options.pollIntervalMs)
+  }
 
   start(): void {
     for (let i = 0; i < this.options.concurrency; i++) this.loops.push(this.loop())
   }
 
   /**
-   * Something was queued: one idle worker looks now (a worker that finds work goes on claiming
-   * until there is none, and each further notification wakes one more).
+   * Something was queued (in `organizationId`; unnamed: anywhere, found by a discovery): one idle
+   * worker looks now (a worker that finds work goes on claiming until there is none, and each
+   * further notification wakes one more).
    */
-  wake(): void {
+  wake(organizationId?: string): void {
+    if (organizationId) this.round.add(organizationId)
+    else this.round.stale()
     for (const wake of this.sleepers) return wake()
   }
 
@@ -195,20 +234,40 @@ export class DeliveryWorker {
     await Promise.all(this.loops)
   }
 
-  /** Claims streams, sends them, records; the number of deliveries claimed. */
+  /**
+   * Claims up to `streamsPerClaim` streams, one organization per statement, taking the
+   * organizations in turn; sends them side by side and records them; the number of deliveries
+   * claimed.
+   */
   async runOnce(): Promise<number> {
     const claimedAt = performance.now()
-    const rows = await queryText<Claimed>(this.db, CLAIM, [this.options.streamsPerClaim, this.options.batchSize, this.options.leaseSeconds, this.workerId])
-    if (!rows.length) return 0
     const streams = new Map<string, Claimed[]>()
-    for (const row of rows) {
-      const key = `${row.webhookId} ${row.projectKey}`
-      const list = streams.get(key) ?? []
-      list.push(row)
-      streams.set(key, list)
+    let rows = 0
+    for (const organizationId of await this.round.turn()) {
+      const wanted = this.options.streamsPerClaim - streams.size
+      if (wanted <= 0 || this.stopped) break
+      let claimed: Claimed[]
+      try {
+        claimed = await queryText<Claimed>(this.db, CLAIM, [wanted, this.options.batchSize, this.options.leaseSeconds, this.workerId, organizationId])
+      } catch (error) {
+        if (!rows) throw error
+        // What was claimed already goes out; this organization is tried again at its next turn.
+        this.log.warn('webhooks: a claim failed; retrying after the streams claimed so far', describeError(error))
+        break
+      }
+      const before = streams.size
+      for (const row of claimed) {
+        const key = `${row.webhookId} ${row.projectKey}`
+        const list = streams.get(key) ?? []
+        list.push(row)
+        streams.set(key, list)
+      }
+      this.round.tried(organizationId, streams.size - before === wanted)
+      rows += claimed.length
     }
+    if (!rows) return 0
     await Promise.all([...streams.values()].map((stream) => this.runStream(stream.sort((a, b) => Number(a.seq) - Number(b.seq) || (a.id < b.id ? -1 : 1)), claimedAt)))
-    return rows.length
+    return rows
   }
 
   private async runStream(stream: Claimed[], claimedAt: number): Promise<void> {
@@ -217,7 +276,7 @@ export class DeliveryWorker {
       let checkedAt = performance.now()
       if (!(await this.creatorSees(head))) {
         await queryText(this.db, DROP, [head.organizationId, stream.map((row) => row.id)])
-        return
+        return this.round.add(head.organizationId)
       }
       let secrets: string[]
       try {
@@ -249,6 +308,8 @@ export class DeliveryWorker {
       // The creator lost sight of the project while the batch went out: what is left of it is dropped unsent.
       if (unseen) await queryText(this.db, DROP, [head.organizationId, stream.slice(sent).map((row) => row.id)])
       await this.record(head, results, unseen ? [] : stream.slice(sent))
+      // The stream may go on (deliveries behind the batch, or queued while it went out) unless it waits for a retry now.
+      if (results.every(([, attempt]) => attempt.ok)) this.round.add(head.organizationId)
     } catch (error) {
       this.log.warn('webhooks: a stream failed; it is taken again when its lease runs out', { webhookId: head.webhookId, ...describeError(error) })
     }

@@ -467,6 +467,47 @@ describe('order', () => {
     expect(r.unique().filter((request) => request.json?.projectId === free.id).map((request) => request.json.data.id)).toEqual(freeItems.map((item) => item.id))
     for (const request of r.received) verified(hook.secret, request)
   }, 30_000)
+
+  test("one organization's backlog does not hold back another's events: organizations with due work are claimed in turn", async () => {
+    // One worker taking two streams a claim, so the order of claims shows in the order of arrivals.
+    const own = await startTestService({ config: { webhooks: { ...WEBHOOKS, concurrency: 1, streamsPerClaim: 2, batchSize: 30 } } })
+    services.push(own)
+    const busy = await tenant(own)
+    const quiet = await tenant(own)
+    const r = await receiver()
+    const busyHooks = []
+    for (let i = 0; i < 5; i++) busyHooks.push(await subscribe(busy, r.urlFor(`/busy-${i}`), ['*']))
+    const quietHook = await subscribe(quiet, r.urlFor('/quiet'), ['*'])
+    // Queued together, the busy organization's 150 (5 streams of 30) due before the quiet one's single delivery.
+    await sql(
+      `with queued as (
+         select h.organization_id, h.webhook_id, gen_random_uuid() as event_id, g as seq, now() - interval '1 minute' + (h.after_ms + g) * interval '1 ms' as due
+         from unnest($1::uuid[], $2::uuid[], $3::int[], $5::int[]) as h(organization_id, webhook_id, n, after_ms), generate_series(1, h.n) g
+       ),
+       e as (insert into webhook_events (id, organization_id, seq, type, via, data) select event_id, organization_id, seq, 'ping', 'api', '{}' from queued)
+       insert into webhook_deliveries (id, organization_id, webhook_id, event_id, project_key, seq, next_attempt_at)
+       select gen_random_uuid(), organization_id, webhook_id, event_id, $4, seq, due from queued`,
+      [
+        [...busyHooks.map(() => busy.organizationId), quiet.organizationId],
+        [...busyHooks.map((hook) => hook.id), quietHook.id],
+        [...busyHooks.map(() => 30), 1],
+        '00000000-0000-0000-0000-000000000000',
+        [...busyHooks.map(() => 0), 1000],
+      ],
+      own,
+    )
+    await until(async () => expect(r.unique().length).toBe(151))
+    // The first claim takes two of the busy streams (60 deliveries); the next one starts with the quiet organization
+    // (claiming by due time alone, it came after two more busy streams: 121st).
+    const quietArrival = r.unique().findIndex((request) => request.path === '/quiet')
+    expect(quietArrival).toBeGreaterThanOrEqual(0)
+    expect(quietArrival).toBeLessThan(90)
+    for (let i = 0; i < 5; i++) {
+      const seqs = r.unique(`/busy-${i}`).map((request) => request.id)
+      const expected = (await sql<{ id: string }>(`select event_id as id from webhook_deliveries where webhook_id = $1 order by seq`, [busyHooks[i]!.id], own)).map((row) => row.id)
+      expect(seqs).toEqual(expected)
+    }
+  }, 30_000)
 })
 
 describe('visibility', () => {
