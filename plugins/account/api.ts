@@ -105,7 +105,7 @@ export function accountApi(context: PluginContext, account: AccountServices) {
       },
       { session: true, response: answers(Envelope(t.Object({ revoked: t.Literal(true) })), 200, [401]), detail: { tags, summary: 'Sign out: the session token stops working.' } },
     )
-    .get('/keys', ({ principal, query }) => keys.list(principal.user.id, pageRequest(query)), {
+    .get('/keys', ({ principal, query }) => keys.list(principal.user, pageRequest(query)), {
       session: true,
       query: t.Object(pageQuery()),
       response: answers(PageEnvelope(ApiKey), 200, [400, 401]),

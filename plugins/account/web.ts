@@ -87,7 +87,7 @@ export function accountPages(context: PluginContext, account: AccountServices) {
     }
 
   async function renderKeys(current: WebSession, extra: Partial<Parameters<typeof keysPage>[0]> = {}, status = 200) {
-    const page = await keys.list(current.principal.user.id, { page: 0, size: 100 })
+    const page = await keys.list(current.principal.user, { page: 0, size: 100 })
     return htmlResponse(keysPage({ frame: frame(current), keys: page.items, scopes: scopeGroups, ...extra }), status)
   }
 

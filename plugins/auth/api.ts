@@ -68,7 +68,8 @@ export interface ApiKeyManager {
   create(actor: AuditActor, ownerId: string, input: unknown): Promise<{ key: ApiKeyView; secret: string }>
   /** Revokes one of `ownerId`'s keys (404 for anyone else's); takes effect on every instance at once. */
   revoke(actor: AuditActor, ownerId: string, keyId: string): Promise<ApiKeyView>
-  list(ownerId: string, request: PageRequest): Promise<Page<ApiKeyView>>
+  /** One page of the keys of `owner` (a user of the organization), newest first. */
+  list(owner: { id: string; organizationId: string }, request: PageRequest): Promise<Page<ApiKeyView>>
 }
 
 export const ApiKeyManagerRef = serviceRef<ApiKeyManager>('auth.api-keys', 'auth')

@@ -202,7 +202,7 @@ export class KeyAuthenticator implements Authenticator {
     const write = this.db
       .update(apiKeys)
       .set({ lastUsedAt: new Date(now) })
-      .where(eq(apiKeys.id, entry.keyId))
+      .where(and(eq(apiKeys.id, entry.keyId), eq(apiKeys.organizationId, entry.principal.user.organizationId)))
       .catch((error: Error) => this.log.warn('could not record lastUsedAt', { keyId: entry.keyId, ...describeError(error) }))
     this.pending.add(write)
     void write.finally(() => this.pending.delete(write))

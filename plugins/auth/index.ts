@@ -121,7 +121,7 @@ export default definePlugin({
         return { key: serializeKey(key), secret }
       },
       revoke: async (actor, ownerId, keyId) => serializeKey(await accounts.revokeApiKey(actor, keyId, ownerId)),
-      list: (ownerId, request) => listApiKeys(db, ownerId, request),
+      list: (owner, request) => listApiKeys(db, owner, request),
     })
     return { accounts }
   },

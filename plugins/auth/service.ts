@@ -111,7 +111,7 @@ export async function deactivateUser(writes: Writes, events: EventBus, actor: Om
     const [user] = await tx
       .update(users)
       .set({ status: 'deactivated', updatedAt: new Date() })
-      .where(eq(users.id, userId))
+      .where(and(eq(users.id, userId), eq(users.organizationId, current.organizationId)))
       .returning()
     await audit({
       action: 'user.deactivated',
@@ -132,7 +132,8 @@ export async function deactivateUser(writes: Writes, events: EventBus, actor: Om
  */
 export async function createApiKey(
   writes: Writes,
-  actor: Omit<AuditActor, 'organizationId'>,
+  /** With an organization (a user acting in the account area), the owner is looked up in it alone. */
+  actor: Omit<AuditActor, 'organizationId'> & { organizationId?: string },
   ownerId: string,
   input: unknown,
   knownScopes: ReadonlySet<string>,
@@ -147,7 +148,10 @@ export async function createApiKey(
   const expiresAt = data.expiresAt ? new Date(data.expiresAt) : null
   if (expiresAt && expiresAt.getTime() <= Date.now()) throw badRequest('The expiry must be in the future.', 'expiresAt')
   if (!isUuid(ownerId)) throw badRequest('No such user.', 'userId')
-  const [owner] = await db.select().from(users).where(eq(users.id, ownerId))
+  const [owner] = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.id, ownerId), actor.organizationId ? eq(users.organizationId, actor.organizationId) : undefined))
   if (!owner || owner.status !== 'active') throw badRequest('No such active user.', 'userId')
   const secret = generateSecret(API_KEY_PREFIX)
   return writes.change({ ...actor, organizationId: owner.organizationId }, null, async ({ tx, audit }) => {
@@ -162,7 +166,14 @@ export async function createApiKey(
       const [active] = await tx
         .select({ n: count() })
         .from(apiKeys)
-        .where(and(eq(apiKeys.ownerId, ownerId), isNull(apiKeys.revokedAt), sql`(${apiKeys.expiresAt} is null or ${apiKeys.expiresAt} > now())`))
+        .where(
+          and(
+            eq(apiKeys.ownerId, ownerId),
+            eq(apiKeys.organizationId, owner.organizationId),
+            isNull(apiKeys.revokedAt),
+            sql`(${apiKeys.expiresAt} is null or ${apiKeys.expiresAt} > now())`,
+          ),
+        )
       if (active!.n >= maxKeys) throw conflict(`You hold ${active!.n} active API keys, the most allowed (auth.maxKeysPerUser); revoke one first.`)
     }
     const [key] = await tx
@@ -194,22 +205,26 @@ export async function createApiKey(
 export async function revokeApiKey(
   writes: Writes,
   events: EventBus,
-  actor: Omit<AuditActor, 'organizationId'>,
+  /** With an organization (a user acting in the account area), the key is looked up in it alone. */
+  actor: Omit<AuditActor, 'organizationId'> & { organizationId?: string },
   keyId: string,
   ownerId?: string,
 ) {
   const { db } = writes
   if (!isUuid(keyId)) throw notFound('No such API key.')
-  const [current] = await db.select().from(apiKeys).where(eq(apiKeys.id, keyId))
+  const [current] = await db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, keyId), actor.organizationId ? eq(apiKeys.organizationId, actor.organizationId) : undefined))
   if (!current || (ownerId !== undefined && current.ownerId !== ownerId)) throw notFound('No such API key.')
   if (current.revokedAt) return current
   const revoked = await writes.change({ ...actor, organizationId: current.organizationId }, null, async ({ tx, audit }) => {
     const [key] = await tx
       .update(apiKeys)
       .set({ revokedAt: sql`now()` })
-      .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+      .where(and(eq(apiKeys.id, keyId), eq(apiKeys.organizationId, current.organizationId), isNull(apiKeys.revokedAt)))
       .returning()
-    if (!key) return (await tx.select().from(apiKeys).where(eq(apiKeys.id, keyId)))[0]!
+    if (!key) return (await tx.select().from(apiKeys).where(and(eq(apiKeys.id, keyId), eq(apiKeys.organizationId, current.organizationId))))[0]!
     await audit({
       action: 'api_key.revoked',
       resourceType: 'api_key',
@@ -251,7 +266,8 @@ export interface AccountDeps {
   maxKeysPerUser: number
 }
 
-type OperatorActor = Omit<AuditActor, 'organizationId'>
+/** The CLI's actor has no organization; a user's in the account area has one (and their lookups are made in it). */
+type OperatorActor = Omit<AuditActor, 'organizationId'> & { organizationId?: string }
 
 /** Organizations, users and API keys bound to their dependencies (the CLI and the account area). */
 export function createAccounts(deps: AccountDeps) {
@@ -266,16 +282,17 @@ export function createAccounts(deps: AccountDeps) {
 }
 
 /** One page of a user's keys, newest first. */
-export async function listApiKeys(db: Database, ownerId: string, request: PageRequest) {
+export async function listApiKeys(db: Database, owner: { id: string; organizationId: string }, request: PageRequest) {
+  const ownedBy = and(eq(apiKeys.ownerId, owner.id), eq(apiKeys.organizationId, owner.organizationId))
   const rows = await db
     .select({ key: apiKeys, total: totalOver() })
     .from(apiKeys)
-    .where(eq(apiKeys.ownerId, ownerId))
+    .where(ownedBy)
     .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
     .limit(window(request).limit)
     .offset(window(request).offset)
   return pageWithTotal(rows, request, (row) => serializeKey(row.key), async () => {
-    const [total] = await db.select({ value: count() }).from(apiKeys).where(eq(apiKeys.ownerId, ownerId))
+    const [total] = await db.select({ value: count() }).from(apiKeys).where(ownedBy)
     return total!.value
   })
 }

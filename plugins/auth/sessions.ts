@@ -12,7 +12,7 @@ import type { PrincipalUser } from '../../src/services/identity'
 import type { Writes } from '../../src/writes'
 import type { SessionKind, Sessions } from './api'
 import type { PasswordHasher } from './password'
-import { sessions, users } from './schema'
+import { sessions, userEmails, users } from './schema'
 import { INVALIDATE_CHANNEL, type Invalidation } from './service'
 
 export const SESSION_PREFIX = 'wts'
@@ -47,11 +47,14 @@ async function storeUpgradedHash(writes: Writes, user: typeof users.$inferSelect
     const [row] = await tx
       .update(users)
       .set({ passwordHash: upgraded })
-      .where(and(eq(users.id, user.id), eq(users.passwordHash, user.passwordHash)))
+      .where(and(eq(users.id, user.id), eq(users.organizationId, user.organizationId), eq(users.passwordHash, user.passwordHash)))
       .returning({ id: users.id })
     if (row) await audit({ action: 'user.password_rehashed', resourceType: 'user', resourceId: user.id, changes: { after: { scheme: upgraded.split('$').slice(0, 4).join('$') } } })
   })
 }
+
+/** Stands in for the user of an unknown email, so every sign-in reads a user row alike. */
+const NOBODY = '00000000-0000-0000-0000-000000000000'
 
 export function createSessions(writes: Writes, policy: SessionPolicy, hasher: PasswordHasher): Omit<Sessions, 'onRevoked'> {
   const { db } = writes
@@ -66,7 +69,13 @@ export function createSessions(writes: Writes, policy: SessionPolicy, hasher: Pa
         throw error
       })
       const decoyHash = await decoy
-      const [user] = await db.select().from(users).where(eq(users.email, email.trim().toLowerCase()))
+      // The email names the organization (user_emails, a reference table), then the user is read
+      // on that organization's shard; an unknown email reads no one, the same way.
+      const [claim] = await db.select({ userId: userEmails.userId, organizationId: userEmails.organizationId }).from(userEmails).where(eq(userEmails.email, email.trim().toLowerCase()))
+      const [user] = await db
+        .select()
+        .from(users)
+        .where(and(eq(users.id, claim?.userId ?? NOBODY), eq(users.organizationId, claim?.organizationId ?? NOBODY)))
       const { matches, upgraded } = await hasher.verify(password, user?.passwordHash ?? decoyHash)
       if (!user || !matches || user.status !== 'active') return null
       if (upgraded) await storeUpgradedHash(writes, user, upgraded)
@@ -94,7 +103,8 @@ export function createSessions(writes: Writes, policy: SessionPolicy, hasher: Pa
       const [row] = await db
         .select({ session: sessions, user: users })
         .from(sessions)
-        .innerJoin(users, eq(users.id, sessions.userId))
+        // Joined on the organization too: a co-located join (by id alone Citus would need to repartition).
+        .innerJoin(users, and(eq(users.id, sessions.userId), eq(users.organizationId, sessions.organizationId)))
         .where(and(eq(sessions.tokenHash, hashSecret(token)), eq(sessions.kind, kind), isNull(sessions.revokedAt)))
       const now = Date.now()
       if (
@@ -105,7 +115,10 @@ export function createSessions(writes: Writes, policy: SessionPolicy, hasher: Pa
       )
         throw unauthorized(INVALID, true)
       if (now - row.session.lastSeenAt.getTime() > TOUCH_EVERY_MS)
-        await db.update(sessions).set({ lastSeenAt: sql`now()` }).where(eq(sessions.id, row.session.id))
+        await db
+          .update(sessions)
+          .set({ lastSeenAt: sql`now()` })
+          .where(and(eq(sessions.id, row.session.id), eq(sessions.organizationId, row.session.organizationId)))
       return { user: principalUser(row.user), key: null, scopes: new Set<string>(), sessionId: row.session.id, expiresAt: row.session.expiresAt }
     },
 
@@ -114,7 +127,7 @@ export function createSessions(writes: Writes, policy: SessionPolicy, hasher: Pa
       const rows = await queryText<{ id: string }>(
         db,
         `update sessions s set last_seen_at = now()
-          from users u where s.id = any($1::uuid[]) and u.id = s.user_id
+          from users u where s.id = any($1::uuid[]) and u.id = s.user_id and u.organization_id = s.organization_id
             and s.revoked_at is null and s.expires_at > now() and u.status = 'active'
           returning s.id`,
         [sessionIds],
@@ -125,10 +138,16 @@ export function createSessions(writes: Writes, policy: SessionPolicy, hasher: Pa
     async end(token, requestId) {
       if (!isWellFormedSecret(SESSION_PREFIX, token)) return
       await db.transaction(async (tx) => {
+        // Found by its hash (the token names no organization), then ended on its organization's shard.
+        const [found] = await tx
+          .select({ id: sessions.id, organizationId: sessions.organizationId })
+          .from(sessions)
+          .where(and(eq(sessions.tokenHash, hashSecret(token)), isNull(sessions.revokedAt)))
+        if (!found) return
         const [row] = await tx
           .update(sessions)
           .set({ revokedAt: sql`now()` })
-          .where(and(eq(sessions.tokenHash, hashSecret(token)), isNull(sessions.revokedAt)))
+          .where(and(eq(sessions.id, found.id), eq(sessions.organizationId, found.organizationId), isNull(sessions.revokedAt)))
           .returning()
         if (!row) return
         await notify(tx, INVALIDATE_CHANNEL, JSON.stringify({ sessionId: row.id } satisfies Invalidation))
