@@ -12,7 +12,7 @@ import { asPgbench, CONNECTIONS, DURATION_SECONDS, freshDatabase, machine, pgben
 import { seedOrganization } from './seed'
 
 /** The two statements the service runs for one request, taken from the service itself. */
-const SCRIPT = [asPgbench(MEMBER_ACCESS, ['project', 'org', 'user']), asPgbench(`${MEMBERS_PAGE} limit 100 offset 0`, ['project'])].join('\n')
+const SCRIPT = [asPgbench(MEMBER_ACCESS.text, MEMBER_ACCESS.parameters), asPgbench(`${MEMBERS_PAGE} limit 100 offset 0`, ['project', 'organization'])].join('\n')
 
 export async function benchMembers(): Promise<void> {
   const databaseUrl = await freshDatabase('worktrack_bench_members')
@@ -27,7 +27,7 @@ export async function benchMembers(): Promise<void> {
   await database.db.execute(sql`analyze`)
   await database.close()
 
-  const variables = { user: seeded.userId, project: seeded.projectId, org: seeded.organizationId }
+  const variables = { user: seeded.userId, project: seeded.projectId, organization: seeded.organizationId }
   const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: databaseUrl, SERVICE_CONFIG: '' }, 3811)
   const url = `http://127.0.0.1:3811/api/v1/projects/${seeded.projectId}/members?size=100`
   const headers = { authorization: `Bearer ${seeded.secret}` }

@@ -3,7 +3,7 @@
  * build and map (measured: 1.1k vs 2.5k list queries/s on one connection pool); the paths every
  * client hits most run constant SQL text with parameters instead, shaped for the API.
  */
-import { sql, type AnyColumn } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
 import { queryText, type Executor } from './db'
 import { toPage, window, type PageRequest } from './http/pagination'
 import type { Page } from './http/answer'
@@ -57,8 +57,10 @@ export function withIsoTimestamps<T extends { createdAt: string; updatedAt: stri
 }
 
 /**
- * The `updatedAt` of a row being changed: now, and at least a millisecond past its previous
- * value, so two changes within one millisecond still give the row (and its ETag, which carries
- * `updatedAt` in milliseconds) a new version.
+ * The `updatedAt` of a row being changed: now, and at least a millisecond past `previous` (its
+ * value as read under the row's lock; milliseconds, so one past it is past the stored
+ * microseconds too), so two changes within one millisecond still give the row (and its ETag,
+ * which carries `updatedAt` in milliseconds) a new version. Computed from the value read, not the
+ * column: Citus refuses an UPDATE that calls a STABLE function (timestamptz + interval) on a column.
  */
-export const nextUpdatedAt = (column: AnyColumn) => sql<Date>`greatest(now(), ${column} + interval '1 millisecond')`
+export const nextUpdatedAt = (previous: Date) => sql<Date>`greatest(now(), ${new Date(previous.getTime() + 1).toISOString()}::timestamptz)`

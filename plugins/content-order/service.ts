@@ -24,14 +24,17 @@ export interface ContentOrderDocument {
  * The full order of a project, read inside `executor`. `concurrently` runs the two independent
  * reads side by side: for the pool only, as a transaction runs one statement at a time.
  */
-async function readOrder(executor: Executor, projectId: string, concurrently = false): Promise<ContentOrderDocument> {
+async function readOrder(executor: Executor, organizationId: string, projectId: string, concurrently = false): Promise<ContentOrderDocument> {
   const readItems = () =>
-    queryText<{ id: string }>(executor, `select id from work_item_documents where project_id = $1 order by position, created_at, id`, [projectId])
+    queryText<{ id: string }>(executor, `select id from work_item_documents where project_id = $1 and organization_id = $2 order by position, created_at, id`, [
+      projectId,
+      organizationId,
+    ])
   const readEntries = () =>
     queryText<{ id: string; workItemId: string }>(
       executor,
-      `select id, work_item_id as "workItemId" from entry_documents where project_id = $1 order by work_item_id, position, created_at, id`,
-      [projectId],
+      `select id, work_item_id as "workItemId" from entry_documents where project_id = $1 and organization_id = $2 order by work_item_id, position, created_at, id`,
+      [projectId, organizationId],
     )
   const [items, rows] = concurrently ? await Promise.all([readItems(), readEntries()]) : [await readItems(), await readEntries()]
   const entries: Record<string, string[]> = {}
@@ -71,19 +74,19 @@ export function createContentOrder({ db, writes, access, workItems, entries }: C
   return {
     async get(actor: Actor, projectId: string) {
       await access.requireProjectAccess(actor, projectId, 'viewer')
-      return readOrder(db, projectId, true)
+      return readOrder(db, actor.organizationId, projectId, true)
     },
 
     put(actor: Actor, projectId: string, input: ContentOrderInput) {
       return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         await access.requireProjectAccess(actor, projectId, 'editor', tx)
         await workItems.lockOrdering(tx as Transaction, actor.organizationId, projectId)
-        const current = await readOrder(tx, projectId)
-        if (input.workItems) await workItems.writeOrder(tx as Transaction, reorder(current.workItems, input.workItems, 'workItems'))
+        const current = await readOrder(tx, actor.organizationId, projectId)
+        if (input.workItems) await workItems.writeOrder(tx as Transaction, actor.organizationId, reorder(current.workItems, input.workItems, 'workItems'))
         for (const [workItemId, named] of Object.entries(input.entries ?? {})) {
           const list = Object.hasOwn(current.entries, workItemId) ? current.entries[workItemId] : undefined
           if (!list) throw badRequest('No work item with this id in the project.', `entries.${workItemId}`)
-          await entries.writeOrder(tx as Transaction, reorder(list, named, `entries.${workItemId}`))
+          await entries.writeOrder(tx as Transaction, actor.organizationId, reorder(list, named, `entries.${workItemId}`))
         }
         await audit({
           action: 'content.reordered',
@@ -92,7 +95,7 @@ export function createContentOrder({ db, writes, access, workItems, entries }: C
           projectId,
           changes: { after: { ...(input.workItems ? { workItems: input.workItems } : {}), ...(input.entries ? { entries: input.entries } : {}) } },
         })
-        const order = await readOrder(tx, projectId)
+        const order = await readOrder(tx, actor.organizationId, projectId)
         await emit({ type: 'content_order.updated', projectId, data: order })
         return order
       })

@@ -9,8 +9,8 @@ import { serviceRef } from '../../src/services/registry'
 export { Entry, ENTRY_COLUMNS, fromEntryText, type EntryResource, type EntryTextRow } from './model'
 
 export interface EntriesFace {
-  /** Renumbers entries 0..n-1 in the order of `ids` (the caller holds the project's ordering lock). */
-  writeOrder(tx: Transaction, ids: readonly string[]): Promise<void>
+  /** Renumbers the organization's entries 0..n-1 in the order of `ids` (the caller holds the project's ordering lock). */
+  writeOrder(tx: Transaction, organizationId: string, ids: readonly string[]): Promise<void>
 }
 
 export const EntriesRef = serviceRef<EntriesFace>('entries.face', 'entries')

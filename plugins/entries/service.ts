@@ -41,12 +41,15 @@ async function accessThroughWorkItem(executor: Executor, deps: EntryDeps, actor:
   return deps.access.requireProjectAccess(actor, projectId, required, executor)
 }
 
-async function findEntry(executor: Executor, workItemId: string, entryId: string, lock = false): Promise<EntryRow> {
+/** The organization's entry `id`, as a condition (its primary key). */
+const theEntry = (organizationId: string, id: string) => and(eq(entries.id, id), eq(entries.organizationId, organizationId))
+
+async function findEntry(executor: Executor, organizationId: string, workItemId: string, entryId: string, lock = false): Promise<EntryRow> {
   if (!isUuid(entryId)) throw notFound('No such entry.')
   const query = executor
     .select()
     .from(entries)
-    .where(and(eq(entries.id, entryId), eq(entries.workItemId, workItemId)))
+    .where(and(theEntry(organizationId, entryId), eq(entries.workItemId, workItemId)))
   const [row] = lock ? await query.for('update') : await query
   if (!row) throw notFound('No such entry.')
   return row
@@ -69,13 +72,13 @@ function requireAuthorOrOwner(granted: ProjectAccess, actor: Actor, entry: Entry
 
 /** The plugin's public face (api.ts): content order writes positions through it. */
 export const entriesFace: EntriesFace = {
-  async writeOrder(tx, ids) {
+  async writeOrder(tx, organizationId, ids) {
     if (!ids.length) return
     await queryText(
       tx,
       `update entries t set position = u.position - 1 from unnest($1::uuid[]) with ordinality as u(id, position)
-        where t.id = u.id and t.position <> u.position - 1`,
-      [ids],
+        where t.id = u.id and t.organization_id = $2 and t.position <> u.position - 1`,
+      [ids, organizationId],
     )
   },
 }
@@ -92,9 +95,9 @@ export function createEntries(deps: EntryDeps) {
       return deps.lists.page(`entries ${workItemId} ${request.page} ${request.size}`, version, () =>
         selectPage<EntryTextRow & { total: string }, EntryResource>(
           db,
-          `select ${ENTRY_COLUMNS}, count(*) over () as total from entries e where e.work_item_id = $1 order by e.position, e.created_at, e.id`,
-          `select count(*) as total from entries where work_item_id = $1`,
-          [workItemId],
+          `select ${ENTRY_COLUMNS}, count(*) over () as total from entries e where e.work_item_id = $1 and e.organization_id = $2 order by e.position, e.created_at, e.id`,
+          `select count(*) as total from entries where work_item_id = $1 and organization_id = $2`,
+          [workItemId, actor.organizationId],
           request,
           fromEntryText,
         ),
@@ -103,7 +106,7 @@ export function createEntries(deps: EntryDeps) {
 
     async get(actor: Actor, workItemId: string, entryId: string) {
       await accessThroughWorkItem(db, deps, actor, workItemId, 'viewer')
-      return serializeEntry(await findEntry(db, workItemId, entryId))
+      return serializeEntry(await findEntry(db, actor.organizationId, workItemId, entryId))
     },
 
     /** Adds an entry at the end of the work item's entries (editor); the caller is its author. */
@@ -111,7 +114,10 @@ export function createEntries(deps: EntryDeps) {
       return deps.writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const { projectId } = await accessThroughWorkItem(tx, deps, actor, workItemId, 'editor')
         await deps.workItems.lockOrdering(tx as Transaction, actor.organizationId, projectId)
-        const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(position) + 1, 0)::int as next from entries where work_item_id = $1', [workItemId])) as [{ next: number }]
+        const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(position) + 1, 0)::int as next from entries where work_item_id = $1 and organization_id = $2', [
+          workItemId,
+          actor.organizationId,
+        ])) as [{ next: number }]
         const [row] = await tx
           .insert(entries)
           .values({ organizationId: actor.organizationId, projectId, workItemId, kind: input.kind ?? 'comment', body: input.body, authorId: actor.userId, position: next })
@@ -126,15 +132,15 @@ export function createEntries(deps: EntryDeps) {
     update(actor: Actor, workItemId: string, entryId: string, patch: EntryPatch, ifMatch?: string) {
       return deps.writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const granted = await accessThroughWorkItem(tx, deps, actor, workItemId, 'viewer')
-        const current = await findEntry(tx, workItemId, entryId, true)
+        const current = await findEntry(tx, actor.organizationId, workItemId, entryId, true)
         requireAuthorOrOwner(granted, actor, current)
         checkIfMatch(ifMatch, current.updatedAt)
         const changes = changedFields(current, patch)
         if (!changes) return serializeEntry(current)
         const [row] = await tx
           .update(entries)
-          .set({ ...patch, updatedAt: nextUpdatedAt(entries.updatedAt) })
-          .where(eq(entries.id, current.id))
+          .set({ ...patch, updatedAt: nextUpdatedAt(current.updatedAt) })
+          .where(theEntry(actor.organizationId, current.id))
           .returning()
         await audit({ action: 'entry.updated', resourceType: 'entry', resourceId: current.id, projectId: granted.projectId, changes })
         const updated = serializeEntry(row!)
@@ -146,10 +152,10 @@ export function createEntries(deps: EntryDeps) {
     delete(actor: Actor, workItemId: string, entryId: string, ifMatch?: string) {
       return deps.writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const granted = await accessThroughWorkItem(tx, deps, actor, workItemId, 'viewer')
-        const current = await findEntry(tx, workItemId, entryId, true)
+        const current = await findEntry(tx, actor.organizationId, workItemId, entryId, true)
         requireAuthorOrOwner(granted, actor, current)
         checkIfMatch(ifMatch, current.updatedAt)
-        await tx.delete(entries).where(eq(entries.id, current.id))
+        await tx.delete(entries).where(theEntry(actor.organizationId, current.id))
         await audit({
           action: 'entry.deleted',
           resourceType: 'entry',

@@ -1,54 +1,71 @@
 /**
  * The project access service: the caller's effective level is the highest of their direct
  * membership and the levels of linked teams they belong to; a superadministrator is owner of
- * every project of the organization. The rule is written once, as a SQL expression, and runs as
- * constant SQL text (it is on nearly every request): one query per check.
+ * every project of the organization. The rule is written once, as SQL fragments (Drizzle `sql`
+ * with named placeholders), composed into the statements that need it and compiled once
+ * (statements.ts): the check is on nearly every request, so it runs as constant SQL text, one
+ * query per check. Every table is matched on the caller's organization, a parameter, so on Citus
+ * each statement is a router query on the organization's shard.
  */
-import { queryText, type Database, type Executor } from '../../src/db'
+import { sql, type Placeholder, type SQL } from 'drizzle-orm'
+import type { Database, Executor } from '../../src/db'
 import { notFound } from '../../src/http/errors'
 import { isUuid } from '../../src/ids'
-import { assertLevel, type AccessLevel, type ProjectAccessService } from './api'
 import type { Actor } from '../../src/services/identity'
+import { assertLevel, type AccessLevel, type ProjectAccessService } from './api'
+import { compileStatement, ORGANIZATION, PROJECT, runStatement, textOf, USER } from './statements'
 
-/**
- * The level on the project whose id is `project` of the user in parameter `user` (null: none).
- * Every table is matched on the project's organization too, so on Citus the check stays on the
- * organization's shard.
- */
-const levelExpression = (project: string, user: string, organization = 'p.organization_id') => `greatest(
+type Operand = SQL | Placeholder
+
+/** The level on `project` (a column or a parameter) of `user` in `organization` (null: none). */
+const levelOf = (project: Operand, organization: Operand, user: Operand) => sql`greatest(
     (select pm.access_level from project_members pm where pm.project_id = ${project} and pm.user_id = ${user} and pm.organization_id = ${organization}),
     (select max(pt.access_level) from project_teams pt
-      join team_memberships tm on tm.team_id = pt.team_id and tm.user_id = ${user} and tm.organization_id = pt.organization_id
+      join team_memberships tm on tm.team_id = pt.team_id and tm.user_id = ${user} and tm.organization_id = ${organization}
       where pt.project_id = ${project} and pt.organization_id = ${organization}))`
 
-/** $1 project, $2 organization, $3 user. Exported for the benchmarks, which run it under pgbench. */
-export const MEMBER_ACCESS = `select p.id, p.organization_id as "organizationId", ${levelExpression('p.id', '$3')} as level
-  from projects p where p.id = $1 and p.organization_id = $2`
-const SUPERADMINISTRATOR_ACCESS = `select p.id, p.organization_id as "organizationId", 'owner'::access_level as level
-  from projects p where p.id = $1 and p.organization_id = $2`
+const MEMBER_LEVEL = levelOf(sql`p.id`, ORGANIZATION, USER)
+const OWNER_LEVEL = sql`'owner'::access_level`
 
 /**
  * The versions a cached list page of the project is keyed on, read in the access check's
  * statement: the project's and its organization's (see src/http/list-cache.ts).
  */
-const VERSIONS = `(select v.version from change_versions v where v.scope_id = p.id and v.organization_id = p.organization_id) as "projectVersion",
-  (select v.version from change_versions v where v.scope_id = p.organization_id and v.organization_id = p.organization_id) as "organizationVersion"`
-const withVersions = (check: string) => {
-  const text = check.replace(' as level\n', ` as level, ${VERSIONS}\n`)
-  if (text === check) throw new Error('the access check no longer ends its select list with "as level"')
-  return text
-}
-const MEMBER_LIST_ACCESS = withVersions(MEMBER_ACCESS)
-const SUPERADMINISTRATOR_LIST_ACCESS = withVersions(SUPERADMINISTRATOR_ACCESS)
+const VERSIONS = [
+  sql`(select v.version from change_versions v where v.scope_id = p.id and v.organization_id = ${ORGANIZATION}) as "projectVersion"`,
+  sql`(select v.version from change_versions v where v.scope_id = ${ORGANIZATION} and v.organization_id = ${ORGANIZATION}) as "organizationVersion"`,
+]
+
+/** The project's row and the caller's `level` on it, with the list versions when `versions`. */
+const accessCheck = (level: SQL, versions: boolean) =>
+  compileStatement(sql`select ${sql.join([sql`p.id`, sql`p.organization_id as "organizationId"`, sql`${level} as level`, ...(versions ? VERSIONS : [])], sql`, `)}
+  from projects p where p.id = ${PROJECT} and p.organization_id = ${ORGANIZATION}`)
+
+/** The member's check: exported for the benchmarks, which run it under pgbench. */
+export const MEMBER_ACCESS = accessCheck(MEMBER_LEVEL, false)
+const SUPERADMINISTRATOR_ACCESS = accessCheck(OWNER_LEVEL, false)
+const MEMBER_LIST_ACCESS = accessCheck(MEMBER_LEVEL, true)
+const SUPERADMINISTRATOR_LIST_ACCESS = accessCheck(OWNER_LEVEL, true)
 
 /**
- * The projects the actor can see, as a `where` condition on the alias `p` with its parameters
- * (numbered from `$first`), for list statements of this and other plugins.
+ * The projects a caller can see, as a condition on the alias `p` with the placeholders
+ * `organization` and `user`: for list statements (a superadministrator sees every project of the
+ * organization).
  */
-export function visibleProjectsCondition(actor: Actor, first = 1): { where: string; parameters: string[] } {
-  const organization = `$${first}`
-  if (actor.role === 'superadministrator') return { where: `p.organization_id = ${organization}`, parameters: [actor.organizationId] }
-  return { where: `p.organization_id = ${organization} and ${levelExpression('p.id', `$${first + 1}`)} is not null`, parameters: [actor.organizationId, actor.userId] }
+export function visibleProjects(superadministrator: boolean): SQL {
+  const organization = sql`p.organization_id = ${ORGANIZATION}`
+  return superadministrator ? organization : sql`${organization} and ${MEMBER_LEVEL} is not null`
+}
+
+/**
+ * The same condition as SQL text with its parameters numbered from `$first`, for the face's
+ * `visibleProjectIds` (other plugins' list statements written as text).
+ */
+function visibleProjectsText(actor: Actor, first: number): { where: string; parameters: string[] } {
+  const organization = sql.raw(`$${first}`)
+  const where = sql`p.organization_id = ${organization}`
+  if (actor.role === 'superadministrator') return { where: textOf(where), parameters: [actor.organizationId] }
+  return { where: textOf(sql`${where} and ${levelOf(sql`p.id`, organization, sql.raw(`$${first + 1}`))} is not null`), parameters: [actor.organizationId, actor.userId] }
 }
 
 interface AccessRow {
@@ -59,28 +76,29 @@ interface AccessRow {
   organizationVersion?: string | number | null
 }
 
-/** $1 organization, $2 user, $3 project ids: those the user sees, the role read from auth's user directory. */
-const VISIBLE_TO_USER = `select p.id from projects p
-  join user_directory u on u.id = $2 and u.organization_id = p.organization_id and u.status = 'active'
-  where p.organization_id = $1 and p.id = any($3::uuid[])
-    and (u.role = 'superadministrator' or ${levelExpression('p.id', '$2')} is not null)`
+/** Those of the projects (`project`: an array of ids) the organization's user sees now, the role read from auth's user directory. */
+const VISIBLE_TO_USER = compileStatement(sql`select p.id from projects p
+  join user_directory u on u.id = ${USER} and u.organization_id = ${ORGANIZATION} and u.status = 'active'
+  where p.organization_id = ${ORGANIZATION} and p.id = any(${PROJECT}::uuid[])
+    and (u.role = 'superadministrator' or ${MEMBER_LEVEL} is not null)`)
 
 export function createProjectAccess(db: Database): ProjectAccessService {
   /** The project's row and the caller's level; 404 when unknown, elsewhere or invisible. */
   const check = async (actor: Actor, projectId: string, executor: Executor, versions: boolean): Promise<AccessRow> => {
     if (!isUuid(projectId)) throw notFound('No such project.')
-    const superadministrator = actor.role === 'superadministrator'
-    const [row] = await queryText<Omit<AccessRow, 'level'> & { level: AccessLevel | null }>(
-      executor,
-      superadministrator ? (versions ? SUPERADMINISTRATOR_LIST_ACCESS : SUPERADMINISTRATOR_ACCESS) : versions ? MEMBER_LIST_ACCESS : MEMBER_ACCESS,
-      superadministrator ? [projectId, actor.organizationId] : [projectId, actor.organizationId, actor.userId],
-    )
+    const statement =
+      actor.role === 'superadministrator' ? (versions ? SUPERADMINISTRATOR_LIST_ACCESS : SUPERADMINISTRATOR_ACCESS) : versions ? MEMBER_LIST_ACCESS : MEMBER_ACCESS
+    const [row] = await runStatement<Omit<AccessRow, 'level'> & { level: AccessLevel | null }>(executor, statement, {
+      project: projectId,
+      organization: actor.organizationId,
+      user: actor.userId,
+    })
     if (!row || !row.level) throw notFound('No such project.')
     return row as AccessRow
   }
   return {
     visibleProjectIds(actor, first) {
-      const { where, parameters } = visibleProjectsCondition(actor, first)
+      const { where, parameters } = visibleProjectsText(actor, first)
       return { sql: `select p.id from projects p where ${where}`, parameters }
     },
     async requireProjectAccess(actor, projectId, required, executor: Executor = db) {
@@ -92,7 +110,7 @@ export function createProjectAccess(db: Database): ProjectAccessService {
     async projectsVisibleTo(executor, organizationId, userId, projectIds) {
       const ids = projectIds.filter(isUuid)
       if (!ids.length || !isUuid(userId)) return new Set()
-      const rows = await queryText<{ id: string }>(executor, VISIBLE_TO_USER, [organizationId, userId, ids])
+      const rows = await runStatement<{ id: string }>(executor, VISIBLE_TO_USER, { project: ids, organization: organizationId, user: userId })
       return new Set(rows.map((row) => row.id))
     },
     async listAccess(actor, projectId, required = 'viewer') {

@@ -49,7 +49,7 @@ const MEMBER: GrantKind = {
   duplicate: 'The user is already a member of this project.',
   principal: {
     columns: 'u.username, u.display_name as "displayName", u.avatar_url as "avatarUrl"',
-    join: 'join user_directory u on u.id = g.user_id',
+    join: 'join user_directory u on u.id = g.user_id and u.organization_id = g.organization_id',
     shape: (row) => ({ user: { id: row.principalId, username: row.username, displayName: row.displayName, avatarUrl: row.avatarUrl } }),
   },
 }
@@ -64,16 +64,16 @@ const TEAM: GrantKind = {
   duplicate: 'The team is already linked to this project.',
   principal: {
     columns: 't.name as "teamName"',
-    join: 'join team_directory t on t.id = g.team_id',
+    join: 'join team_directory t on t.id = g.team_id and t.organization_id = g.organization_id',
     shape: (row) => ({ team: { id: row.principalId, name: row.teamName } }),
   },
 }
 
-/** $1 project (and $2 principal for one grant): grants with their principal, in creation order. */
+/** $1 project, $2 organization (and $3 principal for one grant): grants with their principal, in creation order. */
 const grantsOf = (kind: GrantKind, one: boolean) => `select g.${kind.column} as "principalId", g.access_level as "accessLevel", g.created_at as "createdAt",
     ${kind.principal.columns}${one ? '' : ', count(*) over () as total'}
   from ${kind.table} g ${kind.principal.join}
-  where g.project_id = $1${one ? ` and g.${kind.column} = $2` : ''}
+  where g.project_id = $1 and g.organization_id = $2${one ? ` and g.${kind.column} = $3` : ''}
   order by g.created_at, g.${kind.column}`
 
 /** The members page: exported for the benchmarks, which run it under pgbench (the page's LIMIT and OFFSET are appended). */
@@ -93,19 +93,19 @@ const serialize = (kind: GrantKind, row: GrantRow) => ({
   createdAt: isoFromText(row.createdAt),
 })
 
-async function grantRow(executor: Executor, kind: GrantKind, projectId: string, principalId: string): Promise<GrantRow | undefined> {
+async function grantRow(executor: Executor, kind: GrantKind, organizationId: string, projectId: string, principalId: string): Promise<GrantRow | undefined> {
   if (!isUuid(principalId)) return undefined
-  return (await queryText<GrantRow>(executor, grantsOf(kind, true), [projectId, principalId]))[0]
+  return (await queryText<GrantRow>(executor, grantsOf(kind, true), [projectId, organizationId, principalId]))[0]
 }
 
 /** Throws 409 when the grant being removed or demoted is the project's last owner grant. */
-async function keepAnOwner(tx: Transaction, projectId: string, losing: AccessLevel, becoming: AccessLevel | null) {
+async function keepAnOwner(tx: Transaction, organizationId: string, projectId: string, losing: AccessLevel, becoming: AccessLevel | null) {
   if (losing !== 'owner' || becoming === 'owner') return
   const [row] = await queryRows<{ owners: number }>(
     tx,
     sql`select
-      (select count(*) from ${projectMembers} where ${projectMembers.projectId} = ${projectId} and ${projectMembers.accessLevel} = 'owner')
-    + (select count(*) from ${projectTeams} where ${projectTeams.projectId} = ${projectId} and ${projectTeams.accessLevel} = 'owner') as owners`,
+      (select count(*) from ${projectMembers} where ${projectMembers.projectId} = ${projectId} and ${projectMembers.organizationId} = ${organizationId} and ${projectMembers.accessLevel} = 'owner')
+    + (select count(*) from ${projectTeams} where ${projectTeams.projectId} = ${projectId} and ${projectTeams.organizationId} = ${organizationId} and ${projectTeams.accessLevel} = 'owner') as owners`,
   )
   if (Number(row!.owners) <= 1) throw conflict('A project must keep at least one owner; add another owner first.')
 }
@@ -127,7 +127,7 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
   /** Checks owner access and locks the project row, so grant changes on one project queue up. */
   const lockAsOwner = async (tx: Transaction, actor: Actor, projectId: string) => {
     await access.requireProjectAccess(actor, projectId, 'owner', tx)
-    await lockProject(tx, projectId)
+    await lockProject(tx, actor.organizationId, projectId)
   }
   /** 400 naming the field unless the principal is an active user / a team of the organization. */
   const requirePrincipal: Record<GrantKind['field'], (tx: Transaction, actor: Actor, id: string) => Promise<void>> = {
@@ -140,7 +140,14 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
   const list = async (kind: GrantKind, actor: Actor, projectId: string, request: PageRequest) => {
     const { version } = await access.listAccess(actor, projectId)
     return lists.page(`${kind.table} ${projectId} ${request.page} ${request.size}`, version, () =>
-      selectPage<GrantRow & { total: string }, ReturnType<typeof serialize>>(db, grantsOf(kind, false), `select count(*) as total from ${kind.table} where project_id = $1`, [projectId], request, (row) => serialize(kind, row)),
+      selectPage<GrantRow & { total: string }, ReturnType<typeof serialize>>(
+        db,
+        grantsOf(kind, false),
+        `select count(*) as total from ${kind.table} where project_id = $1 and organization_id = $2`,
+        [projectId, actor.organizationId],
+        request,
+        (row) => serialize(kind, row),
+      ),
     )
   }
 
@@ -155,7 +162,7 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
       )
       if (!inserted.length) throw conflict(kind.duplicate, principalId, kind.field)
       await audit({ action: kind.actions.added, resourceType: kind.resourceType, resourceId: principalId, projectId, changes: { after: { [kind.field]: principalId, accessLevel } } })
-      const added = serialize(kind, (await grantRow(tx, kind, projectId, principalId))!)
+      const added = serialize(kind, (await grantRow(tx, kind, actor.organizationId, projectId, principalId))!)
       await record(emit, kind, 'created', projectId, added)
       return created(added)
     }, request)
@@ -163,11 +170,16 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
   const update = (kind: GrantKind, actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel) =>
     writes.change(actor, 'project', async ({ tx, audit, emit }) => {
       await lockAsOwner(tx, actor, projectId)
-      const current = await grantRow(tx, kind, projectId, principalId)
+      const current = await grantRow(tx, kind, actor.organizationId, projectId, principalId)
       if (!current) throw notFound(kind.notFound)
       if (current.accessLevel === accessLevel) return serialize(kind, current)
-      await keepAnOwner(tx, projectId, current.accessLevel, accessLevel)
-      await queryText(tx, `update ${kind.table} set access_level = $3, updated_at = now() where project_id = $1 and ${kind.column} = $2`, [projectId, principalId, accessLevel])
+      await keepAnOwner(tx, actor.organizationId, projectId, current.accessLevel, accessLevel)
+      await queryText(tx, `update ${kind.table} set access_level = $3, updated_at = now() where project_id = $1 and ${kind.column} = $2 and organization_id = $4`, [
+        projectId,
+        principalId,
+        accessLevel,
+        actor.organizationId,
+      ])
       await audit({
         action: kind.actions.updated,
         resourceType: kind.resourceType,
@@ -183,10 +195,10 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
   const remove = (kind: GrantKind, actor: Actor, projectId: string, principalId: string) =>
     writes.change(actor, 'project', async ({ tx, audit, emit }) => {
       await lockAsOwner(tx, actor, projectId)
-      const current = await grantRow(tx, kind, projectId, principalId)
+      const current = await grantRow(tx, kind, actor.organizationId, projectId, principalId)
       if (!current) throw notFound(kind.notFound)
-      await keepAnOwner(tx, projectId, current.accessLevel, null)
-      await queryText(tx, `delete from ${kind.table} where project_id = $1 and ${kind.column} = $2`, [projectId, principalId])
+      await keepAnOwner(tx, actor.organizationId, projectId, current.accessLevel, null)
+      await queryText(tx, `delete from ${kind.table} where project_id = $1 and ${kind.column} = $2 and organization_id = $3`, [projectId, principalId, actor.organizationId])
       await audit({ action: kind.actions.removed, resourceType: kind.resourceType, resourceId: principalId, projectId, changes: { before: { [kind.field]: principalId, accessLevel: current.accessLevel } } })
       await record(emit, kind, 'deleted', projectId, serialize(kind, current))
       return { id: principalId }

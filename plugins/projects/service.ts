@@ -3,7 +3,7 @@
  * and the organization-wide team → projects directory. Bound once (`createProjects`); every
  * function returns the resource in its API shape.
  */
-import { eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
 import type { Database, Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
@@ -14,10 +14,11 @@ import type { Actor } from '../../src/services/identity'
 import { selectPage, withIsoTimestamps, nextUpdatedAt } from '../../src/sql'
 import type { Writes } from '../../src/writes'
 import type { TeamDirectory } from '../teams/api'
-import { visibleProjectsCondition } from './access'
+import { visibleProjects } from './access'
 import type { AccessLevel, ProjectAccessService } from './api'
 import type { ProjectInput, ProjectPatch } from './model'
 import { projectMembers, projects } from './schema'
+import { bind, compileStatement, type CompiledStatement } from './statements'
 
 type ProjectRow = typeof projects.$inferSelect
 
@@ -34,9 +35,23 @@ const serializeProject = (project: ProjectRow) => ({
 const PROJECT_COLUMNS = `p.id, p.name, p.description, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt"`
 type ProjectTextRow = Omit<ReturnType<typeof serializeProject>, never>
 
+/** The list of the projects a caller sees (a page of rows, and the count for a page past the end), per kind of caller. */
+function listStatements(superadministrator: boolean): { rows: CompiledStatement; count: CompiledStatement } {
+  const rows = compileStatement(sql`select ${sql.raw(PROJECT_COLUMNS)}, count(*) over () as total from projects p where ${visibleProjects(superadministrator)} order by p.created_at, p.id`)
+  const count = compileStatement(sql`select count(*) as total from projects p where ${visibleProjects(superadministrator)}`)
+  // selectPage runs both on one list of values.
+  if (rows.parameters.join() !== count.parameters.join()) throw new Error('the project list and its count bind different parameters')
+  return { rows, count }
+}
+const MEMBER_LIST = listStatements(false)
+const SUPERADMINISTRATOR_LIST = listStatements(true)
+
+/** The organization's project `projectId`, as a condition (its primary key). */
+const theProject = (organizationId: string, projectId: string) => and(eq(projects.id, projectId), eq(projects.organizationId, organizationId))
+
 /** Locks the project row `for update` and returns it; 404 when it is gone (deleted meanwhile). */
-export async function lockProject(tx: Transaction, projectId: string): Promise<ProjectRow> {
-  const [project] = await tx.select().from(projects).where(eq(projects.id, projectId)).for('update')
+export async function lockProject(tx: Transaction, organizationId: string, projectId: string): Promise<ProjectRow> {
+  const [project] = await tx.select().from(projects).where(theProject(organizationId, projectId)).for('update')
   if (!project) throw notFound('No such project.')
   return project
 }
@@ -52,12 +67,12 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
   return {
     /** Projects the caller can see, oldest first: a hot read, one statement. */
     list(actor: Actor, request: PageRequest) {
-      const { where, parameters } = visibleProjectsCondition(actor)
+      const statements = actor.role === 'superadministrator' ? SUPERADMINISTRATOR_LIST : MEMBER_LIST
       return selectPage<ProjectTextRow & { total: string }, ProjectTextRow>(
         db,
-        `select ${PROJECT_COLUMNS}, count(*) over () as total from projects p where ${where} order by p.created_at, p.id`,
-        `select count(*) as total from projects p where ${where}`,
-        parameters,
+        statements.rows.text,
+        statements.count.text,
+        bind(statements.rows, { organization: actor.organizationId, user: actor.userId }),
         request,
         ({ total: _total, ...row }) => withIsoTimestamps(row),
       )
@@ -66,7 +81,7 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
     /** A project the caller can see (viewer). */
     async get(actor: Actor, projectId: string) {
       await access.requireProjectAccess(actor, projectId, 'viewer')
-      const [project] = await db.select().from(projects).where(eq(projects.id, projectId))
+      const [project] = await db.select().from(projects).where(theProject(actor.organizationId, projectId))
       if (!project) throw notFound('No such project.')
       return serializeProject(project)
     },
@@ -95,14 +110,14 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
     update(actor: Actor, projectId: string, patch: ProjectPatch, ifMatch?: string) {
       return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         await access.requireProjectAccess(actor, projectId, 'owner', tx)
-        const current = await lockProject(tx, projectId)
+        const current = await lockProject(tx, actor.organizationId, projectId)
         checkIfMatch(ifMatch, current.updatedAt)
         const changes = changedFields(current, patch)
         if (!changes) return serializeProject(current)
         const [project] = await tx
           .update(projects)
-          .set({ ...patch, updatedAt: nextUpdatedAt(projects.updatedAt) })
-          .where(eq(projects.id, projectId))
+          .set({ ...patch, updatedAt: nextUpdatedAt(current.updatedAt) })
+          .where(theProject(actor.organizationId, projectId))
           .returning()
         await audit({ action: 'project.updated', resourceType: 'project', resourceId: projectId, projectId, changes })
         const updated = serializeProject(project!)
@@ -115,11 +130,11 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
     delete(actor: Actor, projectId: string, ifMatch?: string) {
       return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         await access.requireProjectAccess(actor, projectId, 'owner', tx)
-        const current = await lockProject(tx, projectId)
+        const current = await lockProject(tx, actor.organizationId, projectId)
         checkIfMatch(ifMatch, current.updatedAt)
         // Recorded before the rows go: observers may still read who could see the project.
         await emit({ type: 'project.deleted', projectId, data: serializeProject(current) })
-        await tx.delete(projects).where(eq(projects.id, projectId))
+        await tx.delete(projects).where(theProject(actor.organizationId, projectId))
         await audit({ action: 'project.deleted', resourceType: 'project', resourceId: projectId, projectId, changes: { before: { name: current.name, description: current.description } } })
         return { id: projectId }
       })
@@ -135,9 +150,10 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
       return selectPage<{ id: string; name: string; accessLevel: AccessLevel; total: string }, { id: string; name: string; accessLevel: AccessLevel }>(
         db,
         `select p.id, p.name, pt.access_level as "accessLevel", count(*) over () as total
-          from project_teams pt join projects p on p.id = pt.project_id where pt.team_id = $1 order by pt.created_at, pt.project_id`,
-        'select count(*) as total from project_teams where team_id = $1',
-        [team.id],
+          from project_teams pt join projects p on p.id = pt.project_id and p.organization_id = pt.organization_id
+          where pt.team_id = $1 and pt.organization_id = $2 order by pt.created_at, pt.project_id`,
+        'select count(*) as total from project_teams where team_id = $1 and organization_id = $2',
+        [team.id, actor.organizationId],
         request,
         ({ total: _total, ...row }) => row,
       )

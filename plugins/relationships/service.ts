@@ -33,27 +33,29 @@ const serializeRelationship = (row: RelationshipRow): RelationshipResource => ({
 })
 
 
-async function findRelationship(executor: Executor, projectId: string, relationshipId: string, lock = false) {
+/** The organization's relationship `id`, as a condition (its primary key). */
+const theRelationship = (organizationId: string, id: string) => and(eq(relationships.id, id), eq(relationships.organizationId, organizationId))
+
+async function findRelationship(executor: Executor, organizationId: string, projectId: string, relationshipId: string, lock = false) {
   if (!isUuid(relationshipId)) throw notFound('No such relationship.')
   const query = executor
     .select()
     .from(relationships)
-    .where(and(eq(relationships.id, relationshipId), eq(relationships.projectId, projectId)))
+    .where(and(theRelationship(organizationId, relationshipId), eq(relationships.projectId, projectId)))
   const [row] = lock ? await query.for('update') : await query
   if (!row) throw notFound('No such relationship.')
   return row
 }
 
-/** The existing relationship equal to (source, target, type), if any. */
-function sameLink(source: string, target: string, type: RelationshipType): SQL {
+/** The organization's existing relationship equal to (source, target, type), if any. */
+function sameLink(organizationId: string, source: string, target: string, type: RelationshipType): SQL {
   const forward = and(eq(relationships.sourceWorkItemId, source), eq(relationships.targetWorkItemId, target))!
-  if (type !== 'relates_to') return and(forward, eq(relationships.type, type))!
   const backward = and(eq(relationships.sourceWorkItemId, target), eq(relationships.targetWorkItemId, source))!
-  return and(or(forward, backward), eq(relationships.type, type))!
+  return and(eq(relationships.organizationId, organizationId), type === 'relates_to' ? or(forward, backward) : forward, eq(relationships.type, type))!
 }
 
-async function requireNoDuplicate(executor: Executor, source: string, target: string, type: RelationshipType, exceptId?: string) {
-  const [existing] = await executor.select({ id: relationships.id }).from(relationships).where(sameLink(source, target, type))
+async function requireNoDuplicate(executor: Executor, organizationId: string, source: string, target: string, type: RelationshipType, exceptId?: string) {
+  const [existing] = await executor.select({ id: relationships.id }).from(relationships).where(sameLink(organizationId, source, target, type))
   if (existing && existing.id !== exceptId) throw conflict('This relationship already exists.', existing.id)
 }
 
@@ -72,9 +74,9 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
     async list(actor: Actor, projectId: string, query: RelationshipQuery, request: PageRequest) {
       const { version } = await access.listAccess(actor, projectId)
       return lists.page(`relationships ${projectId} ${query.workItemId ?? ''} ${request.page} ${request.size}`, version, () => {
-        const parameters: unknown[] = [projectId]
-        let where = 'r.project_id = $1'
-        if (query.workItemId) where += ` and $2 in (r.source_work_item_id, r.target_work_item_id)`
+        const parameters: unknown[] = [projectId, actor.organizationId]
+        let where = 'r.project_id = $1 and r.organization_id = $2'
+        if (query.workItemId) where += ` and $3 in (r.source_work_item_id, r.target_work_item_id)`
         if (query.workItemId) parameters.push(query.workItemId)
         return selectPage<RelationshipTextRow & { total: string }, RelationshipResource>(
           db,
@@ -89,14 +91,14 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
 
     async get(actor: Actor, projectId: string, relationshipId: string) {
       await access.requireProjectAccess(actor, projectId, 'viewer')
-      return serializeRelationship(await findRelationship(db, projectId, relationshipId))
+      return serializeRelationship(await findRelationship(db, actor.organizationId, projectId, relationshipId))
     },
 
     create(actor: Actor, projectId: string, input: RelationshipInput, request?: IdempotentRequest) {
       return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         await access.requireProjectAccess(actor, projectId, 'editor', tx)
         if (input.sourceWorkItemId === input.targetWorkItemId) throw badRequest('A work item cannot be related to itself.', 'targetWorkItemId')
-        const inProject = new Set(await workItems.inProject(tx, projectId, [input.sourceWorkItemId, input.targetWorkItemId]))
+        const inProject = new Set(await workItems.inProject(tx, actor.organizationId, projectId, [input.sourceWorkItemId, input.targetWorkItemId]))
         for (const field of ['sourceWorkItemId', 'targetWorkItemId'] as const)
           if (!inProject.has(input[field])) throw badRequest('No work item with this id in the project.', field)
         // A duplicate (also a concurrent create of one link) is decided by the unique indexes; when the
@@ -113,7 +115,7 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
           })
           .onConflictDoNothing()
           .returning()
-        if (!row) await requireNoDuplicate(tx, input.sourceWorkItemId, input.targetWorkItemId, input.type)
+        if (!row) await requireNoDuplicate(tx, actor.organizationId, input.sourceWorkItemId, input.targetWorkItemId, input.type)
         await audit({
           action: 'relationship.created',
           resourceType: 'relationship',
@@ -130,14 +132,14 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
     update(actor: Actor, projectId: string, relationshipId: string, type: RelationshipType) {
       return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
-        const current = await findRelationship(tx, projectId, relationshipId, true)
+        const current = await findRelationship(tx, actor.organizationId, projectId, relationshipId, true)
         assertLevel(granted, 'editor')
         if (current.type === type) return serializeRelationship(current)
-        await requireNoDuplicate(tx, current.sourceWorkItemId, current.targetWorkItemId, type, current.id)
+        await requireNoDuplicate(tx, actor.organizationId, current.sourceWorkItemId, current.targetWorkItemId, type, current.id)
         const [row] = await tx
           .update(relationships)
-          .set({ type, updatedAt: nextUpdatedAt(relationships.updatedAt) })
-          .where(eq(relationships.id, current.id))
+          .set({ type, updatedAt: nextUpdatedAt(current.updatedAt) })
+          .where(theRelationship(actor.organizationId, current.id))
           .returning()
         await audit({
           action: 'relationship.updated',
@@ -155,9 +157,9 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
     delete(actor: Actor, projectId: string, relationshipId: string) {
       return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
-        const current = await findRelationship(tx, projectId, relationshipId, true)
+        const current = await findRelationship(tx, actor.organizationId, projectId, relationshipId, true)
         assertLevel(granted, 'editor')
-        await tx.delete(relationships).where(eq(relationships.id, current.id))
+        await tx.delete(relationships).where(theRelationship(actor.organizationId, current.id))
         await audit({
           action: 'relationship.deleted',
           resourceType: 'relationship',

@@ -82,7 +82,7 @@ const score = (kind: Kind) =>
 
 /** The project's `rows` most recent rows, with what matching and ranking read. */
 const recent = (kind: Kind, rows = RECENT_ROWS) =>
-  `(select id, created_at, search_vector, ${kind.column} from ${kind.table} where project_id = $1 order by ${kind.recency} limit ${rows})`
+  `(select id, created_at, search_vector, ${kind.column} from ${kind.table} where project_id = $1 and organization_id = $7 order by ${kind.recency} limit ${rows})`
 
 /**
  * The ranked matches of a kind (`matches`: id, created_at, score), scored in the scan that finds
@@ -96,7 +96,8 @@ const recent = (kind: Kind, rows = RECENT_ROWS) =>
  * the posting lists of every trigram of the phrase: tens of milliseconds in a large project). A row found
  * both ways has the same score both times, so the union keeps it once. `only` guards the whole.
  * $1 project, $2 tsquery text, $3 substring pattern (or null), $4 limit, $5 each word's tsquery text,
- * $6 whether the substring may be looked for through the trigram index (a term without spaces).
+ * $6 whether the substring may be looked for through the trigram index (a term without spaces),
+ * $7 the organization (named wherever a table is read: on Citus, one shard answers).
  */
 const matches = (kind: Kind, only = 'true') => `
   query as materialized (select to_tsquery('simple', $2) as q),
@@ -116,7 +117,7 @@ const matches = (kind: Kind, only = 'true') => `
     select id, created_at, score from recent_words where (select count(*) from recent_words) >= $4
     union all
     (select t.id, t.created_at, ${score(kind)} from ${kind.table} t
-      where (select count(*) from recent_words) < $4 and ${only} and t.project_id = $1
+      where (select count(*) from recent_words) < $4 and ${only} and t.project_id = $1 and t.organization_id = $7
         and t.search_vector @@ (select q from indexed) and ts_match_vq(t.search_vector, (select q from query))
       limit ${RANKING_WINDOW})
   ),
@@ -127,7 +128,7 @@ const matches = (kind: Kind, only = 'true') => `
     select id, created_at, score from recent_substrings where (select count(*) from recent_substrings) >= $4 - (select count(*) from words)
     union all
     (select t.id, t.created_at, ${score(kind)} from ${kind.table} t
-      where $6 and (select count(*) from recent_substrings) < $4 - (select count(*) from words) and t.project_id = $1 and t.${kind.column} ilike $3
+      where $6 and (select count(*) from recent_substrings) < $4 - (select count(*) from words) and t.project_id = $1 and t.organization_id = $7 and t.${kind.column} ilike $3
       limit (select $4 - count(*) from words))
   ),
   matches as (
@@ -139,7 +140,7 @@ const matches = (kind: Kind, only = 'true') => `
 /** The best `limit` matches, then only their rows read in full. */
 const best = (kind: Kind, alias: string, columns: string) => `with ${matches(kind)},
   best as (select id, created_at, score from matches order by score desc, created_at, id limit $4)
-  select ${columns} from best b join ${kind.table} ${alias} on ${alias}.id = b.id order by b.score desc, b.created_at, b.id`
+  select ${columns} from best b join ${kind.table} ${alias} on ${alias}.id = b.id and ${alias}.organization_id = $7 order by b.score desc, b.created_at, b.id`
 
 const WORK_ITEMS = best(WORK_ITEM_KIND, 'w', WORK_ITEM_COLUMNS)
 
@@ -150,14 +151,14 @@ const ENTRIES = best(ENTRY_KIND, 'e', ENTRY_COLUMNS)
  * up by index from the matched work items (two joins, not one `or`), and a project without
  * relationships ranks no work items for them at all.
  */
-const RELATIONSHIPS = `with ${matches(WORK_ITEM_KIND, 'exists (select 1 from relationship_links where project_id = $1)')},
+const RELATIONSHIPS = `with ${matches(WORK_ITEM_KIND, 'exists (select 1 from relationship_links where project_id = $1 and organization_id = $7)')},
   ends as (
-    select r.id, m.score from relationship_links r join matches m on m.id = r.source_work_item_id where r.project_id = $1
+    select r.id, m.score from relationship_links r join matches m on m.id = r.source_work_item_id where r.project_id = $1 and r.organization_id = $7
     union all
-    select r.id, m.score from relationship_links r join matches m on m.id = r.target_work_item_id where r.project_id = $1
+    select r.id, m.score from relationship_links r join matches m on m.id = r.target_work_item_id where r.project_id = $1 and r.organization_id = $7
   ),
   best as (select id, max(score) as score from ends group by id)
-  select ${RELATIONSHIP_COLUMNS} from best b join relationship_links r on r.id = b.id order by b.score desc, r.created_at, r.id limit $4`
+  select ${RELATIONSHIP_COLUMNS} from best b join relationship_links r on r.id = b.id and r.organization_id = $7 order by b.score desc, r.created_at, r.id limit $4`
 
 interface SearchOptions {
   q: string
@@ -168,7 +169,7 @@ interface SearchOptions {
 export async function searchProject(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, options: SearchOptions) {
   await access.requireProjectAccess(actor, projectId, 'viewer')
   const words = wordQueries(options.q)
-  const parameters = [projectId, words.join(' & '), substringPattern(options.q), options.limit, words, !/\s/.test(options.q.trim())]
+  const parameters = [projectId, words.join(' & '), substringPattern(options.q), options.limit, words, !/\s/.test(options.q.trim()), actor.organizationId]
   const [workItems, entries, relationships] = await Promise.all([
     queryText<WorkItemTextRow>(db, WORK_ITEMS, parameters),
     queryText<EntryTextRow>(db, ENTRIES, parameters),

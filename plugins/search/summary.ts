@@ -5,18 +5,18 @@ import type { Actor } from '../../src/services/identity'
 import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_STATUSES, type WorkItemStatus, type WorkItemTextRow } from '../work-items/api'
 
 const COUNTS = `select
-    (select coalesce(json_object_agg(status, n), '{}') from (select status, count(*) as n from work_item_documents where project_id = $1 group by status) s) as "byStatus",
-    (select count(*) from entry_documents where project_id = $1) as entries,
-    (select count(*) from relationship_links where project_id = $1) as relationships`
+    (select coalesce(json_object_agg(status, n), '{}') from (select status, count(*) as n from work_item_documents where project_id = $1 and organization_id = $2 group by status) s) as "byStatus",
+    (select count(*) from entry_documents where project_id = $1 and organization_id = $2) as entries,
+    (select count(*) from relationship_links where project_id = $1 and organization_id = $2) as relationships`
 
-const RECENT = `select ${WORK_ITEM_COLUMNS} from work_item_documents w where w.project_id = $1 order by w.updated_at desc, w.id desc limit 10`
+const RECENT = `select ${WORK_ITEM_COLUMNS} from work_item_documents w where w.project_id = $1 and w.organization_id = $2 order by w.updated_at desc, w.id desc limit 10`
 
 /** Counted in SQL (never by loading rows): two statements after the access check. */
 export async function projectSummary(db: Database, access: ProjectAccessService, actor: Actor, projectId: string) {
   await access.requireProjectAccess(actor, projectId, 'viewer')
   const [[counts], recent] = await Promise.all([
-    queryText<{ byStatus: Record<string, number | string> | string; entries: string; relationships: string }>(db, COUNTS, [projectId]),
-    queryText<WorkItemTextRow>(db, RECENT, [projectId]),
+    queryText<{ byStatus: Record<string, number | string> | string; entries: string; relationships: string }>(db, COUNTS, [projectId, actor.organizationId]),
+    queryText<WorkItemTextRow>(db, RECENT, [projectId, actor.organizationId]),
   ])
   const raw = typeof counts!.byStatus === 'string' ? JSON.parse(counts!.byStatus) : counts!.byStatus
   const byStatus = Object.fromEntries(WORK_ITEM_STATUSES.map((status) => [status, 0])) as Record<WorkItemStatus, number>

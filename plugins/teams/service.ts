@@ -63,11 +63,11 @@ async function requireUniqueName(executor: Executor, actor: Actor, name: string,
   if (existing) throw conflict('A team with this name already exists.', existing.id, 'name')
 }
 
-/** A team's members, with identities from auth's user directory ($1 team). */
+/** A team's members, with identities from auth's user directory ($1 team, $2 organization). */
 const MEMBERS = `select tm.user_id as "userId", tm.created_at as "createdAt", u.username, u.display_name as "displayName", u.avatar_url as "avatarUrl",
     count(*) over () as total
-  from team_members tm join user_directory u on u.id = tm.user_id
-  where tm.team_id = $1 order by tm.created_at, tm.user_id`
+  from team_members tm join user_directory u on u.id = tm.user_id and u.organization_id = tm.organization_id
+  where tm.team_id = $1 and tm.organization_id = $2 order by tm.created_at, tm.user_id`
 interface MemberRow {
   userId: string
   createdAt: string
@@ -133,8 +133,8 @@ export function createTeams({ db, lists, writes, users }: TeamDeps) {
         if (patch.name !== undefined) await requireUniqueName(tx, actor, patch.name, current.id)
         const [team] = await tx
           .update(teams)
-          .set({ ...patch, updatedAt: nextUpdatedAt(teams.updatedAt) })
-          .where(eq(teams.id, current.id))
+          .set({ ...patch, updatedAt: nextUpdatedAt(current.updatedAt) })
+          .where(and(eq(teams.id, current.id), eq(teams.organizationId, actor.organizationId)))
           .returning()
         await audit({ action: 'team.updated', resourceType: 'team', resourceId: current.id, changes })
         return serializeTeam(team!)
@@ -147,7 +147,7 @@ export function createTeams({ db, lists, writes, users }: TeamDeps) {
         const current = await findTeam(tx, actor, teamId, true)
         requireAdministrator(actor)
         checkIfMatch(ifMatch, current.updatedAt)
-        await tx.delete(teams).where(eq(teams.id, current.id))
+        await tx.delete(teams).where(and(eq(teams.id, current.id), eq(teams.organizationId, actor.organizationId)))
         await notify(tx, TEAM_MEMBERSHIP_CHANNEL, JSON.stringify({ teamId: current.id } satisfies TeamMembershipLoss))
         await audit({ action: 'team.deleted', resourceType: 'team', resourceId: current.id, changes: { before: { name: current.name, description: current.description } } })
         return { id: current.id }
@@ -161,8 +161,8 @@ export function createTeams({ db, lists, writes, users }: TeamDeps) {
         selectPage<MemberRow & { total: string }, ReturnType<typeof serializeMember>>(
           db,
           MEMBERS,
-          'select count(*) as total from team_members where team_id = $1',
-          [team.id],
+          'select count(*) as total from team_members where team_id = $1 and organization_id = $2',
+          [team.id, actor.organizationId],
           request,
           serializeMember,
         ),
@@ -184,7 +184,7 @@ export function createTeams({ db, lists, writes, users }: TeamDeps) {
     async removeMember(actor: Actor, teamId: string, userId: string) {
       return writes.change(actor, 'organization', async ({ tx, audit }) => {
         const team = await findTeam(tx, actor, teamId)
-        const membership = and(eq(teamMembers.teamId, team.id), eq(teamMembers.userId, userId))
+        const membership = and(eq(teamMembers.teamId, team.id), eq(teamMembers.userId, userId), eq(teamMembers.organizationId, actor.organizationId))
         const [member] = isUuid(userId) ? await tx.select().from(teamMembers).where(membership) : []
         if (!member) throw notFound('No such team member.')
         requireAdministrator(actor)

@@ -17,12 +17,12 @@ export interface WorkItemsFace {
    * positions never collide.
    */
   lockOrdering(tx: Transaction, organizationId: string, projectId: string, advance?: boolean): Promise<number>
-  /** Renumbers work items 0..n-1 in the order of `ids` (the caller holds the ordering lock). */
-  writeOrder(tx: Transaction, ids: readonly string[]): Promise<void>
+  /** Renumbers the organization's work items 0..n-1 in the order of `ids` (the caller holds the ordering lock). */
+  writeOrder(tx: Transaction, organizationId: string, ids: readonly string[]): Promise<void>
   /** The project of a work item of the organization, or undefined (also for an id that is no UUID). */
   projectOf(executor: Executor, organizationId: string, workItemId: string): Promise<string | undefined>
-  /** Of `ids`, those of work items in the project. */
-  inProject(executor: Executor, projectId: string, ids: readonly string[]): Promise<string[]>
+  /** Of `ids`, those of work items in the organization's project. */
+  inProject(executor: Executor, organizationId: string, projectId: string, ids: readonly string[]): Promise<string[]>
 }
 
 export const WorkItemsRef = serviceRef<WorkItemsFace>('work-items.face', 'work-items')

@@ -36,13 +36,16 @@ const serializeWorkItem = (row: WorkItemRow): WorkItemResource => ({
   updatedAt: row.updatedAt.toISOString(),
 })
 
-/** The work item, if it is in the project; 404 otherwise. */
-async function findWorkItem(executor: Executor, projectId: string, workItemId: string, lock = false): Promise<WorkItemRow> {
+/** The organization's work item `id`, as a condition (its primary key). */
+const theWorkItem = (organizationId: string, id: string) => and(eq(workItems.id, id), eq(workItems.organizationId, organizationId))
+
+/** The work item, if it is in the organization's project; 404 otherwise. */
+async function findWorkItem(executor: Executor, organizationId: string, projectId: string, workItemId: string, lock = false): Promise<WorkItemRow> {
   if (!isUuid(workItemId)) throw notFound('No such work item.')
   const query = executor
     .select()
     .from(workItems)
-    .where(and(eq(workItems.id, workItemId), eq(workItems.projectId, projectId)))
+    .where(and(theWorkItem(organizationId, workItemId), eq(workItems.projectId, projectId)))
   const [row] = lock ? await query.for('update') : await query
   if (!row) throw notFound('No such work item.')
   return row
@@ -60,13 +63,13 @@ export const workItemsFace: WorkItemsFace = {
     )
     return row!.lastNumber
   },
-  async writeOrder(tx, ids) {
+  async writeOrder(tx, organizationId, ids) {
     if (!ids.length) return
     await queryText(
       tx,
       `update work_items t set position = u.position - 1 from unnest($1::uuid[]) with ordinality as u(id, position)
-        where t.id = u.id and t.position <> u.position - 1`,
-      [ids],
+        where t.id = u.id and t.organization_id = $2 and t.position <> u.position - 1`,
+      [ids, organizationId],
     )
   },
   async projectOf(executor, organizationId, workItemId) {
@@ -74,8 +77,12 @@ export const workItemsFace: WorkItemsFace = {
     const [row] = await queryText<{ projectId: string }>(executor, 'select project_id as "projectId" from work_items where id = $1 and organization_id = $2', [workItemId, organizationId])
     return row?.projectId
   },
-  async inProject(executor, projectId, ids) {
-    const rows = await queryText<{ id: string }>(executor, 'select id from work_items where project_id = $1 and id = any($2::uuid[])', [projectId, ids.filter(isUuid)])
+  async inProject(executor, organizationId, projectId, ids) {
+    const rows = await queryText<{ id: string }>(executor, 'select id from work_items where project_id = $1 and id = any($2::uuid[]) and organization_id = $3', [
+      projectId,
+      ids.filter(isUuid),
+      organizationId,
+    ])
     return rows.map((row) => row.id)
   },
 }
@@ -102,8 +109,8 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
       const { version } = await access.listAccess(actor, projectId)
       const key = `work-items ${projectId} ${query.status ?? ''} ${query.assigneeId ?? ''} ${request.page} ${request.size}`
       return lists.page(key, version, () => {
-        const parameters: unknown[] = [projectId]
-        let where = 'w.project_id = $1'
+        const parameters: unknown[] = [projectId, actor.organizationId]
+        let where = 'w.project_id = $1 and w.organization_id = $2'
         if (query.status) where += ` and w.status = $${parameters.push(query.status)}`
         if (query.assigneeId) where += ` and w.assignee_id = $${parameters.push(query.assigneeId)}`
         return selectPage<WorkItemTextRow & { total: string }, WorkItemResource>(
@@ -119,7 +126,7 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
 
     async get(actor: Actor, projectId: string, workItemId: string) {
       await access.requireProjectAccess(actor, projectId, 'viewer')
-      return serializeWorkItem(await findWorkItem(db, projectId, workItemId))
+      return serializeWorkItem(await findWorkItem(db, actor.organizationId, projectId, workItemId))
     },
 
     /** Creates a work item at the end of the project's order, with the project's next number. */
@@ -128,7 +135,10 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
         await access.requireProjectAccess(actor, projectId, 'editor', tx)
         await checkAssignee(tx, actor, input.assigneeId)
         const number = await workItemsFace.lockOrdering(tx as Transaction, actor.organizationId, projectId, true)
-        const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(position) + 1, 0)::int as next from work_items where project_id = $1', [projectId])) as [{ next: number }]
+        const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(position) + 1, 0)::int as next from work_items where project_id = $1 and organization_id = $2', [
+          projectId,
+          actor.organizationId,
+        ])) as [{ next: number }]
         const [row] = await tx
           .insert(workItems)
           .values({
@@ -161,7 +171,7 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
     update(actor: Actor, projectId: string, workItemId: string, patch: WorkItemPatch, ifMatch?: string) {
       return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
-        const current = await findWorkItem(tx, projectId, workItemId, true)
+        const current = await findWorkItem(tx, actor.organizationId, projectId, workItemId, true)
         assertLevel(granted, 'editor')
         checkIfMatch(ifMatch, current.updatedAt)
         await checkAssignee(tx, actor, patch.assigneeId)
@@ -169,8 +179,8 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
         if (!changes) return serializeWorkItem(current)
         const [row] = await tx
           .update(workItems)
-          .set({ ...patch, updatedAt: nextUpdatedAt(workItems.updatedAt) })
-          .where(eq(workItems.id, current.id))
+          .set({ ...patch, updatedAt: nextUpdatedAt(current.updatedAt) })
+          .where(theWorkItem(actor.organizationId, current.id))
           .returning()
         await audit({ action: 'work_item.updated', resourceType: 'work_item', resourceId: current.id, projectId, changes })
         const updated = serializeWorkItem(row!)
@@ -183,10 +193,10 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
     delete(actor: Actor, projectId: string, workItemId: string, ifMatch?: string) {
       return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
-        const current = await findWorkItem(tx, projectId, workItemId, true)
+        const current = await findWorkItem(tx, actor.organizationId, projectId, workItemId, true)
         assertLevel(granted, 'editor')
         checkIfMatch(ifMatch, current.updatedAt)
-        await tx.delete(workItems).where(eq(workItems.id, current.id))
+        await tx.delete(workItems).where(theWorkItem(actor.organizationId, current.id))
         await audit({
           action: 'work_item.deleted',
           resourceType: 'work_item',
