@@ -1,0 +1,307 @@
+/**
+ * Hot paths run on one shard (issue 26 item 2; README "Scaling", "Citus"): the service runs on a
+ * fresh database of a real Citus cluster, every statement it sends during each hot path is
+ * captured (tests/helpers/statement-capture.ts), and each is EXPLAINed on the coordinator with its
+ * parameters: Citus must plan it as one task (a router query on the organization's shard, or one
+ * read of a reference table: sign-in's email lookup), or one task per step on one shard (a
+ * data-modifying CTE is planned as a step of its own: the audit record with its list version, the
+ * webhook outbox's event and deliveries), or on the coordinator alone (no distributed table:
+ * `pg_notify`, the sign-in throttle). The only exceptions are the lookups that cannot know the
+ * organization yet, listed in MAY_SPAN_SHARDS, each an indexed probe per shard, once per cache miss.
+ *
+ * Runs when TEST_CITUS_URL names a Citus coordinator database with its workers added (e.g. made
+ * by `cluster.sh createdb`); it makes and drops its own database on every node.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { randomBytes } from 'node:crypto'
+import postgres from 'postgres'
+import { openDatabase, type DatabaseHandle } from '../../src/db'
+import { createLogger } from '../../src/log'
+import { captureStatements, type CapturedStatement, type StatementCapture } from '../helpers/statement-capture'
+import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { createClusterDatabase, type ClusterDatabase } from './citus'
+
+const CITUS_URL = process.env.TEST_CITUS_URL
+
+/**
+ * The statements that may span every shard, and why: each looks a secret up by its hash, before
+ * anything names the organization (the hash is unique across organizations), one indexed probe
+ * per shard, and only when the instance's cache does not hold the credential.
+ */
+const MAY_SPAN_SHARDS: { name: string; matches: (text: string) => boolean }[] = [
+  { name: 'API key by secret hash (Bearer check, cache miss)', matches: (text) => /from "api_keys"/.test(text) && /"api_keys"\."secret_hash" = \$1/.test(text) },
+  { name: 'session by token hash (session check)', matches: (text) => /from "sessions"/.test(text) && /"sessions"\."token_hash" = \$1/.test(text) },
+]
+
+/** How Citus runs a statement. */
+interface Routing {
+  statement: CapturedStatement
+  /** Task Count of each Citus step of the plan; empty: planned on the coordinator alone. */
+  tasks: number[]
+  /**
+   * The hash ranges of the distributed shards the tasks touch (co-located shards share one: the
+   * organization's); reference tables' shards have none.
+   */
+  shardGroups: string[]
+  plan: string
+}
+
+/** EXPLAINs `statement` with its parameters on the coordinator. */
+async function routingOf(coordinator: postgres.Sql, statement: CapturedStatement): Promise<Routing> {
+  const rows = await coordinator.unsafe<{ 'QUERY PLAN': string }[]>(`explain (costs off) ${statement.text}`, statement.parameters as never[])
+  const plan = rows.map((row) => row['QUERY PLAN']).join('\n')
+  const tasks = [...plan.matchAll(/Task Count: (\d+)/g)].map((match) => Number(match[1]))
+  if (/Custom Scan \(Citus/.test(plan) && !tasks.length) throw new Error(`a Citus plan without a task count:\n${plan}`)
+  // A shown task names its shards: `Index Scan using …_pkey_102523 on projects_102523 p`, `Insert on audit_logs_102044`.
+  const shardIds = [...new Set([...plan.matchAll(/\bon [a-z0-9_]+_(\d+)\b/g)].map((match) => match[1]!))]
+  const groups = shardIds.length
+    ? await coordinator.unsafe<{ range: string | null }[]>('select distinct shardminvalue as range from pg_dist_shard where shardid = any($1::bigint[])', [shardIds])
+    : []
+  return { statement, tasks, shardGroups: groups.flatMap((group) => (group.range === null ? [] : [group.range])), plan }
+}
+
+/**
+ * One shard: every step of the plan is one task, on one group of co-located shards (a step
+ * planned apart, such as a data-modifying CTE, is a second task on the same shard); or no task
+ * (the coordinator alone: no distributed or reference table).
+ */
+const singleShard = (routing: Routing) => routing.tasks.every((count) => count === 1) && routing.shardGroups.length <= 1
+
+/** The statements of `routings` that span shards and are not allowed to, described. */
+function offending(routings: readonly Routing[]): string[] {
+  return routings
+    .filter((routing) => !singleShard(routing) && !MAY_SPAN_SHARDS.some((allowed) => allowed.matches(routing.statement.text)))
+    .map((routing) => `${oneLine(routing.statement.text)}\n  tasks ${routing.tasks.join(', ')}\n${routing.plan}`)
+}
+
+const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim()
+
+/** `path → statement → tasks` for the test's log (the README's list of hot-path statements). */
+function describeRouting({ path, routing }: { path: string; routing: Routing }): string {
+  const allowed = MAY_SPAN_SHARDS.find((lookup) => lookup.matches(routing.statement.text))
+  const tasks = !routing.tasks.length ? 'coordinator only' : routing.tasks.length === 1 ? `${routing.tasks[0]} task(s)` : `${routing.tasks.join(' + ')} tasks`
+  return `${path} → ${oneLine(routing.statement.text).slice(0, 140)} → ${tasks}${allowed ? ` (allowed: ${allowed.name})` : ''}`
+}
+
+describe('the statement check (without a cluster)', () => {
+  test('no task, or one task per step on one group of shards, is one shard; many tasks or steps on two groups are not', () => {
+    const statement = { text: 'select 1', parameters: [] }
+    expect(singleShard({ statement, tasks: [], shardGroups: [], plan: 'Result' })).toBe(true)
+    expect(singleShard({ statement, tasks: [1], shardGroups: ['-134217728'], plan: '' })).toBe(true)
+    expect(singleShard({ statement, tasks: [1, 1], shardGroups: ['-134217728'], plan: '' })).toBe(true)
+    expect(singleShard({ statement, tasks: [32], shardGroups: ['-134217728'], plan: '' })).toBe(false)
+    expect(singleShard({ statement, tasks: [1, 1], shardGroups: ['-134217728', '1342177280'], plan: '' })).toBe(false)
+  })
+})
+
+const CLUSTER = CITUS_URL ? 'hot paths on a Citus cluster' : 'hot paths on a Citus cluster (skipped: set TEST_CITUS_URL to a Citus coordinator database)'
+describe.skipIf(!CITUS_URL)(CLUSTER, () => {
+  const name = `wt_citus_hot_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`
+  let cluster: ClusterDatabase
+  let handle: DatabaseHandle
+  let api: TestService
+  let capture: StatementCapture
+  let coordinator: postgres.Sql
+  let user: TestUser
+  let key: string
+  let projectId: string
+  let workItemId: string
+  let secondItemId: string
+  /** Every hot path's statements as Citus routes them, for the summary. */
+  const seen: { path: string; routing: Routing }[] = []
+
+  beforeAll(async () => {
+    cluster = await createClusterDatabase(CITUS_URL!, name)
+    handle = await openDatabase(cluster.url, { maxConnections: 4 })
+    api = await startTestService({
+      database: { ...handle, url: cluster.url },
+      plugins: ['auth', 'users', 'teams', 'projects', 'work-items', 'entries', 'relationships', 'content-order', 'search', 'account', 'webhooks', 'docs'],
+      // Events are recorded in the writes' transactions (the change feed's outbox); nothing is delivered.
+      config: { webhooks: { workers: false, allowPrivateTargets: true } },
+      log: createLogger('silent'),
+    })
+    coordinator = postgres(cluster.url, { max: 1, onnotice: () => {} })
+    // Another organization, so the shards hold more than the caller's.
+    await api.createUser(await api.createOrganization(), 'member')
+    const organizationId = await api.createOrganization()
+    user = await api.createUser(organizationId, 'administrator')
+    key = (await api.createKey(user.id, api.service.core.scopes.map((scope) => scope.name))).secret
+    const project = await api.request('POST', '/api/v1/projects', { key, body: { name: 'Hot paths' } })
+    expect(project.status).toBe(201)
+    projectId = project.body.data.id
+    const items = []
+    for (const title of ['First', 'Second']) {
+      const item = await api.request('POST', `/api/v1/projects/${projectId}/work-items`, { key, body: { title } })
+      expect(item.status).toBe(201)
+      items.push(item.body.data.id as string)
+    }
+    ;[workItemId, secondItemId] = items as [string, string]
+    expect((await api.request('POST', `/api/v1/work-items/${workItemId}/entries`, { key, body: { body: 'A comment' } })).status).toBe(201)
+    expect((await api.request('POST', `/api/v1/projects/${projectId}/relationships`, { key, body: { sourceWorkItemId: items[0], targetWorkItemId: items[1], type: 'blocks' } })).status).toBe(201)
+    const team = await api.request('POST', '/api/v1/teams', { key, body: { name: 'Core' } })
+    expect(team.status).toBe(201)
+    const webhook = await api.request('POST', '/api/v1/webhooks', { key, body: { url: 'http://127.0.0.1:9/hook', events: ['*'] } })
+    expect(webhook.status).toBe(201)
+    capture = captureStatements(api.service.core.db)
+  }, 180_000)
+
+  afterAll(async () => {
+    capture?.release()
+    await coordinator?.end()
+    await api?.stop()
+    await handle?.close()
+    await cluster?.drop()
+    if (seen.length) console.log(`hot path → statement → tasks\n${seen.map(describeRouting).join('\n')}`)
+  }, 120_000)
+
+  /** The statement's routing, and what is wrong with it: it spans shards without being allowed to, or Citus refuses it. */
+  async function judge(statement: CapturedStatement): Promise<{ routing?: Routing; problems: string[] }> {
+    try {
+      const routing = await routingOf(coordinator, statement)
+      return { routing, problems: offending([routing]) }
+    } catch (error) {
+      return { problems: [`Citus refused ${oneLine(statement.text)}: ${(error as Error).message}`] }
+    }
+  }
+
+  /**
+   * Runs each hot path of `paths` in turn and EXPLAINs every statement it sent; returns those that
+   * span shards without being allowed to, each under its path's name (all paths run either way).
+   */
+  async function spanningStatements(paths: Record<string, () => Promise<unknown>>): Promise<string[]> {
+    const problems: string[] = []
+    for (const [path, work] of Object.entries(paths)) {
+      const statements = await capture.during(() => work().catch((error: Error) => problems.push(`${path}: ${error.message}`)))
+      if (!statements.length) problems.push(`${path}: no statement captured`)
+      for (const statement of statements) {
+        const judged = await judge(statement)
+        if (judged.routing) seen.push({ path, routing: judged.routing })
+        problems.push(...judged.problems.map((problem) => `${path}: ${problem}`))
+      }
+    }
+    return problems
+  }
+
+  const ok = async (method: string, path: string, options: Parameters<TestService['request']>[2] = {}) => {
+    const answer = await api.request(method, path, { key, ...options })
+    if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`)
+    return answer
+  }
+
+  test('GET /api/v1/users/me: the key looked up by its hash on a cache miss, the rest on one shard', async () => {
+    const fresh = (await api.createKey(user.id, ['users:read'])).secret
+    const problems = await spanningStatements({
+      'users/me (key not cached)': () => ok('GET', '/api/v1/users/me', { key: fresh }),
+    })
+    expect(problems).toEqual([])
+    // Cached: no statement at all (its lastUsedAt was written a moment ago).
+    expect(await capture.during(() => ok('GET', '/api/v1/users/me', { key: fresh }))).toEqual([])
+  })
+
+  test('a work-item list, cold and cached, runs on one shard', async () => {
+    const problems = await spanningStatements({
+      'work-item list (cold)': () => ok('GET', `/api/v1/projects/${projectId}/work-items`),
+      'work-item list (cached)': () => ok('GET', `/api/v1/projects/${projectId}/work-items`),
+    })
+    expect(problems).toEqual([])
+  })
+
+  test('a work item GET, PATCH and POST run on one shard, with their audit record and list version', async () => {
+    const problems = await spanningStatements({
+      'work item GET': () => ok('GET', `/api/v1/projects/${projectId}/work-items/${workItemId}`),
+      'work item PATCH': () => ok('PATCH', `/api/v1/projects/${projectId}/work-items/${workItemId}`, { body: { title: 'Renamed', status: 'in_progress' } }),
+      'work item POST': () => ok('POST', `/api/v1/projects/${projectId}/work-items`, { body: { title: 'Third', assigneeId: user.id } }),
+    })
+    expect(problems).toEqual([])
+  })
+
+  // Fails until the idempotency record's claim stops calling now() in its ON CONFLICT clause
+  // (src/http/idempotency.ts): Citus refuses non-IMMUTABLE functions there.
+  test.failing('a work item POST with Idempotency-Key, and its replay, run on one shard with the idempotency record', async () => {
+    const idempotent = { body: { title: 'Once' }, headers: { 'idempotency-key': `hot-${randomBytes(4).toString('hex')}` } }
+    const problems = await spanningStatements({
+      'work item POST (Idempotency-Key)': () => ok('POST', `/api/v1/projects/${projectId}/work-items`, idempotent),
+      'work item POST (Idempotency-Key, replayed)': () => ok('POST', `/api/v1/projects/${projectId}/work-items`, idempotent),
+    })
+    expect(problems).toEqual([])
+  })
+
+  test('the other writes of work tracking run on one shard', async () => {
+    let entryId = ''
+    let relationshipId = ''
+    let teamId = ''
+    const other = await api.createUser(user.organizationId, 'member')
+    const memberKey = (await api.createKey(other.id, ['work_items:read'])).secret
+    const problems = await spanningStatements({
+      'entry POST': async () => (entryId = (await ok('POST', `/api/v1/work-items/${workItemId}/entries`, { body: { body: 'Another comment' } })).body.data.id),
+      'entry PATCH': () => ok('PATCH', `/api/v1/work-items/${workItemId}/entries/${entryId}`, { body: { body: 'Edited' } }),
+      'relationship POST': async () =>
+        (relationshipId = (await ok('POST', `/api/v1/projects/${projectId}/relationships`, { body: { sourceWorkItemId: workItemId, targetWorkItemId: secondItemId, type: 'relates_to' } })).body.data.id),
+      'relationship PATCH': () => ok('PATCH', `/api/v1/projects/${projectId}/relationships/${relationshipId}`, { body: { type: 'duplicates' } }),
+      'content order PUT': () => ok('PUT', `/api/v1/projects/${projectId}/content-order`, { body: { workItems: [secondItemId, workItemId] } }),
+      'project PATCH': () => ok('PATCH', `/api/v1/projects/${projectId}`, { body: { description: 'Routed' } }),
+      'project member POST': () => ok('POST', `/api/v1/projects/${projectId}/members`, { body: { userId: other.id, accessLevel: 'viewer' } }),
+      'project member PATCH': () => ok('PATCH', `/api/v1/projects/${projectId}/members/${other.id}`, { body: { accessLevel: 'editor' } }),
+      'team POST': async () => (teamId = (await ok('POST', '/api/v1/teams', { body: { name: 'Routing' } })).body.data.id),
+      'team PATCH': () => ok('PATCH', `/api/v1/teams/${teamId}`, { body: { description: 'One shard' } }),
+      'team member POST': () => ok('POST', `/api/v1/teams/${teamId}/members`, { body: { userId: other.id } }),
+      'team members list': () => ok('GET', `/api/v1/teams/${teamId}/members`),
+      'project team link POST': () => ok('POST', `/api/v1/projects/${projectId}/teams`, { body: { teamId, accessLevel: 'viewer' } }),
+      'work item list as a member through a team': () => ok('GET', `/api/v1/projects/${projectId}/work-items`, { key: memberKey }),
+      'entry DELETE': () => ok('DELETE', `/api/v1/work-items/${workItemId}/entries/${entryId}`),
+      'relationship DELETE': () => ok('DELETE', `/api/v1/projects/${projectId}/relationships/${relationshipId}`),
+      'team member DELETE': () => ok('DELETE', `/api/v1/teams/${teamId}/members/${other.id}`),
+      'project member DELETE': () => ok('DELETE', `/api/v1/projects/${projectId}/members/${other.id}`),
+    })
+    expect(problems).toEqual([])
+  })
+
+  test('entries, relationships, members, teams and projects lists run on one shard', async () => {
+    const problems = await spanningStatements({
+      'entries list': () => ok('GET', `/api/v1/work-items/${workItemId}/entries`),
+      'relationships list': () => ok('GET', `/api/v1/projects/${projectId}/relationships`),
+      'members list': () => ok('GET', `/api/v1/projects/${projectId}/members`),
+      'teams list': () => ok('GET', '/api/v1/teams'),
+      'projects list': () => ok('GET', '/api/v1/projects'),
+      'project GET': () => ok('GET', `/api/v1/projects/${projectId}`),
+      'content order GET': () => ok('GET', `/api/v1/projects/${projectId}/content-order`),
+      'search': () => ok('GET', `/api/v1/projects/${projectId}/search?q=first`),
+    })
+    expect(problems).toEqual([])
+  })
+
+  test('a session sign-in and a session-authenticated request run on one shard but for the token lookup', async () => {
+    let token = ''
+    const problems = await spanningStatements({
+      'session sign-in': async () => {
+        const started = await api.request('POST', '/account/api/sessions', { body: { email: user.email, password: user.password } })
+        if (started.status !== 201) throw new Error(`sign-in: ${started.status} ${started.text}`)
+        token = started.body.data.token
+      },
+      'session-authenticated GET /account/api/keys': () => ok('GET', '/account/api/keys', { key: token }),
+      'session-authenticated POST /account/api/keys': () => ok('POST', '/account/api/keys', { key: token, body: { name: 'from the phone', scopes: ['users:read'] } }),
+      'sign-out (DELETE /account/api/sessions/current)': () => ok('DELETE', '/account/api/sessions/current', { key: token }),
+    })
+    expect(problems).toEqual([])
+  })
+
+  test('the check fails the statements of a hot path once they lose their organization filter', async () => {
+    const [withFilter, without] = await Promise.all([
+      routingOf(coordinator, { text: 'select id from work_items where id = $1 and organization_id = $2', parameters: [workItemId, user.organizationId] }),
+      routingOf(coordinator, { text: 'select id from work_items where id = $1', parameters: [workItemId] }),
+    ])
+    expect([withFilter.tasks, withFilter.shardGroups.length, offending([withFilter])]).toEqual([[1], 1, []])
+    expect(without.tasks[0]).toBeGreaterThan(1)
+    expect(offending([without])).toHaveLength(1)
+
+    // The work item GET's own statements, each condition on the organization made true whatever it
+    // names (`x.organization_id = $2` → `$2::uuid is not null`: the same parameters, no filter).
+    const statements = await capture.during(() => ok('GET', `/api/v1/projects/${projectId}/work-items/${workItemId}`))
+    expect(statements.length).toBe(2)
+    const unfiltered = statements.map(({ text, parameters }) => ({ text: text.replace(/(?:[\w"]+\.)?"?organization_id"? = (\$\d+)/g, '$1::uuid is not null'), parameters }))
+    expect(unfiltered.map((statement) => statement.text)).not.toEqual(statements.map((statement) => statement.text))
+    // The row lookup now spans every shard; the access check's joins are refused outright.
+    const judged = await Promise.all(unfiltered.map(judge))
+    expect(judged.map((one) => one.problems.length)).toEqual([1, 1])
+  })
+})
