@@ -141,6 +141,24 @@ describe('grouped display calls', () => {
   })
 })
 
+describe('counter rows', () => {
+  test('calls that find no counter row for today (the day began since it was made) make it and are counted exactly, in groups too', async () => {
+    await reset({ creator: 7, reader: 0 })
+    const grouped = groupsWith({})
+    const call = (n: number) => updateComponent(grouped, bodyOf({ who: 'creator', component: 'barChart', dataType: 'barChart', timestamp: n, refusedBody: false }, n))
+    expect((await call(1)).ok).toBe(true)
+    // The line made the row today and remembers it; the row goes, as at midnight.
+    await queryText(api.service.core.db, 'delete from display_usage where user_id = $1', [fx.creator.id])
+    // The outsider's call runs first, alone (and makes only the outsider's row); the creator's wait and go together.
+    const outsider = updateComponent(grouped, bodyOf({ who: 'outsider', component: 'barChart', dataType: 'barChart', timestamp: 1, refusedBody: false }, 1))
+    const answers = (await Promise.all([outsider, ...[2, 3, 4, 5, 6, 7, 8, 9, 10].map(call)])).map(answerOf)
+    expect(answers.map((answer) => answer.status)).toEqual([404, 200, 200, 200, 200, 200, 200, 200, 429, 429])
+    expect(answers.map((answer) => answer.usage!.used)).toEqual([1, 1, 2, 3, 4, 5, 6, 7, 7, 7])
+    expect(grouped.stats.grouped).toBeGreaterThan(0)
+    expect((await state()).usage).toContainEqual({ userId: fx.creator.id, calls: 7 })
+  })
+})
+
 describe('grouped calls across two instances', () => {
   test('400 concurrent calls at a limit of 150: exactly 150 counted, remaining 149..0 once each, grouped on both instances', async () => {
     const other = await startTestService({ database: api.database })
