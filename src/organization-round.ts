@@ -64,6 +64,45 @@ export class OrganizationRound {
     if (more) this.members.add(organizationId)
   }
 
+  /**
+   * Claims up to `wanted` items (streams, deliveries) in the organizations of a turn, in waves of
+   * at most `parallel` organizations at once (one statement each, side by side), the items still
+   * wanted shared out among a wave's organizations; an organization that filled its share is
+   * asked again after the others, until enough are claimed or none has more. Each organization
+   * tried is reported (`tried`). `claimIn(organizationId, n)` claims at most n there and says how
+   * many it claimed. A failed claim fails the whole when nothing was claimed; otherwise it goes to
+   * `onError` and the claim stops there with what it has (the organization keeps its place).
+   */
+  async claim(
+    wanted: number,
+    parallel: number,
+    claimIn: (organizationId: string, wanted: number) => Promise<number>,
+    onError: (error: unknown) => void,
+  ): Promise<number> {
+    const queue = await this.turn()
+    let claimed = 0
+    while (claimed < wanted && queue.length) {
+      const remaining = wanted - claimed
+      const wave = queue.splice(0, Math.min(parallel, remaining))
+      const shares = wave.map((_, i) => Math.floor(remaining / wave.length) + (i < remaining % wave.length ? 1 : 0))
+      const results = await Promise.allSettled(wave.map((organizationId, i) => claimIn(organizationId, shares[i]!)))
+      let failure: unknown
+      results.forEach((result, i) => {
+        if (result.status === 'rejected') return void (failure ??= result.reason)
+        claimed += result.value
+        const more = result.value >= shares[i]!
+        this.tried(wave[i]!, more)
+        if (more) queue.push(wave[i]!)
+      })
+      if (failure !== undefined) {
+        if (!claimed) throw failure
+        onError(failure)
+        break
+      }
+    }
+    return claimed
+  }
+
   /** One discovery at a time; callers arriving meanwhile wait for it. */
   private rediscover(): Promise<void> {
     this.discovery ??= (async () => {

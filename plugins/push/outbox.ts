@@ -72,6 +72,8 @@ export const DISCOVER = `select organization_id as "organizationId" from deliver
 
 /** The most organizations one discovery lists. */
 const DISCOVER_LIMIT = 1000
+/** Claims (organizations) one worker runs side by side. */
+const CLAIMS_AT_ONCE = 4
 
 /** Deliveries whose worker died (lease run out) are due again (a sweep over every organization, without row locks). */
 const RECLAIM = `with reclaimed as (
@@ -142,27 +144,21 @@ export class Outbox {
   }
 
   /**
-   * Claims one batch (one organization per statement, the organizations in turn, until the batch
-   * is full), sends it and records the results; the number of deliveries it handled.
+   * Claims one batch (one organization per statement, a few side by side, the organizations in
+   * turn, until the batch is full), sends it and records the results; the number of deliveries it
+   * handled.
    */
   async runOnce(): Promise<number> {
-    const size = Math.min(500, this.options.batchSize)
     const claimed: Claimed[] = []
-    for (const organizationId of await this.round.turn()) {
-      const wanted = size - claimed.length
-      if (wanted <= 0 || this.stopped) break
-      let rows: Claimed[]
-      try {
-        rows = await queryText<Claimed>(this.db, CLAIM, [wanted, this.options.leaseSeconds, organizationId])
-      } catch (error) {
-        if (!claimed.length) throw error
-        // What was claimed already goes out; this organization is tried again at its next turn.
-        this.log.warn('push outbox: a claim failed; sending what was claimed so far', describeError(error))
-        break
-      }
-      this.round.tried(organizationId, rows.length === wanted)
+    const claimIn = async (organizationId: string, wanted: number) => {
+      if (this.stopped) return 0
+      const rows = await queryText<Claimed>(this.db, CLAIM, [wanted, this.options.leaseSeconds, organizationId])
       claimed.push(...rows)
+      return rows.length
     }
+    // What was claimed before a claim failed goes out; that organization is tried again at its next turn.
+    const failed = (error: unknown) => this.log.warn('push outbox: a claim failed; sending what was claimed so far', describeError(error))
+    await this.round.claim(Math.min(500, this.options.batchSize), CLAIMS_AT_ONCE, claimIn, failed)
     if (claimed.length === 0) return 0
     const pushes = claimed.map((row) => ({
       token: row.token,

@@ -112,6 +112,8 @@ export const DISCOVER = `select d.organization_id as "organizationId" from webho
 
 /** The most organizations one discovery lists. */
 const DISCOVER_LIMIT = 1000
+/** Claims (organizations) one worker runs side by side. */
+const CLAIMS_AT_ONCE = 4
 
 /**
  * $1 organization, $2 webhook, $3 this worker, $4 ids, $5 outcomes (succeeded/retry), $6 response
@@ -235,26 +237,17 @@ export class DeliveryWorker {
   }
 
   /**
-   * Claims up to `streamsPerClaim` streams, one organization per statement, taking the
-   * organizations in turn; sends them side by side and records them; the number of deliveries
-   * claimed.
+   * Claims up to `streamsPerClaim` streams, one organization per statement (a few side by side),
+   * taking the organizations in turn; sends them side by side and records them; the number of
+   * deliveries claimed.
    */
   async runOnce(): Promise<number> {
     const claimedAt = performance.now()
     const streams = new Map<string, Claimed[]>()
     let rows = 0
-    for (const organizationId of await this.round.turn()) {
-      const wanted = this.options.streamsPerClaim - streams.size
-      if (wanted <= 0 || this.stopped) break
-      let claimed: Claimed[]
-      try {
-        claimed = await queryText<Claimed>(this.db, CLAIM, [wanted, this.options.batchSize, this.options.leaseSeconds, this.workerId, organizationId])
-      } catch (error) {
-        if (!rows) throw error
-        // What was claimed already goes out; this organization is tried again at its next turn.
-        this.log.warn('webhooks: a claim failed; retrying after the streams claimed so far', describeError(error))
-        break
-      }
+    const claimIn = async (organizationId: string, wanted: number) => {
+      if (this.stopped) return 0
+      const claimed = await queryText<Claimed>(this.db, CLAIM, [wanted, this.options.batchSize, this.options.leaseSeconds, this.workerId, organizationId])
       const before = streams.size
       for (const row of claimed) {
         const key = `${row.webhookId} ${row.projectKey}`
@@ -262,9 +255,12 @@ export class DeliveryWorker {
         list.push(row)
         streams.set(key, list)
       }
-      this.round.tried(organizationId, streams.size - before === wanted)
       rows += claimed.length
+      return streams.size - before
     }
+    // What was claimed before a claim failed goes out; that organization is tried again at its next turn.
+    const failed = (error: unknown) => this.log.warn('webhooks: a claim failed; sending the streams claimed so far', describeError(error))
+    await this.round.claim(this.options.streamsPerClaim, CLAIMS_AT_ONCE, claimIn, failed)
     if (!rows) return 0
     await Promise.all([...streams.values()].map((stream) => this.runStream(stream.sort((a, b) => Number(a.seq) - Number(b.seq) || (a.id < b.id ? -1 : 1)), claimedAt)))
     return rows

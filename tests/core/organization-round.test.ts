@@ -79,4 +79,40 @@ describe('organization round', () => {
     expect(await round.turn()).toEqual(['a'])
     expect(state.discoveries).toBe(2)
   })
+
+  test('a claim shares what is wanted among the organizations of a turn, a few at once, and asks again those that filled their share', async () => {
+    const { round } = roundOf(['busy', 'quiet', 'third'])
+    const available = new Map([
+      ['busy', 100],
+      ['quiet', 1],
+      ['third', 0],
+    ])
+    const asked: Array<[string, number]> = []
+    const claimIn = async (organizationId: string, wanted: number) => {
+      asked.push([organizationId, wanted])
+      const taken = Math.min(wanted, available.get(organizationId)!)
+      available.set(organizationId, available.get(organizationId)! - taken)
+      return taken
+    }
+    expect(await round.claim(16, 2, claimIn, () => {})).toBe(16)
+    // Waves of two: busy 8 and quiet 8 (1 there); the 7 left: third 4 (none) and busy again 3; then busy alone the 4 left.
+    expect(asked).toEqual([
+      ['busy', 8],
+      ['quiet', 8],
+      ['third', 4],
+      ['busy', 3],
+      ['busy', 4],
+    ])
+    // quiet and third came back short and left the round; busy is in it.
+    expect(await round.turn()).toEqual(['busy'])
+  })
+
+  test('a failed claim fails the whole only when nothing was claimed', async () => {
+    const { round } = roundOf(['a', 'b'])
+    const errors: unknown[] = []
+    const boom = new Error('claim failed')
+    expect(await round.claim(10, 2, async (organizationId) => (organizationId === 'a' ? 3 : Promise.reject(boom)), (error) => errors.push(error))).toBe(3)
+    expect(errors).toEqual([boom])
+    await expect(round.claim(10, 2, async () => Promise.reject(boom), () => {})).rejects.toThrow('claim failed')
+  })
 })
