@@ -162,6 +162,12 @@ export function createWebhooks(deps: WebhookDeps) {
   }
 
   const withSecret = (webhook: WebhookResource, secret: string) => ({ ...webhook, secret })
+  /**
+   * A millisecond after the version read under the row's lock: `updatedAt` moves by at least that
+   * (the version If-Match compares) without an UPDATE calling a function on the column, which
+   * Citus refuses for STABLE functions such as `updated_at + interval`.
+   */
+  const justAfter = (updatedAt: string) => new Date(Date.parse(updatedAt) + 1).toISOString()
   /** 201 with the delivery, at its own address (not under the route's path). */
   const createdDelivery = <D extends { id: string; webhookId: string }>(delivery: D) => created(delivery, `/api/v1/webhooks/${delivery.webhookId}/deliveries/${delivery.id}`)
 
@@ -262,9 +268,9 @@ export function createWebhooks(deps: WebhookDeps) {
               -- Enabled again (or disabled by a person): the service's reason and failure clock start over.
               disabled_reason = case when $7::boolean is null then disabled_reason else null end,
               failing_since = case when $7::boolean then null else failing_since end,
-              updated_at = greatest(now(), updated_at + interval '1 millisecond')
+              updated_at = greatest(now(), $8::timestamptz)
             where id = $1 and organization_id = $2`,
-          [current.id, actor.organizationId, url ?? null, patch.events ?? null, patch.description !== undefined, patch.description ?? null, patch.enabled ?? null],
+          [current.id, actor.organizationId, url ?? null, patch.events ?? null, patch.description !== undefined, patch.description ?? null, patch.enabled ?? null, justAfter(current.updatedAt)],
         )
         await audit({ action: 'webhook.updated', resourceType: 'webhook', resourceId: current.id, projectId: current.projectId, changes })
         return findWebhook(tx, actor, current.id)
@@ -295,9 +301,9 @@ export function createWebhooks(deps: WebhookDeps) {
         await queryText(
           tx,
           `update webhooks set previous_secret_sealed = secret_sealed, previous_secret_expires_at = now() + $3 * interval '1 hour', secret_sealed = $4,
-              updated_at = greatest(now(), updated_at + interval '1 millisecond')
+              updated_at = greatest(now(), $5::timestamptz)
             where id = $1 and organization_id = $2`,
-          [current.id, actor.organizationId, ROTATION_OVERLAP_HOURS, secrets.seal(secret)],
+          [current.id, actor.organizationId, ROTATION_OVERLAP_HOURS, secrets.seal(secret), justAfter(current.updatedAt)],
         )
         await audit({ action: 'webhook.secret_rotated', resourceType: 'webhook', resourceId: current.id, projectId: current.projectId })
         return withSecret(await findWebhook(tx, actor, current.id), secret)

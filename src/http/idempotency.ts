@@ -90,13 +90,15 @@ export async function storedAnswer(executor: Executor, request: IdempotentReques
  * (left by a version that reserved keys outside the transaction), is taken over.
  */
 export async function claimIdempotencyKey(tx: Executor, request: IdempotentRequest): Promise<boolean> {
+  // The time is given, not read with now(): Citus refuses a function that is not IMMUTABLE in an ON CONFLICT clause.
+  const now = Date.now()
   const rows = await queryText(
     tx,
     `insert into idempotency_keys (api_key_id, key, organization_id, request_hash) values ($1, $2, $4, $3)
-      on conflict (api_key_id, key, organization_id) do update set request_hash = excluded.request_hash, status = null, response = null, created_at = now()
-        where idempotency_keys.created_at <= now() - interval '24 hours' or idempotency_keys.status is null
+      on conflict (api_key_id, key, organization_id) do update set request_hash = excluded.request_hash, status = null, response = null, created_at = $5::timestamptz
+        where idempotency_keys.created_at <= $6::timestamptz or idempotency_keys.status is null
       returning 1`,
-    [request.apiKeyId, request.key, request.requestHash, request.organizationId],
+    [request.apiKeyId, request.key, request.requestHash, request.organizationId, new Date(now).toISOString(), new Date(now - 24 * 3_600_000).toISOString()],
   )
   return rows.length > 0
 }
