@@ -28,18 +28,23 @@ export const DeviceBody = Type.Object(
  * last (a phone changes hands, or another account signs in on it). `created` is false for the same user's refresh.
  */
 export async function registerDevice(db: Database, user: { id: string; organizationId: string }, token: string, platform: string, maxDevices: number): Promise<Device & { created: boolean }> {
-  const [row] = await queryText<{ token: string; platform: Device['platform']; createdAt: string; lastSeenAt: string; created: boolean }>(
-    db,
-    `with previous as (select user_id from devices where token = $1),
-      -- A token lives in one organization at a time: registering it here takes it from any other.
-      moved as (delete from devices where token = $1 and organization_id <> $3)
-    insert into devices (token, user_id, organization_id, platform) values ($1, $2, $3, $4)
-      on conflict (token, organization_id) do update set user_id = excluded.user_id, platform = excluded.platform,
-        created_at = case when devices.user_id = excluded.user_id then devices.created_at else now() end, last_seen_at = now()
-      returning token, platform, created_at::text as "createdAt", last_seen_at::text as "lastSeenAt",
-        (select user_id from previous) is distinct from $2::uuid as created`,
-    [token, user.id, user.organizationId, platform],
-  )
+  // A token lives in one organization at a time: registering it here takes it from any other (the
+  // one statement of a registration that reads every organization: a phone's token may be anywhere).
+  const { previousUserId, row } = await db.transaction(async (tx) => {
+    const moved = await queryText<{ userId: string }>(tx, 'delete from devices where token = $1 and organization_id <> $2 returning user_id as "userId"', [token, user.organizationId])
+    // The time is given, not read with now(): Citus refuses a function that is not IMMUTABLE in an
+    // ON CONFLICT clause, a cast of a column to text in RETURNING, and a subquery in an INSERT.
+    const [here] = await queryText<{ userId: string }>(tx, 'select user_id as "userId" from devices where token = $1 and organization_id = $2', [token, user.organizationId])
+    const [row] = await queryText<{ token: string; platform: Device['platform']; createdAt: string; lastSeenAt: string }>(
+      tx,
+      `insert into devices (token, user_id, organization_id, platform) values ($1, $2, $3, $4)
+        on conflict (token, organization_id) do update set user_id = excluded.user_id, platform = excluded.platform,
+          created_at = case when devices.user_id = excluded.user_id then devices.created_at else $5::timestamptz end, last_seen_at = $5::timestamptz
+        returning token, platform, created_at as "createdAt", last_seen_at as "lastSeenAt"`,
+      [token, user.id, user.organizationId, platform, new Date().toISOString()],
+    )
+    return { previousUserId: here?.userId ?? moved[0]?.userId ?? null, row: row! }
+  })
   // A user keeps at most `maxDevices`: the ones seen least recently go (every message fans out to all of them).
   await queryText(
     db,
@@ -47,7 +52,7 @@ export async function registerDevice(db: Database, user: { id: string; organizat
       select token from devices where user_id = $1 and organization_id = $3 order by last_seen_at desc, created_at desc, token limit $2)`,
     [user.id, maxDevices, user.organizationId],
   )
-  return { ...row!, createdAt: isoFromText(row!.createdAt), lastSeenAt: isoFromText(row!.lastSeenAt) }
+  return { ...row, created: previousUserId !== user.id, createdAt: isoFromText(row.createdAt), lastSeenAt: isoFromText(row.lastSeenAt) }
 }
 
 /** Removes the user's own device; false when the token is not theirs (or not registered at all). */
