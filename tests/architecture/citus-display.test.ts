@@ -15,6 +15,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import { DisplayCallsRef } from '../../plugins/display/api'
+import { GROUP_SQL } from '../../plugins/display/call-groups'
+import { hashSecret } from '../../src/secrets'
 import { openDatabase, queryText, type Database, type DatabaseHandle } from '../../src/db'
 import { createLogger } from '../../src/log'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture, type SampleType } from '../helpers/display-fixture'
@@ -308,7 +310,7 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     expect([report.status, report.body.data?.targeted, report.body.data?.undelivered]).toEqual([200, 1, 1])
   }, 120_000)
 
-  test('the check fails a display statement that lost its organization filter', async () => {
+  test('the check fails a display statement that lost its organization filter, and a group of two organizations', async () => {
     const count = (await capture.during(() => expectStatus(api.request('POST', '/api/component', { body: { componentId: fx.components.barChart, apiKey: fx.creator.displayApiKey, timestamp: 1 } }), 400))).find((statement) =>
       /update display_usage/.test(statement.text),
     )!
@@ -319,6 +321,14 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     const routing = await routingOf(coordinator, unfiltered).catch((error: Error) => error)
     if (routing instanceof Error) expect(routing.message).toMatch(/complex joins|could not|not supported/)
     else expect(offending([routing])).toHaveLength(1)
+    // The statement plain PostgreSQL uses for a group of several organizations spans their shards: on Citus groups are per organization.
+    const data = JSON.stringify(SAMPLE_DATA.barChart)
+    const across = await routingOf(coordinator, {
+      text: GROUP_SQL,
+      parameters: [[fx.creator.displayApiKey!, other.creator.displayApiKey!].map((key) => hashSecret(key)), [fx.organizationId, other.organizationId], [fx.components.barChart, other.components.barChart], [data, data], [1, 1], ['barChart', 'barChart']],
+    }).catch((error: Error) => error)
+    if (across instanceof Error) expect(across.message).toMatch(/complex joins|could not|not supported/)
+    else expect(offending([across])).toHaveLength(1)
     const usage = await routingOf(coordinator, { text: 'select calls from display_usage where user_id = $1', parameters: [fx.creator.id] })
     expect(offending([usage])).toHaveLength(1)
     expect(usage.tasks[0]).toBeGreaterThan(1)

@@ -2,14 +2,17 @@
  * Grouped display calls are exact: whatever calls arrive together, each gets the answer it would
  * have got had the calls run one after another in arrival order, and the counters and the
  * components end the same. A property over random interleavings of keys (an editor, a viewer,
- * an outsider, an unknown key), components (two types, an unknown id, a non-UUID), data types,
- * timestamps (with ties), refused bodies, limits and group sizes; plus two instances with 400
- * concurrent calls at a limit of 150, and a group that PostgreSQL refuses.
+ * an outsider, another organization's editor, an unknown key), components (two types, another
+ * organization's, an unknown id, a non-UUID), data types, timestamps (with ties), refused bodies,
+ * limits and group sizes; plus calls of two organizations in one statement, calls that find no
+ * counter row, two instances with 400 concurrent calls at a limit of 150, and a group that
+ * PostgreSQL refuses.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { CallGroups, type CallGroupOptions } from '../../plugins/display/call-groups'
 import { DisplayCallsRef } from '../../plugins/display/api'
+import { KeyOrganizations } from '../../plugins/display/key-organizations'
 import { DISPLAY_KEY_PREFIX } from '../../plugins/display/model'
 import { updateComponent } from '../../plugins/display/update'
 import { generateSecret } from '../../src/secrets'
@@ -19,24 +22,27 @@ import { startTestService, type TestService } from '../helpers/service'
 
 let api: TestService
 let fx: DisplayFixture
+/** Another organization's dashboard: its creator's calls go in the same groups (one statement on plain PostgreSQL and PGlite). */
+let far: DisplayFixture
 
 beforeAll(async () => {
   api = await startTestService()
   fx = await createDisplayFixture(api)
+  far = await createDisplayFixture(api)
 })
 afterAll(() => api.stop())
 
 interface CallSpec {
-  who: 'creator' | 'reader' | 'outsider' | 'unknown'
-  component: 'barChart' | 'lineChart' | 'unknown' | 'notUuid'
+  who: 'creator' | 'reader' | 'outsider' | 'elsewhere' | 'unknown'
+  component: 'barChart' | 'lineChart' | 'elsewhere' | 'unknown' | 'notUuid'
   dataType: 'barChart' | 'lineChart'
   timestamp: number
   refusedBody: boolean
 }
 
 const callSpec = fc.record<CallSpec>({
-  who: fc.constantFrom('creator', 'creator', 'creator', 'reader', 'outsider', 'unknown'),
-  component: fc.constantFrom('barChart', 'barChart', 'lineChart', 'lineChart', 'unknown', 'notUuid'),
+  who: fc.constantFrom('creator', 'creator', 'creator', 'reader', 'outsider', 'elsewhere', 'elsewhere', 'unknown'),
+  component: fc.constantFrom('barChart', 'barChart', 'lineChart', 'lineChart', 'elsewhere', 'elsewhere', 'unknown', 'notUuid'),
   dataType: fc.constantFrom('barChart', 'lineChart'),
   timestamp: fc.integer({ min: 1, max: 6 }),
   refusedBody: fc.integer({ min: 0, max: 9 }).map((n) => n < 2),
@@ -46,40 +52,50 @@ const callSpec = fc.record<CallSpec>({
 const UNKNOWN_KEY = generateSecret(DISPLAY_KEY_PREFIX)
 
 function bodyOf(spec: CallSpec, n: number): unknown {
-  const key = { creator: fx.creator.displayApiKey, reader: fx.reader.displayApiKey, outsider: fx.outsider.displayApiKey, unknown: UNKNOWN_KEY }[spec.who]
-  const componentId = { barChart: fx.components.barChart, lineChart: fx.components.lineChart, unknown: '00000000-0000-7000-8000-000000000000', notUuid: 'nope' }[spec.component]
+  const key = { creator: fx.creator.displayApiKey, reader: fx.reader.displayApiKey, outsider: fx.outsider.displayApiKey, elsewhere: far.creator.displayApiKey, unknown: UNKNOWN_KEY }[spec.who]
+  const componentId = {
+    barChart: fx.components.barChart,
+    lineChart: fx.components.lineChart,
+    elsewhere: far.components.barChart,
+    unknown: '00000000-0000-7000-8000-000000000000',
+    notUuid: 'nope',
+  }[spec.component]
   // The data names its call, so the test sees which update was written last.
   const data = { ...SAMPLE_DATA[spec.dataType], points: [{ x: `call ${n}`, y: n, color: '#123456' }] }
   if (spec.refusedBody) return { componentId, apiKey: key, timestamp: spec.timestamp } // no data: 400, counted
   return { componentId, apiKey: key, timestamp: spec.timestamp, data }
 }
 
-const users = () => [fx.creator.id, fx.reader.id, fx.outsider.id]
+const users = () => [fx.creator.id, fx.reader.id, fx.outsider.id, far.creator.id]
+const components = () => [fx.components.barChart, fx.components.lineChart, far.components.barChart]
 
 async function reset(limits: { creator: number; reader: number }) {
   const db = api.service.core.db
   await queryText(db, 'delete from display_usage where user_id = any($1::uuid[])', [users()])
-  await queryText(db, 'update display_accounts set daily_limit = case user_id when $1 then $2 when $3 then $4 else 1000 end where user_id = any($5::uuid[])', [
+  // The other organization's creator has the creator's limit, so its calls are counted and refused in the same groups.
+  await queryText(db, 'update display_accounts set daily_limit = case user_id when $1 then $2 when $6 then $2 when $3 then $4 else 1000 end where user_id = any($5::uuid[])', [
     fx.creator.id,
     limits.creator,
     fx.reader.id,
     limits.reader,
     users(),
+    far.creator.id,
   ])
-  await queryText(db, 'update components set data = null, data_timestamp = null where id = any($1::uuid[])', [[fx.components.barChart, fx.components.lineChart]])
+  await queryText(db, 'update components set data = null, data_timestamp = null where id = any($1::uuid[])', [components()])
 }
 
 async function state() {
   const db = api.service.core.db
-  const components = await queryText(db, 'select id, data, data_timestamp as "timestamp" from components where id = any($1::uuid[]) order by id', [[fx.components.barChart, fx.components.lineChart]])
+  const stored = await queryText(db, 'select id, data, data_timestamp as "timestamp" from components where id = any($1::uuid[]) order by id', [components()])
   const usage = await queryText(db, 'select user_id as "userId", calls from display_usage where user_id = any($1::uuid[]) order by user_id', [users()])
-  return { components, usage }
+  return { components: stored, usage }
 }
 
 /** What a caller sees of an outcome. */
 const answerOf = (outcome: Awaited<ReturnType<typeof updateComponent>>) => (outcome.ok ? { status: 200, usage: outcome.usage } : { status: outcome.status, message: outcome.error.message, usage: outcome.usage })
 
-const groupsWith = (options: Partial<CallGroupOptions>) => new CallGroups(api.service.core.db, { enabled: true, maxCalls: 256, concurrency: 1, ...options })
+/** A line of its own (and, unless given, its own memory of keys' organizations: its first calls look their keys up). */
+const groupsWith = (options: Partial<CallGroupOptions>, keys?: KeyOrganizations) => new CallGroups(api.service.core.db, { enabled: true, maxCalls: 256, concurrency: 1, ...options }, keys)
 
 describe('grouped display calls', () => {
   test('every caller gets the answer, and the database the state, of the same calls run one by one in arrival order', async () => {
@@ -138,6 +154,37 @@ describe('grouped display calls', () => {
     } finally {
       await queryText(db, 'drop trigger refuse_group on display_usage', [])
     }
+  })
+})
+
+describe('groups of several organizations (plain PostgreSQL, PGlite)', () => {
+  test('calls of two organizations go together in one statement, with the answers of the calls one by one', async () => {
+    const second = await createDisplayFixture(api)
+    const bodies = Array.from({ length: 12 }, (_, n) => {
+      const dashboard = n % 3 ? fx : second
+      return { componentId: dashboard.components.barChart, apiKey: dashboard.creator.displayApiKey, timestamp: 100 + (n % 4), data: { ...SAMPLE_DATA.barChart, points: [{ x: `call ${n}`, y: n, color: '#123456' }] } }
+    })
+    const limits = async () => {
+      await reset({ creator: 5, reader: 0 })
+      await queryText(api.service.core.db, 'delete from display_usage where user_id = $1', [second.creator.id])
+      await queryText(api.service.core.db, 'update display_accounts set daily_limit = 3 where user_id = $1', [second.creator.id])
+      await queryText(api.service.core.db, 'update components set data = null, data_timestamp = null where id = $1', [second.components.barChart])
+    }
+    const stored = () => queryText(api.service.core.db, 'select id, data, data_timestamp as "timestamp" from components where id = any($1::uuid[]) order by id', [[fx.components.barChart, second.components.barChart]])
+    await limits()
+    // The keys' organizations known to both lines, so the grouped calls queue at once, in order.
+    const keys = new KeyOrganizations(api.service.core.db)
+    const serial = groupsWith({ enabled: false }, keys)
+    const one: ReturnType<typeof answerOf>[] = []
+    for (const body of bodies) one.push(answerOf(await updateComponent(serial, body)))
+    const afterOne = await stored()
+    await limits()
+    const grouped = groupsWith({}, keys)
+    const together = (await Promise.all(bodies.map((body) => updateComponent(grouped, body)))).map(answerOf)
+    expect(together).toEqual(one)
+    expect(await stored()).toEqual(afterOne)
+    // The first call alone, then the other 11 in one statement (on Citus: one per organization).
+    expect(grouped.stats).toMatchObject({ statements: 2, grouped: 11, retried: 0 })
   })
 })
 
