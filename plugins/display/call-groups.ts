@@ -92,14 +92,14 @@ function groupStatement(scope: 'organization' | 'calls'): string {
     from input i join account a on a.key_hash = i.key_hash${scope === 'calls' ? ' and a.organization_id = i.organization_id' : ''}
   ),
   locked as (
-    select k.user_id from display_usage k join calls c on c.user_id = k.user_id and c.rank = 1
+    select k.user_id, k.organization_id, c.n, c.daily_limit from display_usage k join calls c on c.user_id = k.user_id and c.rank = 1
     where ${inOrganization('k.organization_id', 'c')} and k.day = ${TODAY}
     order by k.user_id for update of k
   ),
   counted as (
-    update display_usage k set previous_calls = k.calls, calls = least(k.calls + c.n, c.daily_limit)
-    from locked l join calls c on c.user_id = l.user_id and c.rank = 1
-    where k.user_id = l.user_id and ${inOrganization('k.organization_id', 'c')} and k.day = ${TODAY} and k.calls < c.daily_limit
+    update display_usage k set previous_calls = k.calls, calls = least(k.calls + l.n, l.daily_limit)
+    from locked l
+    where k.user_id = l.user_id and ${inOrganization('k.organization_id', 'l')} and k.day = ${TODAY} and k.calls < l.daily_limit
     returning k.user_id, k.calls, k.previous_calls
   ),
   decided as (
