@@ -1,11 +1,9 @@
 /**
  * `POST /api/component` against pgbench running today's per-call statement (key check + counter
- * update + component update, one transaction per call), in three shapes: calls spread over 50
- * accounts of one organization, spread over 50 organizations (one account each: the service
- * groups calls per organization, so these go in smaller groups), and all calls from one account
- * (one counter row, one component). The service groups the calls that arrive while a statement
- * runs (display.groupCalls), so it may beat the per-call ceiling: target ≥ 2.0 × pgbench and
- * p99 ≤ 50 ms at 64 connections.
+ * upsert + component update, one transaction per call), in two shapes: calls spread over 50
+ * accounts, and all calls from one account (one counter row, one component). The service groups
+ * the calls that arrive while a statement runs (display.groupCalls), so it may beat the per-call
+ * ceiling: target ≥ 2.0 × pgbench and p99 ≤ 50 ms at 64 connections.
  */
 import { sql } from 'drizzle-orm'
 import postgres from 'postgres'
@@ -37,23 +35,22 @@ const DATA = {
 export interface Account {
   apiKey: string
   componentId: string
-  organizationId: string
 }
 
-/** `count` display accounts in the organization, each with a page holding one bar chart; `name` tells the users apart from other calls' (emails are unique across organizations). */
-export async function seedDisplayAccounts(db: Database, organizationId: string, count: number, name = 'display'): Promise<Account[]> {
+/** `count` display accounts in the organization, each with a page holding one bar chart. */
+export async function seedDisplayAccounts(db: Database, organizationId: string, count: number): Promise<Account[]> {
   const accounts: Account[] = []
   for (let i = 0; i < count; i++) {
     const { user } = await createUser(
       createWrites(db, createChangeFeed([])),
       operator,
-      { organizationId, email: `${name}${i}@bench.example`, username: `${name}${i}`, displayName: `Display ${i}`, role: 'member', password: 'bench password' },
+      { organizationId, email: `display${i}@bench.example`, username: `display${i}`, displayName: `Display ${i}`, role: 'member', password: 'bench password' },
       { hasher: new PasswordHasher({ logN: 10, maxConcurrent: 8 }), hooks: [] },
     )
     const apiKey = await createDisplayAccount(db, { id: user.id, organizationId }, 1_000_000_000)
     const [page] = await queryRows<{ id: string }>(db, sql`insert into pages (id, organization_id, name, created_by) values (gen_random_uuid(), ${organizationId}, ${`board-${i}`}, ${user.id}) returning id`)
     const [component] = await queryRows<{ id: string }>(db, sql`insert into components (id, organization_id, page_id, type) values (gen_random_uuid(), ${organizationId}, ${page!.id}, 'barChart') returning id`)
-    accounts.push({ apiKey, componentId: component!.id, organizationId })
+    accounts.push({ apiKey, componentId: component!.id })
   }
   return accounts
 }
@@ -61,31 +58,18 @@ export async function seedDisplayAccounts(db: Database, organizationId: string, 
 /** The body of one `POST /api/component` call updating the account's chart. */
 export const componentBody = (account: Account, timestamp = 1_800_000_000) => JSON.stringify({ componentId: account.componentId, apiKey: account.apiKey, timestamp, data: DATA })
 
-interface Seeded {
-  /** 50 accounts of one organization. */
-  accounts: Account[]
-  /** One account in each of 50 organizations. */
-  organizations: Account[]
-}
-
-async function seed(url: string): Promise<Seeded> {
+async function seed(url: string): Promise<Account[]> {
   const database = await openDatabase(url)
   await migrate(database.db)
-  const writes = createWrites(database.db, createChangeFeed([]))
-  const organization = await createOrganization(writes, operator, { name: 'Bench' })
+  const organization = await createOrganization(createWrites(database.db, createChangeFeed([])), operator, { name: 'Bench' })
   const accounts = await seedDisplayAccounts(database.db, organization.id, ACCOUNTS)
-  const organizations: Account[] = []
-  for (let i = 0; i < ACCOUNTS; i++) {
-    const own = await createOrganization(writes, operator, { name: `Bench ${i}` })
-    organizations.push(...(await seedDisplayAccounts(database.db, own.id, 1, `tenant${i}-`)))
-  }
-  // pgbench picks an account by number (1..50 one organization's, 51..100 one per organization): its key hash, organization and component.
-  await database.db.execute(sql`create table bench_display (n int primary key, key_hash text not null, organization_id uuid not null, component_id uuid not null)`)
-  for (const [i, account] of [...accounts, ...organizations].entries())
-    await database.db.execute(sql`insert into bench_display values (${i + 1}, ${hashSecret(account.apiKey)}, ${account.organizationId}, ${account.componentId})`)
+  // pgbench picks an account by number: its key hash and component.
+  await database.db.execute(sql`create table bench_display (n int primary key, key_hash text not null, component_id uuid not null)`)
+  for (const [i, account] of accounts.entries())
+    await database.db.execute(sql`insert into bench_display values (${i + 1}, ${hashSecret(account.apiKey)}, ${account.componentId})`)
   await database.db.execute(sql`analyze`)
   await database.close()
-  return { accounts, organizations }
+  return accounts
 }
 
 /**
@@ -157,24 +141,20 @@ async function measure(url: string, accounts: Account[]): Promise<ShapeResult> {
 
 export async function benchDisplay(): Promise<void> {
   const url = await freshDatabase('worktrack_bench_display')
-  const { accounts, organizations } = await seed(url)
+  const accounts = await seed(url)
   const spread = await measure(url, accounts)
-  const tenants = await measure(url, organizations)
   const single = await measure(url, [accounts[0]!])
 
   // The ceiling: today's per-call statement, one transaction per call, at the better of 64
-  // clients (the load's connections) and 10 (the service's pool). It runs after the service (whose
-  // first calls made each account's counter row for today), with a timestamp newer than any the
-  // service wrote, so every update is applied, as in the runs.
-  const statement = asPgbench(COMPONENT_UPDATE_SQL, ['key', 'org', 'component', 'data', 'ts', 'type'])
-  const pick = (first: number) =>
-    `\\set n random(${first}, ${first + ACCOUNTS - 1})\nselect key_hash as key, organization_id as org, component_id as component from bench_display where n = :n \\gset\n${statement}`
+  // clients (the load's connections) and 10 (the service's pool). It runs after the service, with
+  // a timestamp newer than any the service wrote, so every update is applied, as in the runs.
+  const statement = asPgbench(COMPONENT_UPDATE_SQL, ['key', 'component', 'data', 'ts', 'type'])
+  const spreadScript = `\\set n random(1, ${ACCOUNTS})\nselect key_hash as key, component_id as component from bench_display where n = :n \\gset\n${statement}`
   const fixed = { data: JSON.stringify(DATA), ts: '4000000000', type: 'barChart' }
   const ceiling = async (script: string, variables: Record<string, string>) =>
     Math.max(await pgbench(url, script, { variables }), await pgbench(url, script, { variables, clients: 10 }))
-  const spreadCeiling = await ceiling(pick(1), fixed)
-  const tenantsCeiling = await ceiling(pick(ACCOUNTS + 1), fixed)
-  const singleCeiling = await ceiling(statement, { ...fixed, key: hashSecret(accounts[0]!.apiKey), org: accounts[0]!.organizationId, component: accounts[0]!.componentId })
+  const spreadCeiling = await ceiling(spreadScript, fixed)
+  const singleCeiling = await ceiling(statement, { ...fixed, key: hashSecret(accounts[0]!.apiKey), component: accounts[0]!.componentId })
 
   const ratio = (result: ShapeResult, ceiling: number) => result.requestsPerSecond / ceiling
   const met = (result: ShapeResult, ceiling: number) => (ratio(result, ceiling) >= 2 && result.p99 <= 50 ? 'met' : '**missed**')
@@ -186,13 +166,12 @@ export async function benchDisplay(): Promise<void> {
     `## Display API: \`POST /api/component\` vs pgbench running the per-call statement
 
 - Date: ${date} · Machine: ${machine()}
-- Command: \`npm run bench -- display\` (wrk, 1 thread, ${CONNECTIONS} connections, ${DURATION_SECONDS} s after a 2 s warm-up, a fresh service process per shape; each call's body made by wrk's Lua script with a timestamp one microsecond newer than the call before, so updates are applied in order — one is stale, 409, only when a later call overtook it; pgbench \`-M prepared\`, the better of 64 and 10 clients, running today's per-call statement — key check, counter update with the limit check, component update, all in the key's organization — one transaction per call; for the spread shapes pgbench first looks the account up by number, one indexed select)
-- The service groups the calls that arrive while a statement runs into one statement and one commit per organization (\`display.groupCalls\`; on Citus a statement runs on its organization's shard); calls per commit = display calls counted ÷ commits in the database over the service's life (pg_stat_database; start-up and the NOTIFY flushes to live viewers count as commits too).
+- Command: \`npm run bench -- display\` (wrk, 1 thread, ${CONNECTIONS} connections, ${DURATION_SECONDS} s after a 2 s warm-up, a fresh service process per shape; each call's body made by wrk's Lua script with a timestamp one microsecond newer than the call before, so updates are applied in order — one is stale, 409, only when a later call overtook it; pgbench \`-M prepared\`, the better of 64 and 10 clients, running today's per-call statement — key check, counter upsert with the limit check, component update — one transaction per call; for the spread shape pgbench first looks the account up by number, one indexed select)
+- The service groups the calls that arrive while a statement runs into one statement and one commit (\`display.groupCalls\`); calls per commit = display calls counted ÷ commits in the database over the service's life (pg_stat_database; start-up and the NOTIFY flushes to live viewers count as commits too).
 
 | shape | endpoint req/s | p50 / p99 ms | pgbench TPS | ratio | target ≥ 2.0 × and p99 ≤ 50 ms | calls per commit | stale (409) | errors or other non-2xx | peak RSS MiB |
 |---|---:|---:|---:|---:|---|---:|---:|---:|---:|
-${row(`spread over ${ACCOUNTS} accounts of one organization`, spread, spreadCeiling)}
-${row(`spread over ${ACCOUNTS} organizations`, tenants, tenantsCeiling)}
+${row(`spread over ${ACCOUNTS} accounts`, spread, spreadCeiling)}
 ${row('one account', single, singleCeiling)}`,
   )
   const figures = (result: ShapeResult, ceiling: number) => ({
@@ -208,14 +187,13 @@ ${row('one account', single, singleCeiling)}`,
     machine: machine(),
     command: 'npm run bench -- display',
     figures: {
-      // The summary (bench/lib.ts) keeps the two shapes it has always had; the organizations shape is in the section.
       spread: figures(spread, spreadCeiling),
       single: figures(single, singleCeiling),
-      peakRssMiB: Math.max(spread.peakRssMiB, tenants.peakRssMiB, single.peakRssMiB),
-      errors: spread.errors + spread.non2xx + tenants.errors + tenants.non2xx + single.errors + single.non2xx,
+      peakRssMiB: Math.max(spread.peakRssMiB, single.peakRssMiB),
+      errors: spread.errors + spread.non2xx + single.errors + single.non2xx,
     },
   })
   console.log(
-    `display: spread ${round(spread.requestsPerSecond)} req/s (p99 ${spread.p99} ms, ${round(spread.callsPerCommit, 1)} calls/commit) vs ${round(spreadCeiling)} TPS = ${round(ratio(spread, spreadCeiling), 2)}; ${ACCOUNTS} organizations ${round(tenants.requestsPerSecond)} req/s (p99 ${tenants.p99} ms, ${round(tenants.callsPerCommit, 1)} calls/commit) vs ${round(tenantsCeiling)} TPS = ${round(ratio(tenants, tenantsCeiling), 2)}; one account ${round(single.requestsPerSecond)} req/s (p99 ${single.p99} ms, ${round(single.callsPerCommit, 1)} calls/commit) vs ${round(singleCeiling)} TPS = ${round(ratio(single, singleCeiling), 2)}`,
+    `display: spread ${round(spread.requestsPerSecond)} req/s (p99 ${spread.p99} ms, ${round(spread.callsPerCommit, 1)} calls/commit) vs ${round(spreadCeiling)} TPS = ${round(ratio(spread, spreadCeiling), 2)}; one account ${round(single.requestsPerSecond)} req/s (p99 ${single.p99} ms, ${round(single.callsPerCommit, 1)} calls/commit) vs ${round(singleCeiling)} TPS = ${round(ratio(single, singleCeiling), 2)}`,
   )
 }
