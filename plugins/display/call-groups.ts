@@ -63,20 +63,20 @@ export const COMPONENT_UPDATE_SQL = `with ${DISPLAY_CALL},
     (select id from updated) as "updatedId", (select page_id from updated) as "pageId"
   from account a`
 
-/** A group's counters in organization $6 (Citus): the rows of the calls' accounts locked in user order, then raised. */
+/** A group's counters in organization $2 (Citus): the rows of the calls' accounts locked in user order, then raised. */
 const LOCK_AND_COUNT = `locked as (
-    select k.user_id, c.n, c.daily_limit from display_usage k join calls c on c.user_id = k.user_id and c.rank = 1
-    where k.organization_id = $6 and k.day = ${TODAY}
+    select k.user_id, k.organization_id, c.n, c.daily_limit from display_usage k join calls c on c.user_id = k.user_id and c.rank = 1
+    where k.organization_id = $2 and k.day = ${TODAY}
     order by k.user_id for update of k
   ),
   counted as (
     update display_usage k set previous_calls = k.calls, calls = least(k.calls + l.n, l.daily_limit)
     from locked l
-    where k.user_id = l.user_id and k.organization_id = $6 and k.day = ${TODAY} and k.calls < l.daily_limit
+    where k.user_id = l.user_id and k.organization_id = $2 and k.day = ${TODAY} and k.calls < l.daily_limit
     returning k.user_id, k.calls, k.previous_calls
   )`
 
-/** A group's counters, each in its account's organization (plain PostgreSQL, PGlite): made or raised by one upsert, rows in user order. */
+/** A group's counters, each in its call's organization (plain PostgreSQL, PGlite): made or raised by one upsert, rows in user order. */
 const UPSERT_COUNT = `counted as (
     insert into display_usage as u (user_id, organization_id, day, calls, previous_calls)
     select user_id, organization_id, ${TODAY}, least(n, daily_limit), 0 from calls
@@ -88,74 +88,75 @@ const UPSERT_COUNT = `counted as (
   )`
 
 /**
- * The grouped statement: calls in arrival order ($1 key hashes, $2 component ids, $3 data — null
- * for a call that only counts —, $4 timestamps, $5 data types): one answer row per call, in that
- * order, with the single statements' columns. Row locks are taken in one order by every statement
- * (counter rows by user, then components by id), so groups on several instances do not deadlock
- * each other.
+ * The grouped statement: calls in arrival order ($1 key hashes, $2 their organization — one for
+ * all, or one per call —, $3 component ids, $4 data — null for a call that only counts —, $5
+ * timestamps, $6 data types): one answer row per call, in that order, with the single statements'
+ * columns. Row locks are taken in one order by every statement (counter rows by user, then
+ * components by id), so groups on several instances do not deadlock each other.
  *
- * `organization` (Citus): the calls of one organization, $6, every table read in it, so the
+ * `organization` (Citus): the calls of one organization, every table read in $2 itself, so the
  * statement runs on that organization's shard alone; the counter rows are locked and updated
  * (Citus refuses UPSERT_COUNT: it runs an INSERT inside a WITH apart, and refuses a subquery in
- * its ON CONFLICT … WHERE), so today's rows must exist (ensureCounters). `any` (plain PostgreSQL,
- * PGlite): the statement as it always was there, calls of any organizations found by their keys
- * and ids (unique across organizations), the counter one upsert (organization filters and
- * locking, then updating, measured 3 to 8 % slower there).
+ * its ON CONFLICT … WHERE), so today's rows must exist (ensureCounters). `calls` (plain
+ * PostgreSQL, PGlite): each call in its own organization ($2 an array), one statement for a group
+ * of any organizations; the counter is one upsert, as it always was (locking, then updating,
+ * measured slower there: bench/display.ts).
  */
-function groupStatement(scope: 'organization' | 'any'): string {
-  const one = scope === 'organization'
+function groupStatement(scope: 'organization' | 'calls'): string {
+  /** `column` in the organization of the call row `row`. */
+  const inOrganization = (column: string, row: string) => (scope === 'organization' ? `${column} = $2` : `${column} = ${row}.organization_id`)
   return `with input as (
-    select *, data is not null as is_update from unnest($1::text[], $2::uuid[], $3::text[], $4::float8[], $5::text[])
-      with ordinality as i(key_hash, component_id, data, ts, type, ord)
+    select *, data is not null as is_update from unnest($1::text[], $3::uuid[], $4::text[], $5::float8[], $6::text[]${scope === 'calls' ? ', $2::uuid[]' : ''})
+      with ordinality as i(key_hash, component_id, data, ts, type${scope === 'calls' ? ', organization_id' : ''}, ord)
   ),
   account as (
-    select a.key_hash, a.user_id, a.daily_limit, a.organization_id, u.role
+    select a.key_hash, a.user_id, a.organization_id, a.daily_limit, u.role
     from display_accounts a join user_directory u on u.id = a.user_id and u.organization_id = a.organization_id
-    where a.key_hash = any($1::text[])${one ? ' and a.organization_id = $6' : ''} and u.status = 'active'
+    where a.key_hash = any($1::text[]) and ${scope === 'organization' ? 'a.organization_id = $2' : 'a.organization_id = any($2::uuid[])'} and u.status = 'active'
   ),
   calls as (
-    select i.*, a.user_id, a.daily_limit, a.organization_id, a.role,
+    select i.*, a.user_id, a.daily_limit, a.role,
       row_number() over (partition by a.user_id order by i.ord) as rank, count(*) over (partition by a.user_id) as n
-    from input i join account a on a.key_hash = i.key_hash
+    from input i join account a on a.key_hash = i.key_hash${scope === 'calls' ? ' and a.organization_id = i.organization_id' : ''}
   ),
-  ${one ? LOCK_AND_COUNT : UPSERT_COUNT},
+  ${scope === 'organization' ? LOCK_AND_COUNT : UPSERT_COUNT},
   decided as (
     select c.*, coalesce(c.rank <= k.calls - k.previous_calls, false) as counted, (k.previous_calls + c.rank)::int as calls_after
     from calls c left join counted k on k.user_id = c.user_id
   ),
   target as (
-    select d.ord, d.component_id, d.data, d.ts, d.type as wanted, c.type, c.page_id, c.data_timestamp, ${MAY_EDIT_PAGE} as editable
-    from decided d cross join lateral (select d.user_id, d.role, ${one ? '$6::uuid' : 'd.organization_id'} as organization_id) a
-      join components c on c.id = d.component_id${one ? ' and c.organization_id = $6' : ''}
-      join pages p on p.id = c.page_id${one ? ' and p.organization_id = c.organization_id' : ''}
+    select d.ord, d.component_id, d.data, d.ts, d.type as wanted, c.type, c.organization_id, c.page_id, c.data_timestamp, ${MAY_EDIT_PAGE} as editable
+    from decided d cross join lateral (select d.user_id, d.role, ${scope === 'organization' ? '$2::uuid' : 'd.organization_id'} as organization_id) a
+      join components c on c.id = d.component_id and ${inOrganization('c.organization_id', 'd')}
+      join pages p on p.id = c.page_id and p.organization_id = c.organization_id
     where d.counted and d.is_update and ${MAY_USE_PAGE}
     order by c.id for update of c
   ),
   eligible as (
-    select t.ord, t.component_id, t.page_id, t.data, t.ts,
+    select t.ord, t.component_id, t.organization_id, t.page_id, t.data, t.ts,
       (t.data_timestamp is null or t.ts >= t.data_timestamp)
         and t.ts >= coalesce(max(t.ts) over (partition by t.component_id order by t.ord rows between unbounded preceding and 1 preceding), '-infinity') as applied
     from target t where t.editable and t.type = t.wanted
   ),
   written as (
     update components c set data = w.data::jsonb, data_timestamp = w.ts, version = c.version + 1, updated_at = now()
-    from (select distinct on (component_id) component_id, data, ts from eligible where applied order by component_id, ord desc) w
-    where c.id = w.component_id${one ? ' and c.organization_id = $6' : ''}
+    from (select distinct on (component_id) component_id, organization_id, data, ts from eligible where applied order by component_id, ord desc) w
+    where c.id = w.component_id and ${inOrganization('c.organization_id', 'w')}
     returning c.id
   )
   select d.user_id as "userId", d.daily_limit as "dailyLimit", case when d.counted then d.calls_after end as calls,
-    case when not d.counted then (select x.calls from display_usage x where x.user_id = d.user_id and x.organization_id = ${one ? '$6' : 'd.organization_id'} and x.day = ${TODAY}) end as "callsBefore",
+    case when not d.counted then (select x.calls from display_usage x where x.user_id = d.user_id and ${inOrganization('x.organization_id', 'd')} and x.day = ${TODAY}) end as "callsBefore",
     t.type, t.editable, case when e.applied then e.component_id end as "updatedId", case when e.applied then e.page_id end as "pageId",
     (select count(*) from written) as written
   from input i left join decided d on d.ord = i.ord left join target t on t.ord = i.ord left join eligible e on e.ord = i.ord
   order by i.ord`
 }
 
-/** Calls of one organization ($6 its id): every table read in it, so on Citus the statement runs on its shard alone. */
+/** Calls of one organization ($2 its id): every table read in it, so on Citus the statement runs on its shard alone. */
 export const ORGANIZATION_GROUP_SQL = groupStatement('organization')
 
-/** Calls of any organizations: one statement for them all, where one database holds them all (plain PostgreSQL, PGlite). */
-export const GROUP_SQL = groupStatement('any')
+/** Calls of any organizations ($2 each call's): one statement for them all, where one database holds them all (plain PostgreSQL, PGlite). */
+export const GROUP_SQL = groupStatement('calls')
 
 export interface CallGroupOptions {
   /** Group calls that arrive while statements run (false: every call is its own statement). */
@@ -360,14 +361,14 @@ export class CallGroups {
   private async statement(calls: { call: DisplayCall; organizationId: string }[], spanning: boolean): Promise<Array<UsageRow | undefined>> {
     this.stats.statements++
     this.stats.calls += calls.length
-    const parameters = [
+    const rows = await queryText<UsageRow>(this.db, spanning ? GROUP_SQL : ORGANIZATION_GROUP_SQL, [
       calls.map(({ call }) => call.keyHash),
+      spanning ? calls.map(({ organizationId }) => organizationId) : calls[0]!.organizationId,
       calls.map(({ call }) => call.update?.componentId ?? null),
       calls.map(({ call }) => call.update?.data ?? null),
       calls.map(({ call }) => call.update?.timestamp ?? null),
       calls.map(({ call }) => call.update?.type ?? null),
-    ]
-    const rows = spanning ? await queryText<UsageRow>(this.db, GROUP_SQL, parameters) : await queryText<UsageRow>(this.db, ORGANIZATION_GROUP_SQL, [...parameters, calls[0]!.organizationId])
+    ])
     return rows.map((row) => (row.userId ? row : undefined))
   }
 }

@@ -325,7 +325,7 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     const data = JSON.stringify(SAMPLE_DATA.barChart)
     const across = await routingOf(coordinator, {
       text: GROUP_SQL,
-      parameters: [[fx.creator.displayApiKey!, other.creator.displayApiKey!].map((key) => hashSecret(key)), [fx.components.barChart, other.components.barChart], [data, data], [1, 1], ['barChart', 'barChart']],
+      parameters: [[fx.creator.displayApiKey!, other.creator.displayApiKey!].map((key) => hashSecret(key)), [fx.organizationId, other.organizationId], [fx.components.barChart, other.components.barChart], [data, data], [1, 1], ['barChart', 'barChart']],
     }).catch((error: Error) => error)
     expect(across instanceof Error ? across.message : offending([across]).join('\n')).toMatch(/IMMUTABLE|complex joins|could not|not supported|tasks/)
     const usage = await routingOf(coordinator, { text: 'select calls from display_usage where user_id = $1', parameters: [fx.creator.id] })
