@@ -63,30 +63,6 @@ export const COMPONENT_UPDATE_SQL = `with ${DISPLAY_CALL},
     (select id from updated) as "updatedId", (select page_id from updated) as "pageId"
   from account a`
 
-/** A group's counters in organization $2 (Citus): the rows of the calls' accounts locked in user order, then raised. */
-const LOCK_AND_COUNT = `locked as (
-    select k.user_id, k.organization_id, c.n, c.daily_limit from display_usage k join calls c on c.user_id = k.user_id and c.rank = 1
-    where k.organization_id = $2 and k.day = ${TODAY}
-    order by k.user_id for update of k
-  ),
-  counted as (
-    update display_usage k set previous_calls = k.calls, calls = least(k.calls + l.n, l.daily_limit)
-    from locked l
-    where k.user_id = l.user_id and k.organization_id = $2 and k.day = ${TODAY} and k.calls < l.daily_limit
-    returning k.user_id, k.calls, k.previous_calls
-  )`
-
-/** A group's counters, each in its call's organization (plain PostgreSQL, PGlite): made or raised by one upsert, rows in user order. */
-const UPSERT_COUNT = `counted as (
-    insert into display_usage as u (user_id, organization_id, day, calls, previous_calls)
-    select user_id, organization_id, ${TODAY}, least(n, daily_limit), 0 from calls
-    where rank = 1 and daily_limit > 0 order by user_id
-    on conflict (user_id, day, organization_id) do update
-      set previous_calls = u.calls, calls = least(u.calls + excluded.calls, (select c.daily_limit from calls c where c.user_id = u.user_id and c.rank = 1))
-      where u.calls < (select c.daily_limit from calls c where c.user_id = u.user_id and c.rank = 1)
-    returning u.user_id, u.calls, u.previous_calls
-  )`
-
 /**
  * The grouped statement: calls in arrival order ($1 key hashes, $2 their organization — one for
  * all, or one per call —, $3 component ids, $4 data — null for a call that only counts —, $5
@@ -94,13 +70,9 @@ const UPSERT_COUNT = `counted as (
  * columns. Row locks are taken in one order by every statement (counter rows by user, then
  * components by id), so groups on several instances do not deadlock each other.
  *
- * `organization` (Citus): the calls of one organization, every table read in $2 itself, so the
- * statement runs on that organization's shard alone; the counter rows are locked and updated
- * (Citus refuses UPSERT_COUNT: it runs an INSERT inside a WITH apart, and refuses a subquery in
- * its ON CONFLICT … WHERE), so today's rows must exist (ensureCounters). `calls` (plain
- * PostgreSQL, PGlite): each call in its own organization ($2 an array), one statement for a group
- * of any organizations; the counter is one upsert, as it always was (locking, then updating,
- * measured slower there: bench/display.ts).
+ * `organization`: the calls of one organization, every table read in $2 itself (on Citus: its
+ * shard alone). `calls`: each call in its own organization ($2 an array), for groups of several
+ * organizations where one statement may read them all (plain PostgreSQL, PGlite).
  */
 function groupStatement(scope: 'organization' | 'calls'): string {
   /** `column` in the organization of the call row `row`. */
@@ -119,7 +91,17 @@ function groupStatement(scope: 'organization' | 'calls'): string {
       row_number() over (partition by a.user_id order by i.ord) as rank, count(*) over (partition by a.user_id) as n
     from input i join account a on a.key_hash = i.key_hash${scope === 'calls' ? ' and a.organization_id = i.organization_id' : ''}
   ),
-  ${scope === 'organization' ? LOCK_AND_COUNT : UPSERT_COUNT},
+  locked as (
+    select k.user_id, k.organization_id, c.n, c.daily_limit from display_usage k join calls c on c.user_id = k.user_id and c.rank = 1
+    where ${inOrganization('k.organization_id', 'c')} and k.day = ${TODAY}
+    order by k.user_id for update of k
+  ),
+  counted as (
+    update display_usage k set previous_calls = k.calls, calls = least(k.calls + l.n, l.daily_limit)
+    from locked l
+    where k.user_id = l.user_id and ${inOrganization('k.organization_id', 'l')} and k.day = ${TODAY} and k.calls < l.daily_limit
+    returning k.user_id, k.calls, k.previous_calls
+  ),
   decided as (
     select c.*, coalesce(c.rank <= k.calls - k.previous_calls, false) as counted, (k.previous_calls + c.rank)::int as calls_after
     from calls c left join counted k on k.user_id = c.user_id
@@ -155,17 +137,12 @@ function groupStatement(scope: 'organization' | 'calls'): string {
 /** Calls of one organization ($2 its id): every table read in it, so on Citus the statement runs on its shard alone. */
 export const ORGANIZATION_GROUP_SQL = groupStatement('organization')
 
-/** Calls of any organizations ($2 each call's): one statement for them all, where one database holds them all (plain PostgreSQL, PGlite). */
+/** Calls of several organizations ($2 each call's): one statement for them all, where one database holds them all (plain PostgreSQL, PGlite). */
 export const GROUP_SQL = groupStatement('calls')
 
 export interface CallGroupOptions {
   /** Group calls that arrive while statements run (false: every call is its own statement). */
   enabled: boolean
-  /**
-   * One organization per group, in ORGANIZATION_GROUP_SQL (what Citus needs), or any in GROUP_SQL;
-   * default: per organization on Citus only (the tests set it to run both on one database).
-   */
-  perOrganization?: boolean
   /** Most calls in one statement. */
   maxCalls: number
   /** Statements in flight at once per instance; calls beyond wait and group. */
@@ -203,9 +180,9 @@ export class CallGroups {
 
   /**
    * Whether a group may hold several organizations' calls (GROUP_SQL): on plain PostgreSQL and
-   * PGlite, where one statement reads them all. On Citus a group is one organization's calls
-   * (ORGANIZATION_GROUP_SQL, on its shard); so is every group until the database is known (the
-   * first moments of the first line).
+   * PGlite, where one statement reads them all and groups stay as large as the calls waiting. On
+   * Citus a group is one organization's calls, one statement on its shard; so is every group until
+   * the database is known (the first moments of the first line).
    */
   private spanning = false
 
@@ -215,10 +192,6 @@ export class CallGroups {
     private readonly options: CallGroupOptions,
     readonly keys = new KeyOrganizations(db),
   ) {
-    if (options.perOrganization !== undefined) {
-      this.spanning = !options.perOrganization
-      return
-    }
     const known = onCitus.get(db)
     if (typeof known === 'boolean') this.spanning = !known
     else {
@@ -336,34 +309,33 @@ export class CallGroups {
     }
   }
 
-  /**
-   * The answers of a group, in one statement: GROUP_SQL while groups may span organizations,
-   * else ORGANIZATION_GROUP_SQL (one organization; today's counter rows made first, and calls
-   * that still found none, the day having begun meanwhile, run again, together, once it exists).
-   */
+  /** The answers of a group; calls that still found no counter row for today (the day began meanwhile) run again, together, once it exists. */
   private async together(calls: { call: DisplayCall; organizationId: string }[]): Promise<Array<UsageRow | undefined>> {
     this.stats.grouped += calls.length
-    const spanning = this.spanning
-    if (!spanning) await this.prepareCounters(calls[0]!.organizationId, calls.map(({ call }) => call.keyHash))
-    const rows = await this.statement(calls, spanning)
-    // GROUP_SQL's upsert makes the rows it needs (a call past the limit on a row it made reads no count before: that is no missing row).
-    if (spanning) return rows
+    const keysByOrganization = new Map<string, string[]>()
+    for (const { call, organizationId } of calls) keysByOrganization.set(organizationId, [...(keysByOrganization.get(organizationId) ?? []), call.keyHash])
+    for (const [organizationId, keyHashes] of keysByOrganization) await this.prepareCounters(organizationId, keyHashes)
+    const rows = await this.statement(calls)
     for (let attempt = 2; attempt <= COUNTER_ATTEMPTS; attempt++) {
       const missing = rows.flatMap((row, i) => (row && counterMissing(row) ? [i] : []))
       if (!missing.length) break
-      await ensureCounters(this.db, calls[0]!.organizationId, missing.map((i) => calls[i]!.call.keyHash))
-      const again = await this.statement(missing.map((i) => calls[i]!), spanning)
+      for (const organizationId of new Set(missing.map((i) => calls[i]!.organizationId)))
+        await ensureCounters(this.db, organizationId, missing.filter((i) => calls[i]!.organizationId === organizationId).map((i) => calls[i]!.call.keyHash))
+      const again = await this.statement(missing.map((i) => calls[i]!))
       missing.forEach((i, j) => (rows[i] = again[j]))
     }
     return rows
   }
 
-  private async statement(calls: { call: DisplayCall; organizationId: string }[], spanning: boolean): Promise<Array<UsageRow | undefined>> {
+  /** One statement for the calls: ORGANIZATION_GROUP_SQL when they are of one organization, else GROUP_SQL. */
+  private async statement(calls: { call: DisplayCall; organizationId: string }[]): Promise<Array<UsageRow | undefined>> {
     this.stats.statements++
     this.stats.calls += calls.length
-    const rows = await queryText<UsageRow>(this.db, spanning ? GROUP_SQL : ORGANIZATION_GROUP_SQL, [
+    const organizations = calls.map(({ organizationId }) => organizationId)
+    const one = organizations.every((organizationId) => organizationId === organizations[0])
+    const rows = await queryText<UsageRow>(this.db, one ? ORGANIZATION_GROUP_SQL : GROUP_SQL, [
       calls.map(({ call }) => call.keyHash),
-      spanning ? calls.map(({ organizationId }) => organizationId) : calls[0]!.organizationId,
+      one ? organizations[0] : organizations,
       calls.map(({ call }) => call.update?.componentId ?? null),
       calls.map(({ call }) => call.update?.data ?? null),
       calls.map(({ call }) => call.update?.timestamp ?? null),

@@ -98,42 +98,35 @@ const answerOf = (outcome: Awaited<ReturnType<typeof updateComponent>>) => (outc
 const groupsWith = (options: Partial<CallGroupOptions>, keys?: KeyOrganizations) => new CallGroups(api.service.core.db, { enabled: true, maxCalls: 256, concurrency: 1, ...options }, keys)
 
 describe('grouped display calls', () => {
-  /** Calls whose groups may form: a known key's, and, one organization per group, the first organization's alone. */
-  const groupable = (specs: CallSpec[], perOrganization: boolean) => specs.filter((spec) => spec.who !== 'unknown' && (!perOrganization || spec.who !== 'elsewhere')).length
+  test('every caller gets the answer, and the database the state, of the same calls run one by one in arrival order', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(callSpec, { minLength: 1, maxLength: 24 }),
+        fc.integer({ min: 0, max: 14 }),
+        fc.integer({ min: 0, max: 6 }),
+        fc.integer({ min: 2, max: 24 }),
+        async (specs, creatorLimit, readerLimit, maxCalls) => {
+          const bodies = specs.map(bodyOf)
+          await reset({ creator: creatorLimit, reader: readerLimit })
+          const serial = groupsWith({ enabled: false })
+          const one: ReturnType<typeof answerOf>[] = []
+          for (const body of bodies) one.push(answerOf(await updateComponent(serial, body)))
+          const afterOne = await state()
 
-  for (const [scope, perOrganization] of [
-    ['groups of any organizations (plain PostgreSQL, PGlite)', false],
-    ['one organization per group (as on Citus)', true],
-  ] as const)
-    test(`every caller gets the answer, and the database the state, of the same calls run one by one in arrival order: ${scope}`, async () => {
-      await fc.assert(
-        fc.asyncProperty(
-          fc.array(callSpec, { minLength: 1, maxLength: 24 }),
-          fc.integer({ min: 0, max: 14 }),
-          fc.integer({ min: 0, max: 6 }),
-          fc.integer({ min: 2, max: 24 }),
-          async (specs, creatorLimit, readerLimit, maxCalls) => {
-            const bodies = specs.map(bodyOf)
-            await reset({ creator: creatorLimit, reader: readerLimit })
-            const serial = groupsWith({ enabled: false, perOrganization })
-            const one: ReturnType<typeof answerOf>[] = []
-            for (const body of bodies) one.push(answerOf(await updateComponent(serial, body)))
-            const afterOne = await state()
-
-            await reset({ creator: creatorLimit, reader: readerLimit })
-            const grouped = groupsWith({ maxCalls, perOrganization })
-            // Submitted together: the first runs alone, the others wait and go in groups of `maxCalls`.
-            const together = (await Promise.all(bodies.map((body) => updateComponent(grouped, body)))).map(answerOf)
-            expect(together).toEqual(one)
-            expect(await state()).toEqual(afterOne)
-            // An unknown key is refused before any statement (its organization cannot be found).
-            if (groupable(specs, perOrganization) >= 3) expect(grouped.stats.grouped).toBeGreaterThanOrEqual(2)
-            expect(grouped.stats.retried).toBe(0)
-          },
-        ),
-        { numRuns: Number(process.env.GROUP_RUNS ?? 120), seed: Number(process.env.GROUP_SEED ?? 20261123) },
-      )
-    }, 120_000)
+          await reset({ creator: creatorLimit, reader: readerLimit })
+          const grouped = groupsWith({ maxCalls })
+          // Submitted together: the first runs alone, the others wait and go in groups of `maxCalls`.
+          const together = (await Promise.all(bodies.map((body) => updateComponent(grouped, body)))).map(answerOf)
+          expect(together).toEqual(one)
+          expect(await state()).toEqual(afterOne)
+          // An unknown key is refused before any statement (its organization cannot be found).
+          if (specs.filter((spec) => spec.who !== 'unknown').length >= 3) expect(grouped.stats.grouped).toBeGreaterThanOrEqual(2)
+          expect(grouped.stats.retried).toBe(0)
+        },
+      ),
+      { numRuns: Number(process.env.GROUP_RUNS ?? 120), seed: Number(process.env.GROUP_SEED ?? 20261123) },
+    )
+  }, 120_000)
 
   test('a group PostgreSQL refuses changes nothing, and its calls run again one by one', async () => {
     await reset({ creator: 100, reader: 0 })
@@ -149,7 +142,7 @@ describe('grouped display calls', () => {
     await queryText(db, 'create trigger refuse_group before update on display_usage for each row execute function refuse_group()', [])
     try {
       await updateComponent(groupsWith({ enabled: false }), bodyOf({ who: 'creator', component: 'barChart', dataType: 'barChart', timestamp: 1, refusedBody: false }, 0))
-      const grouped = groupsWith({ perOrganization: false })
+      const grouped = groupsWith({})
       const specs: CallSpec[] = [2, 3, 4, 5].map((timestamp) => ({ who: 'creator', component: 'barChart', dataType: 'barChart', timestamp, refusedBody: false }))
       const answers = (await Promise.all(specs.map((spec, n) => updateComponent(grouped, bodyOf(spec, n + 1))))).map(answerOf)
       expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200])
@@ -181,12 +174,12 @@ describe('groups of several organizations (plain PostgreSQL, PGlite)', () => {
     await limits()
     // The keys' organizations known to both lines, so the grouped calls queue at once, in order.
     const keys = new KeyOrganizations(api.service.core.db)
-    const serial = groupsWith({ enabled: false, perOrganization: false }, keys)
+    const serial = groupsWith({ enabled: false }, keys)
     const one: ReturnType<typeof answerOf>[] = []
     for (const body of bodies) one.push(answerOf(await updateComponent(serial, body)))
     const afterOne = await stored()
     await limits()
-    const grouped = groupsWith({ perOrganization: false }, keys)
+    const grouped = groupsWith({}, keys)
     const together = (await Promise.all(bodies.map((body) => updateComponent(grouped, body)))).map(answerOf)
     expect(together).toEqual(one)
     expect(await stored()).toEqual(afterOne)
@@ -198,8 +191,7 @@ describe('groups of several organizations (plain PostgreSQL, PGlite)', () => {
 describe('counter rows', () => {
   test('calls that find no counter row for today (the day began since it was made) make it and are counted exactly, in groups too', async () => {
     await reset({ creator: 7, reader: 0 })
-    // One organization per group: the statement that updates counter rows, which must exist (GROUP_SQL's upsert makes them).
-    const grouped = groupsWith({ perOrganization: true })
+    const grouped = groupsWith({})
     const call = (n: number) => updateComponent(grouped, bodyOf({ who: 'creator', component: 'barChart', dataType: 'barChart', timestamp: n, refusedBody: false }, n))
     expect((await call(1)).ok).toBe(true)
     // The line made the row today and remembers it; the row goes, as at midnight.
