@@ -17,18 +17,16 @@ import postgres from 'postgres'
 import { DisplayCallsRef } from '../../plugins/display/api'
 import { GROUP_SQL } from '../../plugins/display/call-groups'
 import { hashSecret } from '../../src/secrets'
-import { openDatabase, queryText, type Database, type DatabaseHandle } from '../../src/db'
+import { openDatabase, queryText, type DatabaseHandle } from '../../src/db'
 import { createLogger } from '../../src/log'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture, type SampleType } from '../helpers/display-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { captureStatements, type CapturedStatement, type StatementCapture } from '../helpers/statement-capture'
 import { createClusterDatabase, type ClusterDatabase } from './citus'
 
 const CITUS_URL = process.env.TEST_CITUS_URL
 
-interface Statement {
-  text: string
-  parameters: unknown[]
-}
+type Statement = CapturedStatement
 
 /**
  * The statements that may span every shard, and why: the display key's organization, looked up
@@ -108,41 +106,6 @@ function offending(routings: readonly Routing[]): string[] {
 
 const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim()
 
-/** Transaction control: no table, nothing to route. */
-const CONTROL = /^\s*(begin|commit|rollback|savepoint|release|start transaction|set |deallocate|discard)\b/i
-
-/**
- * Captures the statements the service's postgres.js pool sends: postgres.js calls its `debug`
- * option with each query's text and parameters, reading it from the client's shared options at
- * each query, so setting it on the running client captures from then on (the service's own client
- * never has it).
- */
-function captureStatements(db: Database) {
-  const options = (db as unknown as { session: { client: { options: { debug?: unknown } } } }).session.client.options
-  let sink: Statement[] | null = null
-  options.debug = (_connection: number, text: string, parameters: unknown[]) => {
-    if (sink && !CONTROL.test(text)) sink.push({ text, parameters: [...parameters] })
-  }
-  return {
-    /** The statements sent while `work` ran (and 200 ms after: the NOTIFY to live viewers). */
-    async during(work: () => Promise<unknown>): Promise<Statement[]> {
-      const statements: Statement[] = []
-      sink = statements
-      try {
-        await work()
-        await Bun.sleep(200)
-      } finally {
-        sink = null
-      }
-      return statements
-    },
-    release() {
-      sink = null
-      options.debug = false
-    },
-  }
-}
-
 describe('the routing check (without a cluster)', () => {
   const statement = { text: 'select 1', parameters: [] }
   test('one task, or none, is one shard; many tasks, a subplan, or rows through the coordinator are not', () => {
@@ -169,7 +132,7 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
   let cluster: ClusterDatabase
   let handle: DatabaseHandle
   let api: TestService
-  let capture: ReturnType<typeof captureStatements>
+  let capture: StatementCapture
   let coordinator: postgres.Sql
   let fx: DisplayFixture
   /** A second organization's dashboard, so the shards hold more than one organization's rows and groups meet two. */

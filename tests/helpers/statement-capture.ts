@@ -1,6 +1,6 @@
 /**
  * Every statement a service sends to a PostgreSQL server, for tests that judge the statements
- * themselves (tests/architecture/citus-hot-paths.test.ts): postgres.js calls its `debug` option
+ * themselves (tests/architecture/citus-hot-paths.test.ts, citus-display.test.ts): postgres.js calls its `debug` option
  * with the text and parameters of each query it sends, on every connection of the pool
  * (transactions included, LISTEN apart), and reads that option from the client's shared options
  * at each query, so setting it on a running client captures from then on. Test-only: the service's
