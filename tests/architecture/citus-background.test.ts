@@ -27,7 +27,7 @@ import type { Logger } from '../../src/log'
 import { FCM_ERRORS, redirectFcm, startFakeFcm, type FakeFcm, type Responder as FcmResponder } from '../helpers/fake-fcm'
 import { eventually, startTestService, type TestService } from '../helpers/service'
 import { startWebhookReceiver, type Answer, type Received, type WebhookReceiver } from '../helpers/webhook-receiver'
-import { createClusterDatabase, type ClusterDatabase } from './citus'
+import { createClusterDatabase, type ClusterDatabase } from '../helpers/citus-cluster'
 
 const CITUS_URL = process.env.TEST_CITUS_URL
 const WAIT_MS = 30_000

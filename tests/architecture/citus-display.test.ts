@@ -22,7 +22,7 @@ import { createLogger } from '../../src/log'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture, type SampleType } from '../helpers/display-fixture'
 import { startTestService, type TestService } from '../helpers/service'
 import { captureStatements, type CapturedStatement, type StatementCapture } from '../helpers/statement-capture'
-import { createClusterDatabase, type ClusterDatabase } from './citus'
+import { createClusterDatabase, type ClusterDatabase } from '../helpers/citus-cluster'
 
 const CITUS_URL = process.env.TEST_CITUS_URL
 

@@ -19,7 +19,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db'
 import { createLogger } from '../../src/log'
 import { captureStatements, type CapturedStatement, type StatementCapture } from '../helpers/statement-capture'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
-import { createClusterDatabase, type ClusterDatabase } from './citus'
+import { createClusterDatabase, type ClusterDatabase } from '../helpers/citus-cluster'
 
 const CITUS_URL = process.env.TEST_CITUS_URL
 

@@ -21,7 +21,8 @@ import { createApiKey } from '../../plugins/auth/service'
 import { createLogger } from '../../src/log'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
 import { startTestService } from '../helpers/service'
-import { createClusterDatabase, readSchema, type ClusterDatabase } from './citus'
+import { createClusterDatabase, type ClusterDatabase } from '../helpers/citus-cluster'
+import { readSchema } from './citus'
 
 const placements = declaredPlacements(registry)
 const declaredKind = (table: string): TableKind => placements[table] ?? 'distributed'

@@ -14,7 +14,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db'
 import { declaredPlacements } from '../../src/citus'
 import { applyMigrations, migrate, MIGRATIONS_FOLDER } from '../../src/migrate'
 import { registry } from '../../plugins'
-import { createClusterDatabase } from '../architecture/citus'
+import { createClusterDatabase } from './citus-cluster'
 
 export interface TestDatabase extends DatabaseHandle {
   /** postgres://… of this database, or `pglite:memory` (a separate process cannot share it). */
