@@ -3,6 +3,8 @@
  * directory and port, so the shared server other test runs use is never touched. Needs the
  * PostgreSQL 15 binaries and either root (the server runs as `postgres` through runuser) or the
  * postgres user itself; `privatePostgresUnavailable()` says why not, for a stated skip.
+ * With `{ citus: true }` the server loads Citus, set up as a node of a private cluster
+ * (tests/helpers/private-citus.ts).
  */
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir, userInfo } from 'node:os'
@@ -10,6 +12,32 @@ import { join } from 'node:path'
 import { freePort } from './http'
 
 const BIN = process.env.PG_BIN_DIR ?? '/usr/lib/postgresql/15/bin'
+
+export interface PrivatePostgresOptions {
+  /**
+   * Loads Citus (`shared_preload_libraries`) with what a node of a cluster that moves shards
+   * needs: logical WAL and replication slots (online shard moves), prepared transactions (2PC),
+   * room for the coordinator's connections and the rebalancer's background workers, and the
+   * node's own address as 127.0.0.1 (the server listens on nothing else).
+   */
+  citus?: boolean
+  /** Further `-c name=value` settings, applied last (values without spaces). */
+  settings?: Record<string, string | number>
+}
+
+/** The settings a Citus node gets (see PrivatePostgresOptions.citus). */
+const CITUS_SETTINGS: Record<string, string | number> = {
+  shared_preload_libraries: 'citus',
+  wal_level: 'logical',
+  max_prepared_transactions: 100,
+  max_connections: 200,
+  max_worker_processes: 24,
+  max_wal_senders: 20,
+  max_replication_slots: 20,
+  max_logical_replication_workers: 8,
+  shared_buffers: '32MB',
+  'citus.local_hostname': '127.0.0.1',
+}
 
 export interface PrivatePostgres {
   /** postgres://postgres@127.0.0.1:<port>/postgres */
@@ -51,7 +79,7 @@ async function run(command: string[], timeoutMs = 30_000): Promise<void> {
 }
 
 /** Creates, configures and starts a private server on a free port of 127.0.0.1. */
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(serverOptions: PrivatePostgresOptions = {}): Promise<PrivatePostgres> {
   const reason = privatePostgresUnavailable()
   if (reason) throw new Error(`cannot start a private PostgreSQL: ${reason}`)
   const dir = mkdtempSync(join(tmpdir(), 'wt-pg-'))
@@ -60,7 +88,9 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const data = join(dir, 'data')
   const port = await freePort()
   // fsync off: the data only has to survive clean restarts of a throwaway server, not a crash.
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`
+  const settings = { ...(serverOptions.citus ? CITUS_SETTINGS : {}), ...serverOptions.settings }
+  const flags = Object.entries(settings).map(([name, value]) => ` -c ${name}=${value}`).join('')
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50${flags}`
   const ctl = (action: string, extra: string[] = []) => run([join(BIN, 'pg_ctl'), action, '-D', data, '-w', '-t', '30', ...extra])
   let running = false
   try {
