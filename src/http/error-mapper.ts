@@ -26,15 +26,28 @@ export function validationItems(error: ValidationError): ErrorItem[] {
 const UNAVAILABLE_STATES = new Set(['57014', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006', '08001', '08004'])
 const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'EPIPE', 'ETIMEDOUT'])
 
-function databaseState(error: unknown): string | undefined {
+/**
+ * Citus's coordinator at COMMIT when a worker's connection failed after the transaction's
+ * statements ran there (the worker stopped or went away): XX000, an internal error by its code
+ * alone. Whether that worker committed its part is unknown, as when the connection to a single
+ * server dies at commit; the schema has no deferred constraints, the other cause Citus names.
+ */
+const CITUS_COMMIT_FAILED = /^could not commit transaction for shard \d+ on at least one active node$/
+
+/** The SQLSTATE or connection code in the error's cause chain, with the message of the error carrying it. */
+function databaseState(error: unknown): { code: string; message: string } | undefined {
   let current: any = error
   for (let depth = 0; current && depth < 4; depth++) {
     if (typeof current.code === 'string') {
-      if (/^[0-9A-Z]{5}$/.test(current.code) || UNAVAILABLE_NODE_CODES.has(current.code)) return current.code
+      if (/^[0-9A-Z]{5}$/.test(current.code) || UNAVAILABLE_NODE_CODES.has(current.code)) return { code: current.code, message: String(current.message ?? '') }
     }
     current = current.cause
   }
   return undefined
+}
+
+function unavailableState({ code, message }: { code: string; message: string }): boolean {
+  return UNAVAILABLE_STATES.has(code) || UNAVAILABLE_NODE_CODES.has(code) || (code === 'XX000' && CITUS_COMMIT_FAILED.test(message))
 }
 
 export interface MappedError {
@@ -69,9 +82,10 @@ function mapUnbounded(error: unknown, elysiaCode?: string | number): MappedError
   if (error instanceof ApiError) return fromApiError(error, error.status >= 500 && !(error instanceof BusyError))
   if (error instanceof NotFoundError || elysiaCode === 'NOT_FOUND') return fromApiError(notFound('No such route.'), false)
   if (error instanceof ParseError || elysiaCode === 'PARSE') return fromApiError(badRequest('The request body is not valid JSON.'), false)
-  const state = databaseState(error)
-  if (state !== undefined) {
-    if (UNAVAILABLE_STATES.has(state) || UNAVAILABLE_NODE_CODES.has(state)) return fromApiError(unavailable(), true)
+  const database = databaseState(error)
+  if (database !== undefined) {
+    const state = database.code
+    if (unavailableState(database)) return fromApiError(unavailable(), true)
     // A unique violation that a service did not turn into a precise 409 itself.
     if (state === '23505') return fromApiError(conflict('The resource already exists.'), true)
     if (state === '22P02' || state === '22003' || state === '22007' || state === '22008')
