@@ -143,7 +143,7 @@ export function accountApi(context: PluginContext, account: AccountServices) {
       '/display',
       async ({ principal }) => {
         if (!display) throw notFound('There is no display account here.')
-        return display.summary(principal.user.id)
+        return display.summary(principal.user)
       },
       { session: true, response: answers(Envelope(DisplayAccount), 200, [401, 404]), detail: { tags, summary: "Your display account: key prefix and today's usage." } },
     )

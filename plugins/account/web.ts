@@ -185,7 +185,7 @@ export function accountPages(context: PluginContext, account: AccountServices) {
       '/account/display',
       signedIn(async (current) => {
         if (!display) return htmlResponse(messagePage('Not found', 'There is no display account here.'), 404)
-        return htmlResponse(displayPage(frame(current), await display.summary(current.principal.user.id)))
+        return htmlResponse(displayPage(frame(current), await display.summary(current.principal.user)))
       }),
       { detail: { hide: true } },
     )
@@ -194,7 +194,7 @@ export function accountPages(context: PluginContext, account: AccountServices) {
       signedIn(async (current, { set }) => {
         if (!display) return htmlResponse(messagePage('Not found', 'There is no display account here.'), 404)
         const rotated = await display.rotate(actorOf(current.principal, 'account', requestIdOf(set)), current.principal.user.id)
-        return htmlResponse(displayPage(frame(current), await display.summary(current.principal.user.id), rotated))
+        return htmlResponse(displayPage(frame(current), await display.summary(current.principal.user), rotated))
       }, true),
       { detail: { hide: true } },
     )

@@ -39,12 +39,12 @@ export async function setDailyLimit(db: Database, userId: string, dailyLimit: nu
 export function createDisplayAccounts(writes: Writes, defaultLimit: number, users: UserDirectory): DisplayAccounts {
   const { db } = writes
   return {
-    async summary(userId) {
+    async summary({ id: userId, organizationId }) {
       const [row] = await db
         .select({ prefix: displayAccounts.keyPrefix, dailyLimit: displayAccounts.dailyLimit, usedToday: displayUsage.calls })
         .from(displayAccounts)
         .leftJoin(displayUsage, and(eq(displayUsage.userId, displayAccounts.userId), eq(displayUsage.organizationId, displayAccounts.organizationId), eq(displayUsage.day, sql`(now() at time zone 'utc')::date`)))
-        .where(eq(displayAccounts.userId, userId))
+        .where(and(eq(displayAccounts.userId, userId), eq(displayAccounts.organizationId, organizationId)))
       if (!row) return { prefix: null, dailyLimit: defaultLimit, usedToday: 0, resetsAt: new Date(nextUtcMidnight() * 1000).toISOString() }
       return { prefix: row.prefix, dailyLimit: row.dailyLimit, usedToday: row.usedToday ?? 0, resetsAt: new Date(nextUtcMidnight() * 1000).toISOString() }
     },
@@ -66,7 +66,7 @@ export function createDisplayAccounts(writes: Writes, defaultLimit: number, user
         await tx
           .insert(displayAccounts)
           .values({ userId, organizationId: user.organizationId, keyHash: hashSecret(apiKey), keyPrefix: prefix, dailyLimit: defaultLimit })
-          .onConflictDoUpdate({ target: [displayAccounts.userId, displayAccounts.organizationId], set: { keyHash: hashSecret(apiKey), keyPrefix: prefix, rotatedAt: sql`now()` } })
+          .onConflictDoUpdate({ target: [displayAccounts.userId, displayAccounts.organizationId], set: { keyHash: hashSecret(apiKey), keyPrefix: prefix, rotatedAt: new Date() } })
         await audit({
           action: previous ? 'display_account.rotated' : 'display_account.created',
           resourceType: 'display_account',

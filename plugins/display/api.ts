@@ -36,7 +36,7 @@ export interface DisplayAccountSummary {
 
 /** The display account of a user (shown and rotated by the account area). */
 export interface DisplayAccounts {
-  summary(userId: string): Promise<DisplayAccountSummary>
+  summary(user: { id: string; organizationId: string }): Promise<DisplayAccountSummary>
   /** Replaces the key (creating the account if needed): the new secret is returned once and the old one stops at once. */
   rotate(actor: AuditActor, userId: string): Promise<{ apiKey: string; prefix: string }>
 }

@@ -161,7 +161,7 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
           if (principal instanceof Response) return principal
           const page = await findVisiblePage(db, principal, params.pageName)
           if (!page) return displayJson(404, { message: 'pageNotFound', detail: 'No such page, or not one you can see.' })
-          return displayJson(200, { page, components: await pageComponents(db, page.id) })
+          return displayJson(200, { page, components: await pageComponents(db, principal.user.organizationId, page.id) })
         } catch (error) {
           return displayFailure(error, log, { requestId: requestIdOf(set), route: routeOf(request, route) })
         }
@@ -184,7 +184,7 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
         if (!principal) return toSignIn(request)
         const page = await findVisiblePage(db, principal, params.pageName)
         if (!page) return notFoundPage()
-        return livePage(page, await pageCells(db, fragments, page.id), { events: `/pages/${encodeURIComponent(page.name)}/events`, kiosk: isKiosk(query), shared: false })
+        return livePage(page, await pageCells(db, fragments, principal.user.organizationId, page.id), { events: `/pages/${encodeURIComponent(page.name)}/events`, kiosk: isKiosk(query), shared: false })
       },
       { detail: { hide: true } },
     )
@@ -195,7 +195,7 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
         if (!principal) return displayJson(401, { message: 'invalidSession', detail: 'Sign in first.' })
         const page = await findVisiblePage(db, principal, params.pageName)
         if (!page) return displayJson(404, { message: 'pageNotFound', detail: 'No such page, or not one you can see.' })
-        return streams.open({ pageId: page.id, userId: principal.user.id, sessionId: principal.sessionId, expiresAt: principal.expiresAt }, request.signal)
+        return streams.open({ pageId: page.id, organizationId: principal.user.organizationId, userId: principal.user.id, sessionId: principal.sessionId, expiresAt: principal.expiresAt }, request.signal)
       },
       { detail: { hide: true } },
     )
@@ -208,7 +208,7 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
         if (!shared) return notFoundPage()
         const linkWait = shareViews.ofLink(shared.linkId)
         if (linkWait) return tooManyViews(linkWait, true)
-        return livePage(shared.page, await pageCells(db, fragments, shared.page.id), { events: `/s/${encodeURIComponent(params.token)}/events`, kiosk: isKiosk(query), shared: true })
+        return livePage(shared.page, await pageCells(db, fragments, shared.organizationId, shared.page.id), { events: `/s/${encodeURIComponent(params.token)}/events`, kiosk: isKiosk(query), shared: true })
       },
       { detail: { hide: true } },
     )
@@ -221,7 +221,7 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
         if (!shared) return displayJson(404, { message: 'pageNotFound', detail: 'No such share link, or it was revoked or has expired.' })
         const linkWait = shareViews.ofLink(shared.linkId)
         if (linkWait) return tooManyViews(linkWait, false)
-        return streams.open({ pageId: shared.page.id, linkId: shared.linkId, expiresAt: shared.expiresAt }, request.signal)
+        return streams.open({ pageId: shared.page.id, organizationId: shared.organizationId, linkId: shared.linkId, expiresAt: shared.expiresAt }, request.signal)
       },
       { detail: { hide: true } },
     )

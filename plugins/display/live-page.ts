@@ -31,15 +31,15 @@ export async function findVisiblePage(db: Database, principal: Principal, name: 
   if (!PAGE_NAME.test(name)) return undefined
   const [page] = await queryText<VisiblePage>(
     db,
-    `select p.id, p.name, p.title from pages p, ${ACTOR} where lower(p.name) = lower($4) and ${MAY_USE_PAGE}`,
+    `select p.id, p.name, p.title from pages p, ${ACTOR} where lower(p.name) = lower($4) and p.organization_id = $2 and ${MAY_USE_PAGE}`,
     [principal.user.id, principal.user.organizationId, principal.user.role, name],
   )
   return page
 }
 
-/** Every component of a page with its data, in grid order (the JSON twin of the live page). */
-export async function pageComponents(db: Database, pageId: string) {
-  const rows = await queryText<Parameters<typeof fromComponentText>[0]>(db, `select ${COMPONENT_COLUMNS} ${FROM_PAGE_COMPONENTS}`, [pageId])
+/** Every component of a page of `organizationId` with its data, in grid order (the JSON twin of the live page). */
+export async function pageComponents(db: Database, organizationId: string, pageId: string) {
+  const rows = await queryText<Parameters<typeof fromComponentText>[0]>(db, `select ${COMPONENT_COLUMNS} ${FROM_PAGE_COMPONENTS}`, [pageId, organizationId])
   return rows.map(fromComponentText)
 }
 
@@ -59,7 +59,7 @@ export async function visiblePages(db: Database, principal: Principal): Promise<
   const rows = await queryText<IndexedPage & { components: string | number }>(
     db,
     `select p.name, p.title, count(c.id) as components, greatest(p.updated_at, max(c.updated_at)) as "updatedAt"
-      from ${ACTOR} join pages p on ${MAY_USE_PAGE} left join components c on c.page_id = p.id
+      from ${ACTOR} join pages p on ${MAY_USE_PAGE} left join components c on c.page_id = p.id and c.organization_id = p.organization_id
       group by p.id, p.organization_id order by "updatedAt" desc, p.name limit ${INDEX_LIMIT + 1}`,
     [principal.user.id, principal.user.organizationId, principal.user.role],
   )
@@ -118,10 +118,10 @@ type DataRow = ComponentCell & { data: Record<string, unknown> | null }
  * components a statement. A cached fragment is taken when it is found (another render may evict
  * it a moment later); a missing one is drawn from the row read with its data, whose version it is
  * cached under, so no chart is ever drawn or cached without its data. A component deleted in
- * between is left out.
+ * between is left out. Every statement names the page's organization (one shard on Citus).
  */
-export async function pageCells(db: Database, fragments: FragmentCache, pageId: string): Promise<Cell[]> {
-  const components = await queryText<ComponentCell>(db, `select ${CELL_COLUMNS} ${FROM_PAGE_COMPONENTS}`, [pageId])
+export async function pageCells(db: Database, fragments: FragmentCache, organizationId: string, pageId: string): Promise<Cell[]> {
+  const components = await queryText<ComponentCell>(db, `select ${CELL_COLUMNS} ${FROM_PAGE_COMPONENTS}`, [pageId, organizationId])
   const cells: Array<Cell | Promise<Cell | undefined> | undefined> = components.map((component) => {
     const svg = fragments.cached(component)
     return svg === undefined ? fragments.underWay<Cell | undefined>(component) : { open: cellOpening(component), svg, close: CELL_CLOSE }
@@ -132,7 +132,11 @@ export async function pageCells(db: Database, fragments: FragmentCache, pageId: 
   for (let start = 0; start < missing.length; start += DATA_BATCH) {
     const batch = missing.slice(start, start + DATA_BATCH)
     const rows = previous.then(() =>
-      queryText<DataRow>(db, `select ${CELL_COLUMNS}, c.data from components c where c.page_id = $1 and c.id = any($2::uuid[])`, [pageId, batch.map((i) => components[i]!.id)]),
+      queryText<DataRow>(db, `select ${CELL_COLUMNS}, c.data from components c where c.page_id = $1 and c.organization_id = $2 and c.id = any($3::uuid[])`, [
+        pageId,
+        organizationId,
+        batch.map((i) => components[i]!.id),
+      ]),
     )
     const drawn = rows.then((found) => {
       const byId = new Map(found.map((row) => [row.id, row]))

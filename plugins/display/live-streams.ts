@@ -33,6 +33,8 @@ const SWEEP_EVERY_MS = 30_000
 /** A signed-in viewer of a live page: ends with their session, their account or their access. */
 export interface SessionViewer {
   pageId: string
+  /** The page's organization: the statements that read the page for this stream name it. */
+  organizationId: string
   userId: string
   sessionId: string
   /** The session's absolute end. */
@@ -42,6 +44,7 @@ export interface SessionViewer {
 /** A viewer through a share link (`/s/<token>`): ends when the link is revoked or expires. */
 export interface LinkViewer {
   pageId: string
+  organizationId: string
   linkId: string
   /** The link's end, if it has one. */
   expiresAt: Date | null
@@ -67,7 +70,7 @@ export interface PageChange {
 /** $1 pair keys, $2 users, $3 pages: the pairs whose user (still active) may still see the page. */
 const STILL_VISIBLE = `select l.key from unnest($1::text[], $2::uuid[], $3::uuid[]) as l(key, user_id, page_id)
   join user_directory u on u.id = l.user_id and u.status = 'active'
-  join pages p on p.id = l.page_id
+  join pages p on p.id = l.page_id and p.organization_id = u.organization_id
   cross join lateral (select u.id as user_id, u.organization_id, u.role) a
   where ${MAY_USE_PAGE}`
 
@@ -101,18 +104,20 @@ export class LiveStreams {
     const audience = [...this.listeners].filter((listener) => listener.pageId === change.pageId)
     if (!audience.length) return
     try {
-      const [event, data] = change.componentId ? await this.componentEvent(change.pageId, change.componentId) : await this.pageEvent(change.pageId)
+      // Every viewer of a page is of the page's organization.
+      const { organizationId } = audience[0]!
+      const [event, data] = change.componentId ? await this.componentEvent(organizationId, change.pageId, change.componentId) : await this.pageEvent(organizationId, change.pageId)
       if (event) for (const listener of audience) listener.send(event, data)
     } catch (error) {
       this.log.warn('could not push a live update', describeError(error))
     }
   }
 
-  private async componentEvent(pageId: string, componentId: string): Promise<[string, unknown]> {
+  private async componentEvent(organizationId: string, pageId: string, componentId: string): Promise<[string, unknown]> {
     const [row] = await queryText<Parameters<typeof fromComponentText>[0] & { version: number }>(
       this.db,
-      `select ${COMPONENT_COLUMNS}, c.version from components c where c.id = $1 and c.page_id = $2`,
-      [componentId, pageId],
+      `select ${COMPONENT_COLUMNS}, c.version from components c where c.id = $1 and c.page_id = $2 and c.organization_id = $3`,
+      [componentId, pageId, organizationId],
     )
     if (!row) return ['removed', { id: componentId }]
     const component = fromComponentText(row)
@@ -121,8 +126,8 @@ export class LiveStreams {
     return ['component', { id: component.id, type: component.type, version: row.version, timestamp: component.timestamp, data: component.data, html: componentCell(cell, svg) }]
   }
 
-  private async pageEvent(pageId: string): Promise<[string | undefined, unknown]> {
-    const [page] = await queryText<{ name: string; title: string | null }>(this.db, 'select name, title from pages where id = $1', [pageId])
+  private async pageEvent(organizationId: string, pageId: string): Promise<[string | undefined, unknown]> {
+    const [page] = await queryText<{ name: string; title: string | null }>(this.db, 'select name, title from pages where id = $1 and organization_id = $2', [pageId, organizationId])
     // A deleted page: PAGE_ACCESS_CHANNEL ends its streams.
     return page ? ['page', page] : [undefined, undefined]
   }

@@ -50,7 +50,7 @@ function serializeComponent(row: ComponentRow) {
 /** Page $4 with every column and whether the actor may feed it, if the actor (ACTOR's $1..$3) may see it. */
 const VISIBLE_PAGE = `select p.id, p.organization_id as "organizationId", p.name, p.title, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt",
     ${MAY_EDIT_PAGE} as editor
-  from pages p, ${ACTOR} where p.id = $4 and ${MAY_USE_PAGE}`
+  from pages p, ${ACTOR} where p.id = $4 and p.organization_id = $2 and ${MAY_USE_PAGE}`
 
 /** A page the actor can see, whether they manage it (creator, administrator) and whether they are an editor (who also feeds it and shares it). */
 export interface FoundPage {
@@ -100,8 +100,8 @@ export interface PageAccessView {
 /** The access list's columns (alias `pa`, with the user `u` and team `t` it names). */
 const ACCESS_COLUMNS = `pa.principal_type as "principalType", pa.principal_id as "principalId", coalesce(u.username, t.name) as name,
   pa.level, pa.created_at as "createdAt"`
-const ACCESS_NAMES = `left join user_directory u on pa.principal_type = 'user' and u.id = pa.principal_id
-  left join team_directory t on pa.principal_type = 'team' and t.id = pa.principal_id`
+const ACCESS_NAMES = `left join user_directory u on pa.principal_type = 'user' and u.id = pa.principal_id and u.organization_id = pa.organization_id
+  left join team_directory t on pa.principal_type = 'team' and t.id = pa.principal_id and t.organization_id = pa.organization_id`
 
 // ---- components -----------------------------------------------------------------------------
 
@@ -110,13 +110,17 @@ export const COMPONENT_COLUMNS = `c.id, c.page_id as "pageId", c.type, c.title, 
   c.data_timestamp as timestamp, c.created_at as "createdAt", c.updated_at as "updatedAt"`
 export type ComponentTextRow = Omit<ReturnType<typeof serializeComponent>, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }
 export const fromComponentText = (row: ComponentTextRow) => withIsoTimestamps(row)
-/** The components of page $1 in grid order (row, then column), after the columns of a `select`. */
-export const FROM_PAGE_COMPONENTS = 'from components c where c.page_id = $1 order by c.y, c.x, c.id'
+/** The components of page $1 of organization $2 in grid order (row, then column), after the columns of a `select`. */
+export const FROM_PAGE_COMPONENTS = 'from components c where c.page_id = $1 and c.organization_id = $2 order by c.y, c.x, c.id'
 
 
-async function findComponent(executor: Executor, pageId: string, componentId: string, lock = false) {
+/** A component of the page; `lock` locks its row (by organization: on Citus a row lock must name the shard). */
+async function findComponent(executor: Executor, organizationId: string, pageId: string, componentId: string, lock = false) {
   if (!isUuid(componentId)) throw notFound('No such component.')
-  const query = executor.select().from(components).where(and(eq(components.id, componentId), eq(components.pageId, pageId)))
+  const query = executor
+    .select()
+    .from(components)
+    .where(and(eq(components.id, componentId), eq(components.pageId, pageId), eq(components.organizationId, organizationId)))
   const [row] = lock ? await query.for('update') : await query
   if (!row) throw notFound('No such component.')
   return row
@@ -172,7 +176,7 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
         const changes = changedFields(found.page, patch)
         if (!changes) return serializePage(found.page)
         if (patch.name !== undefined) await requireUniqueName(tx, actor.organizationId, patch.name, pageId)
-        const [page] = await tx.update(pages).set({ ...patch, updatedAt: new Date() }).where(eq(pages.id, pageId)).returning()
+        const [page] = await tx.update(pages).set({ ...patch, updatedAt: new Date() }).where(and(eq(pages.id, pageId), eq(pages.organizationId, actor.organizationId))).returning()
         await notify(tx, DISPLAY_CHANNEL, JSON.stringify([{ pageId }]))
         await audit({ action: 'page.updated', resourceType: 'page', resourceId: pageId, changes })
         return serializePage(page!)
@@ -183,7 +187,7 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
       return writes.change(actor, null, async ({ tx, audit }) => {
         const found = await findPage(tx, actor, pageId, true)
         requireManage(found)
-        await tx.delete(pages).where(eq(pages.id, pageId))
+        await tx.delete(pages).where(and(eq(pages.id, pageId), eq(pages.organizationId, actor.organizationId)))
         await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
         await audit({ action: 'page.deleted', resourceType: 'page', resourceId: pageId, changes: { before: { name: found.page.name, title: found.page.title } } })
         return { id: pageId }
@@ -195,9 +199,9 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
       return selectPage<PageAccessView & { total: string }, PageAccessView>(
         db,
         `select ${ACCESS_COLUMNS}, count(*) over () as total from page_access pa ${ACCESS_NAMES}
-          where pa.page_id = $1 order by pa.created_at, pa.principal_id`,
-        `select count(*) as total from page_access where page_id = $1`,
-        [pageId],
+          where pa.page_id = $1 and pa.organization_id = $2 order by pa.created_at, pa.principal_id`,
+        `select count(*) as total from page_access where page_id = $1 and organization_id = $2`,
+        [pageId, actor.organizationId],
         request,
         ({ total: _total, ...row }) => ({ ...row, createdAt: isoFromText(row.createdAt) }),
       )
@@ -223,11 +227,14 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
       return writes.change(actor, null, async ({ tx, audit }) => {
         requireManage(await findPage(tx, actor, pageId, true))
         const [current] = isUuid(principalId)
-          ? await queryText<PageAccessView>(tx, `select ${ACCESS_COLUMNS} from page_access pa ${ACCESS_NAMES} where pa.page_id = $1 and pa.principal_id = $2`, [pageId, principalId])
+          ? await queryText<PageAccessView>(tx, `select ${ACCESS_COLUMNS} from page_access pa ${ACCESS_NAMES} where pa.page_id = $1 and pa.principal_id = $2 and pa.organization_id = $3`, [pageId, principalId, actor.organizationId])
           : []
         if (!current) throw notFound('Not on the access list.')
         if (current.level === level) return { ...current, createdAt: isoFromText(current.createdAt) }
-        await tx.update(pageAccess).set({ level }).where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId)))
+        await tx
+          .update(pageAccess)
+          .set({ level })
+          .where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId), eq(pageAccess.organizationId, actor.organizationId)))
         // A lowered editor's share links stop: their open viewers are re-checked on every instance.
         await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
         await audit({ action: 'page.access_updated', resourceType: 'page', resourceId: pageId, changes: { before: { principalId, level: current.level }, after: { principalId, level } } })
@@ -238,7 +245,10 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
     async revoke(actor: Actor, pageId: string, principalId: string) {
       return writes.change(actor, null, async ({ tx, audit }) => {
         requireManage(await findPage(tx, actor, pageId, true))
-        const [row] = isUuid(principalId) ? await tx.delete(pageAccess).where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId))).returning() : []
+        const [row] = isUuid(principalId) ? await tx
+              .delete(pageAccess)
+              .where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId), eq(pageAccess.organizationId, actor.organizationId)))
+              .returning() : []
         if (!row) throw notFound('Not on the access list.')
         await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
         await audit({ action: 'page.access_revoked', resourceType: 'page', resourceId: pageId, changes: { before: { principalType: row.principalType, principalId, level: row.level } } })
@@ -252,8 +262,8 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
       return selectPage<ComponentTextRow & { total: string }, ReturnType<typeof serializeComponent>>(
         db,
         `select ${COMPONENT_COLUMNS}, count(*) over () as total ${FROM_PAGE_COMPONENTS}`,
-        'select count(*) as total from components where page_id = $1',
-        [pageId],
+        'select count(*) as total from components where page_id = $1 and organization_id = $2',
+        [pageId, actor.organizationId],
         request,
         ({ total: _total, ...row }) => fromComponentText(row),
       )
@@ -261,7 +271,7 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
 
     async component(actor: Actor, pageId: string, componentId: string) {
       await findPage(db, actor, pageId)
-      return serializeComponent(await findComponent(db, pageId, componentId))
+      return serializeComponent(await findComponent(db, actor.organizationId, pageId, componentId))
     },
 
     /** Adds a component (its type is fixed for good) at the first free place of its size unless given one; open live pages show it. */
@@ -269,7 +279,7 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
       return writes.change(actor, null, async ({ tx, audit }) => {
         // The page row is locked: concurrent creates on one page count one after another.
         requireManage(await findPage(tx, actor, pageId, true))
-        const placed = await queryText<Placement>(tx, 'select x, y, width, height from components where page_id = $1', [pageId])
+        const placed = await queryText<Placement>(tx, 'select x, y, width, height from components where page_id = $1 and organization_id = $2', [pageId, actor.organizationId])
         if (placed.length >= maxComponentsPerPage) throw conflict(`A page holds at most ${maxComponentsPerPage} components (display.maxComponentsPerPage); delete one first.`)
         const [row] = await tx
           .insert(components)
@@ -284,14 +294,14 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
     async updateComponent(actor: Actor, pageId: string, componentId: string, patch: ComponentPatch) {
       return writes.change(actor, null, async ({ tx, audit }) => {
         const found = await findPage(tx, actor, pageId)
-        const current = await findComponent(tx, pageId, componentId, true)
+        const current = await findComponent(tx, actor.organizationId, pageId, componentId, true)
         requireManage(found)
         const changes = changedFields(current, patch)
         if (!changes) return serializeComponent(current)
         const [row] = await tx
           .update(components)
           .set({ ...patch, version: sql`${components.version} + 1`, updatedAt: new Date() })
-          .where(eq(components.id, componentId))
+          .where(and(eq(components.id, componentId), eq(components.organizationId, actor.organizationId)))
           .returning()
         await notify(tx, DISPLAY_CHANNEL, JSON.stringify([{ pageId, componentId }]))
         await audit({ action: 'component.updated', resourceType: 'component', resourceId: componentId, changes })
@@ -302,9 +312,9 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
     async deleteComponent(actor: Actor, pageId: string, componentId: string) {
       return writes.change(actor, null, async ({ tx, audit }) => {
         const found = await findPage(tx, actor, pageId)
-        const current = await findComponent(tx, pageId, componentId, true)
+        const current = await findComponent(tx, actor.organizationId, pageId, componentId, true)
         requireManage(found)
-        await tx.delete(components).where(eq(components.id, componentId))
+        await tx.delete(components).where(and(eq(components.id, componentId), eq(components.organizationId, actor.organizationId)))
         await notify(tx, DISPLAY_CHANNEL, JSON.stringify([{ pageId, componentId }]))
         await audit({ action: 'component.deleted', resourceType: 'component', resourceId: componentId, changes: { before: { pageId, type: current.type, title: current.title } } })
         return { id: componentId }

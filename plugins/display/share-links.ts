@@ -63,6 +63,8 @@ export const LINKS_STILL_WORKING = `select l.id from ${WORKING_LINKS} where l.id
 export interface SharedPage {
   linkId: string
   expiresAt: Date | null
+  /** The page's organization, which the statements that read the page name. */
+  organizationId: string
   page: VisiblePage
 }
 
@@ -73,9 +75,9 @@ export function createShareLinks({ db, writes, maxLinksPerPage }: { db: Database
       await requireEditor(db, actor, pageId)
       return selectPage<ShareLinkView & { total: string }, ShareLinkView>(
         db,
-        `select ${LINK_COLUMNS}, count(*) over () as total from page_share_links l where l.page_id = $1 order by l.created_at, l.id`,
-        'select count(*) as total from page_share_links where page_id = $1',
-        [pageId],
+        `select ${LINK_COLUMNS}, count(*) over () as total from page_share_links l where l.page_id = $1 and l.organization_id = $2 order by l.created_at, l.id`,
+        'select count(*) as total from page_share_links where page_id = $1 and organization_id = $2',
+        [pageId, actor.organizationId],
         request,
         ({ total: _total, ...row }) => fromText(row),
       )
@@ -84,7 +86,7 @@ export function createShareLinks({ db, writes, maxLinksPerPage }: { db: Database
     /** One link of the page (its editors). */
     async get(actor: Actor, pageId: string, linkId: string): Promise<ShareLinkView> {
       await requireEditor(db, actor, pageId)
-      const [row] = isUuid(linkId) ? await queryText<ShareLinkView>(db, `select ${LINK_COLUMNS} from page_share_links l where l.id = $1 and l.page_id = $2`, [linkId, pageId]) : []
+      const [row] = isUuid(linkId) ? await queryText<ShareLinkView>(db, `select ${LINK_COLUMNS} from page_share_links l where l.id = $1 and l.page_id = $2 and l.organization_id = $3`, [linkId, pageId, actor.organizationId]) : []
       if (!row) throw notFound('No such share link.')
       return fromText(row)
     },
@@ -97,7 +99,7 @@ export function createShareLinks({ db, writes, maxLinksPerPage }: { db: Database
       return writes.change(actor, null, async ({ tx, audit }) => {
         // The page row is locked: concurrent creates on one page count one after another.
         await requireEditor(tx, actor, pageId, true)
-        const [{ count }] = (await queryText<{ count: number }>(tx, 'select count(*)::int as count from page_share_links where page_id = $1', [pageId])) as [{ count: number }]
+        const [{ count }] = (await queryText<{ count: number }>(tx, 'select count(*)::int as count from page_share_links where page_id = $1 and organization_id = $2', [pageId, actor.organizationId])) as [{ count: number }]
         if (count >= maxLinksPerPage) throw conflict(`A page has at most ${maxLinksPerPage} share links (display.maxShareLinksPerPage); revoke one first.`)
         const [row] = await tx
           .insert(pageShareLinks)
@@ -114,7 +116,7 @@ export function createShareLinks({ db, writes, maxLinksPerPage }: { db: Database
       return writes.change(actor, null, async ({ tx, audit }) => {
         await requireEditor(tx, actor, pageId, true)
         const [row] = isUuid(linkId)
-          ? await queryText<ShareLinkView>(tx, `delete from page_share_links l where l.id = $1 and l.page_id = $2 returning ${LINK_COLUMNS}`, [linkId, pageId])
+          ? await queryText<ShareLinkView>(tx, `delete from page_share_links l where l.id = $1 and l.page_id = $2 and l.organization_id = $3 returning ${LINK_COLUMNS}`, [linkId, pageId, actor.organizationId])
           : []
         if (!row) throw notFound('No such share link.')
         await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
@@ -127,13 +129,18 @@ export function createShareLinks({ db, writes, maxLinksPerPage }: { db: Database
     async resolve(token: string): Promise<SharedPage | undefined> {
       // Elysia gives null for a path segment that is not valid percent-encoding (`/s/%ZZ`).
       if (typeof token !== 'string' || !isWellFormedSecret(SHARE_TOKEN_PREFIX, token)) return undefined
-      const [row] = await queryText<{ linkId: string; expiresAt: string | null; id: string; name: string; title: string | null }>(
+      const [row] = await queryText<{ linkId: string; expiresAt: string | null; id: string; name: string; title: string | null; organizationId: string }>(
         db,
-        `select l.id as "linkId", l.expires_at as "expiresAt", p.id, p.name, p.title from ${WORKING_LINKS} where l.token_hash = $1 and ${LINK_WORKS}`,
+        `select l.id as "linkId", l.expires_at as "expiresAt", p.id, p.name, p.title, p.organization_id as "organizationId" from ${WORKING_LINKS} where l.token_hash = $1 and ${LINK_WORKS}`,
         [hashSecret(token)],
       )
       if (!row) return undefined
-      return { linkId: row.linkId, expiresAt: row.expiresAt === null ? null : new Date(isoFromText(row.expiresAt)), page: { id: row.id, name: row.name, title: row.title } }
+      return {
+        linkId: row.linkId,
+        expiresAt: row.expiresAt === null ? null : new Date(isoFromText(row.expiresAt)),
+        organizationId: row.organizationId,
+        page: { id: row.id, name: row.name, title: row.title },
+      }
     },
   }
 }

@@ -14,6 +14,8 @@ import { startTestService, type TestService } from '../helpers/service'
 let api: TestService
 /** Pages of two organizations, each with components of every type, some of them never fed. */
 const pages: string[] = []
+/** Each page's organization, which pageCells names. */
+const organizationOf = new Map<string, string>()
 /** Every fed component with its feeder's display key, for updates between rounds. */
 const fed: Array<{ componentId: string; apiKey: string; type: SampleType }> = []
 let timestamp = 1_700_000_000
@@ -36,6 +38,7 @@ beforeAll(async () => {
     for (let p = 0; p < 2; p++) {
       const page = await api.request('POST', '/api/v1/pages', { key, body: { name: `cached-${organization}-${p}` } })
       pages.push(page.body.data.id)
+      organizationOf.set(page.body.data.id, organizationId)
       for (let c = 0; c < 6; c++) {
         const type = TYPES[(c + p + organization) % TYPES.length]!
         const component = await api.request('POST', `/api/v1/pages/${page.body.data.id}/components`, { key, body: { type, title: `${type} ${c}` } })
@@ -51,7 +54,7 @@ beforeAll(async () => {
 afterAll(() => api.stop())
 
 /** The page's cells as drawn through `cache`, as HTML. */
-const drawn = async (cache: FragmentCache, pageId: string) => (await pageCells(api.service.core.db, cache, pageId)).map(cellHtml)
+const drawn = async (cache: FragmentCache, pageId: string) => (await pageCells(api.service.core.db, cache, organizationOf.get(pageId)!, pageId)).map(cellHtml)
 /** The page as drawn with no cache at all: every fragment rendered from its data. */
 const uncached = (pageId: string) => drawn(new FragmentCache(0), pageId)
 
