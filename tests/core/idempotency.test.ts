@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db'
 import { startTestService, type TestService } from '../helpers/service'
+import { testTriggers } from '../helpers/test-triggers'
 
 let api: TestService
 let key: string
@@ -59,25 +60,33 @@ describe('Idempotency-Key on POST', () => {
   test('a request that fails after claiming its key rolls the claim back, so a corrected retry runs', async () => {
     const db = api.service.core.db
     // A sequence advances even in a transaction that rolls back: the trigger counts every claim.
-    await db.execute(sql.raw('create sequence idempotency_claims'))
-    await db.execute(sql.raw("create function count_claim() returns trigger language plpgsql as $$ begin perform nextval('idempotency_claims'); return new; end $$"))
-    await db.execute(sql.raw('create trigger count_claim after insert on idempotency_keys for each row execute function count_claim()'))
-    const claims = async () => Number((await queryRows<{ n: string }>(db, sql`select case when is_called then last_value else 0 end as n from idempotency_claims`))[0]!.n)
-    const team = (name: string) => api.request('POST', '/api/v1/teams', { key: teamsKey, body: { name }, headers: { 'idempotency-key': 'retry-after-409' } })
-    expect((await api.request('POST', '/api/v1/teams', { key: teamsKey, body: { name: 'Taken' } })).status).toBe(201)
+    // On Citus it runs where the claim's shard is, so each node has its own sequence and a claim
+    // counts on one of them.
+    const triggers = await testTriggers(api.database)
+    try {
+      await triggers.onEveryNode('create sequence idempotency_claims')
+      await db.execute(sql.raw("create function count_claim() returns trigger language plpgsql as $$ begin perform nextval('idempotency_claims'); return new; end $$"))
+      await triggers.createTrigger({ name: 'count_claim', timing: 'after insert', table: 'idempotency_keys', function: 'count_claim' })
+      const claims = async () =>
+        (await triggers.fromEveryNode<{ n: string }>('select case when is_called then last_value else 0 end as n from idempotency_claims')).reduce((sum, [row]) => sum + Number(row!.n), 0)
+      const team = (name: string) => api.request('POST', '/api/v1/teams', { key: teamsKey, body: { name }, headers: { 'idempotency-key': 'retry-after-409' } })
+      expect((await api.request('POST', '/api/v1/teams', { key: teamsKey, body: { name: 'Taken' } })).status).toBe(201)
 
-    // The duplicate name is found inside the transaction, after the key was claimed in it.
-    const failed = await team('Taken')
-    expect(failed.status).toBe(409)
-    expect(await claims()).toBe(1)
-    expect(await queryRows(db, sql`select 1 from idempotency_keys where key = 'retry-after-409'`)).toEqual([])
+      // The duplicate name is found inside the transaction, after the key was claimed in it.
+      const failed = await team('Taken')
+      expect(failed.status).toBe(409)
+      expect(await claims()).toBe(1)
+      expect(await queryRows(db, sql`select 1 from idempotency_keys where key = 'retry-after-409'`)).toEqual([])
 
-    // Not 422 (another body) and not a replay of the 409: the key is free.
-    const retried = await team('Free')
-    expect(retried.status).toBe(201)
-    expect(retried.headers.get('idempotent-replayed')).toBeNull()
-    expect(await claims()).toBe(2)
-    expect((await team('Free')).headers.get('idempotent-replayed')).toBe('true')
+      // Not 422 (another body) and not a replay of the 409: the key is free.
+      const retried = await team('Free')
+      expect(retried.status).toBe(201)
+      expect(retried.headers.get('idempotent-replayed')).toBeNull()
+      expect(await claims()).toBe(2)
+      expect((await team('Free')).headers.get('idempotent-replayed')).toBe('true')
+    } finally {
+      await triggers.close()
+    }
   })
 
   test('concurrent requests with one key create one project', async () => {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { testTriggers } from '../helpers/test-triggers'
 
 let api: TestService
 let admin: TestUser
@@ -118,7 +119,8 @@ describe('a failed write leaves neither the change nor a record', () => {
         if new.changes->'after'->>'name' = 'Doomed' then raise exception 'injected failure'; end if;
         return new;
       end $$`)
-    await api.service.core.db.execute(sql`create trigger fail_doomed before insert on audit_logs for each row execute function fail_doomed_audit()`)
+    const triggers = await testTriggers(api.database)
+    await triggers.createTrigger({ name: 'fail_doomed', timing: 'before insert', table: 'audit_logs', function: 'fail_doomed_audit' })
     try {
       const projects = await count('projects')
       const members = await count('project_members')
@@ -135,7 +137,8 @@ describe('a failed write leaves neither the change nor a record', () => {
       expect(teamResponse.status).toBe(500)
       expect(await count('teams')).toBe(teams)
     } finally {
-      await api.service.core.db.execute(sql`drop trigger fail_doomed on audit_logs`)
+      await triggers.dropTrigger('fail_doomed', 'audit_logs')
+      await triggers.close()
     }
   })
 })
