@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db'
+import { moveUpdatedAtBack } from '../helpers/age-row'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
 
 const ALL = ['teams:read', 'teams:write', 'team_members:read', 'team_members:write', 'team_projects:read', 'projects:read', 'projects:write', 'project_access:read', 'project_access:write']
@@ -175,7 +176,7 @@ describe('If-Match', () => {
     const etag = read.headers.get('etag')!
     expect(etag).toMatch(/^W\/"/)
     // Read a second ago, as far as the database knows: the update below certainly changes the time.
-    await queryRows(api.service.core.db, sql`update projects set updated_at = updated_at - interval '1 second' where id = ${project.id}`)
+    await moveUpdatedAtBack(api.service.core.db, 'projects', { id: project.id, organizationId: alice.organizationId })
     const reread = await call('alice', 'GET', `/api/v1/projects/${project.id}`)
     expect(reread.headers.get('etag')).not.toBe(etag)
     const first = await call('alice', 'PATCH', `/api/v1/projects/${project.id}`, { name: 'Versioned 2' }, { 'if-match': reread.headers.get('etag')! })

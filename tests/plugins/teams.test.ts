@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db'
+import { moveUpdatedAtBack } from '../helpers/age-row'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
 
 const ALL = ['teams:read', 'teams:write', 'team_members:read', 'team_members:write']
@@ -84,7 +85,7 @@ describe('teams', () => {
     const team = await created('admin', '/api/v1/teams', { name: 'Versioned team' })
     await created('admin', `/api/v1/teams/${team.id}/members`, { userId: bob.id })
     const etag = (await call('admin', 'GET', `/api/v1/teams/${team.id}`)).headers.get('etag')!
-    await queryRows(api.service.core.db, sql`update teams set updated_at = updated_at - interval '1 second' where id = ${team.id}`)
+    await moveUpdatedAtBack(api.service.core.db, 'teams', { id: team.id, organizationId: admin.organizationId })
     const current = (await call('admin', 'GET', `/api/v1/teams/${team.id}`)).headers.get('etag')!
     expect(current).not.toBe(etag)
     expect((await call('admin', 'PATCH', `/api/v1/teams/${team.id}`, { description: 'x' }, { 'if-match': etag })).status).toBe(409)
