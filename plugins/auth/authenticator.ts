@@ -125,9 +125,18 @@ export class KeyAuthenticator implements Authenticator {
     const [row] = await this.db
       .select({ key: apiKeys, user: users })
       .from(apiKeys)
-      // Joined on the organization too: a co-located join, which Citus runs shard by shard.
+      // Joined on the organization too: a co-located join, which Citus runs shard by shard. A key
+      // read again (its cache time ran out) is read in its organization, which never changes: on
+      // Citus that runs on one shard, and keeps working while a worker holding others is down.
       .innerJoin(users, and(eq(users.id, apiKeys.ownerId), eq(users.organizationId, apiKeys.organizationId)))
-      .where(and(eq(apiKeys.secretHash, hash), isNull(apiKeys.revokedAt), eq(users.status, 'active')))
+      .where(
+        and(
+          eq(apiKeys.secretHash, hash),
+          previous ? eq(apiKeys.organizationId, previous.principal.user.organizationId) : undefined,
+          isNull(apiKeys.revokedAt),
+          eq(users.status, 'active'),
+        ),
+      )
     if (!row) return undefined
     const { key, user } = row
     return {

@@ -198,6 +198,36 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     expect(await capture.during(() => ok('GET', '/api/v1/users/me', { key: fresh }))).toEqual([])
   })
 
+  test('a cached key read again when its cache time ran out is read in its organization, on one shard', async () => {
+    // A second instance on the same database (and so the same capture) whose key cache trusts an
+    // entry for no time at all: every request after the first reads its cached key again.
+    const rereading = await startTestService({
+      database: { ...handle, url: cluster.url },
+      plugins: ['auth', 'users'],
+      config: { auth: { keyCacheTtlSeconds: 0 } },
+      log: createLogger('silent'),
+    })
+    try {
+      const fresh = (await api.createKey(user.id, ['users:read'])).secret
+      const me = () => rereading.request('GET', '/api/v1/users/me', { key: fresh })
+      expect((await me()).status).toBe(200)
+      const statements = await capture.during(async () => {
+        // Past the first request's millisecond, so the entry is older than no time at all.
+        const after = Date.now() + 2
+        while (Date.now() < after) await Bun.sleep(1)
+        expect((await me()).status).toBe(200)
+      })
+      expect(statements.filter((statement) => /from "api_keys"/.test(statement.text))).toHaveLength(1)
+      for (const statement of statements) {
+        const routing = await routingOf(coordinator, statement)
+        seen.push({ path: 'users/me (key cache time ran out)', routing })
+        expect({ statement: oneLine(statement.text), singleShard: singleShard(routing) }).toEqual({ statement: oneLine(statement.text), singleShard: true })
+      }
+    } finally {
+      await rereading.stop()
+    }
+  })
+
   test('a work-item list, cold and cached, runs on one shard', async () => {
     const problems = await spanningStatements({
       'work-item list (cold)': () => ok('GET', `/api/v1/projects/${projectId}/work-items`),
