@@ -19,6 +19,7 @@ import { hasCitus } from '../../src/citus'
 import { generateSecret } from '../../src/secrets'
 import { queryText } from '../../src/db'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
+import { testTriggers } from '../helpers/test-triggers'
 import { startTestService, type TestService } from '../helpers/service'
 
 let api: TestService
@@ -140,15 +141,18 @@ describe('grouped display calls', () => {
   test('a group PostgreSQL refuses changes nothing, and its calls run again one by one', async () => {
     await reset({ creator: 100, reader: 0 })
     const db = api.service.core.db
-    // A trigger that refuses the group's counter update once (PostgreSQL's own error, as a deadlock would be).
-    await queryText(db, 'create sequence refuse_once', [])
+    // A trigger that refuses the group's counter update once (PostgreSQL's own error, as a deadlock
+    // would be). On Citus it runs on the worker holding the counter's shard, so the sequence that
+    // makes it refuse once is made on every node: only that worker's is used.
+    const triggers = await testTriggers(api.database)
+    await triggers.onEveryNode('create sequence refuse_once')
     await queryText(
       db,
       `create function refuse_group() returns trigger language plpgsql as $$
          begin if new.calls - new.previous_calls > 1 and nextval('refuse_once') = 1 then raise exception 'refused for the test' using errcode = '40P01'; end if; return new; end $$`,
       [],
     )
-    await queryText(db, 'create trigger refuse_group before update on display_usage for each row execute function refuse_group()', [])
+    await triggers.createTrigger({ name: 'refuse_group', timing: 'before update', table: 'display_usage', function: 'refuse_group' })
     try {
       await updateComponent(groupsWith({ enabled: false }), bodyOf({ who: 'creator', component: 'barChart', dataType: 'barChart', timestamp: 1, refusedBody: false }, 0))
       const grouped = groupsWith({})
@@ -161,7 +165,8 @@ describe('grouped display calls', () => {
       expect(usage).toEqual([{ userId: fx.creator.id, calls: 5 }])
       expect(components.find((component: any) => component.id === fx.components.barChart)).toMatchObject({ timestamp: 5 })
     } finally {
-      await queryText(db, 'drop trigger refuse_group on display_usage', [])
+      await triggers.dropTrigger('refuse_group', 'display_usage')
+      await triggers.close()
     }
   })
 })
