@@ -14,12 +14,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { MigrationMeta } from 'drizzle-orm/migrator'
 import { registry } from '../../plugins'
-import { declaredPlacements, readPlacement, type TableKind, type TablePlacements } from '../../src/citus'
+import { declaredPlacements, hasCitus, readPlacement, type TableKind, type TablePlacements } from '../../src/citus'
 import { openDatabase, queryText, type DatabaseHandle, type Executor } from '../../src/db'
 import { applyMigrations, readMigrations } from '../../src/migrate'
 import { createApiKey } from '../../plugins/auth/service'
 import { createLogger } from '../../src/log'
-import { createTestDatabase, type TestDatabase } from '../helpers/database'
+import { createTestDatabase, pgliteTemplate, type TestDatabase } from '../helpers/database'
 import { startTestService } from '../helpers/service'
 import { createClusterDatabase, type ClusterDatabase } from '../helpers/citus-cluster'
 import { readSchema } from './citus'
@@ -46,15 +46,38 @@ function laterMigration(statements: string[]): MigrationMeta {
   return { sql: statements, bps: true, folderMillis: last.folderMillis + 1_000, hash: randomBytes(16).toString('hex') }
 }
 
+/** Whether the suite's own databases (TEST_DATABASE_URL) are on a Citus cluster: a plain database is then PGlite. */
+const SUITE_ON_CITUS = await (async () => {
+  if (!process.env.TEST_DATABASE_URL) return false
+  const admin = await openDatabase(process.env.TEST_DATABASE_URL, { maxConnections: 1 })
+  try {
+    return await hasCitus(admin.db)
+  } finally {
+    await admin.close()
+  }
+})()
+
+/** A migrated database without Citus: the suite's own (PGlite or the PostgreSQL server), or PGlite when the suite runs on a cluster. */
+async function plainTestDatabase(): Promise<TestDatabase> {
+  if (!SUITE_ON_CITUS) return createTestDatabase()
+  const handle = await openDatabase('pglite:memory', { loadDataDir: await pgliteTemplate() })
+  return { ...handle, url: 'pglite:memory' }
+}
+
+const WITHOUT_CITUS = SUITE_ON_CITUS
+  ? 'without Citus the placement step does nothing (checked on PGlite: the suite database, TEST_DATABASE_URL, is a Citus coordinator)'
+  : 'on plain PostgreSQL and PGlite the placement step does nothing'
+
 describe('migrations without Citus', () => {
   let database: TestDatabase
   beforeAll(async () => {
-    database = await createTestDatabase()
+    database = await plainTestDatabase()
     await applyMigrations(database.db)
   })
   afterAll(() => database.close())
 
-  test('on plain PostgreSQL and PGlite the placement step does nothing', async () => {
+  test(WITHOUT_CITUS, async () => {
+    expect(await hasCitus(database.db)).toBe(false)
     const keys = await foreignKeys(database.db)
     const outcome = await applyMigrations(database.db, { placements })
     expect(outcome).toEqual({ applied: 0, placed: [] })
@@ -74,7 +97,7 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
   beforeAll(async () => {
     cluster = await createClusterDatabase(CITUS_URL!, name)
     database = await openDatabase(cluster.url, { maxConnections: 2 })
-    plain = await createTestDatabase()
+    plain = await plainTestDatabase()
   }, 120_000)
 
   afterAll(async () => {
