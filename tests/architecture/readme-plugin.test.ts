@@ -10,7 +10,9 @@ import { join, resolve } from 'node:path'
 import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api'
 import { registry } from '../../plugins'
 import { queryText } from '../../src/db'
-import { migrate } from '../../src/migrate'
+import type { MigrationMeta } from 'drizzle-orm/migrator'
+import { declaredPlacements, readPlacement } from '../../src/citus'
+import { migrate, readMigrations } from '../../src/migrate'
 import type { AnyPlugin } from '../../src/plugin'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
 import { callTool, connectMcp, listen, type Listening } from '../helpers/mcp'
@@ -51,11 +53,15 @@ beforeAll(async () => {
   example = (await import(join(SCRATCH, manifest))).default as AnyPlugin
   const schema = await import(join(SCRATCH, manifest.replace('index.ts', 'schema.ts')))
 
-  // Its table, as `npm run db:generate` would write its migration.
+  // Its table, as `npm run db:generate` would write its migration, applied as `npm run db:migrate`
+  // and start-up apply a new one: on Citus its table is placed as the manifests declare before its
+  // foreign keys are added (Citus refuses a key from a table not placed yet to a distributed one).
   database = await createTestDatabase()
-  await migrate(database.db)
+  await migrate(database.db, readMigrations(), declaredPlacements(registry))
   const statements = await generateMigration(generateDrizzleJson({}, undefined, undefined, 'snake_case'), generateDrizzleJson(schema, undefined, undefined, 'snake_case'))
-  for (const statement of statements) await queryText(database.db, statement, [])
+  const last = readMigrations().at(-1)!
+  const migration: MigrationMeta = { sql: statements, bps: true, folderMillis: last.folderMillis + 1_000, hash: 'readme-example-plugin' }
+  expect(await migrate(database.db, [...readMigrations(), migration], declaredPlacements([...registry, example]))).toBe(1)
 
   api = await startTestService({ registry: [...registry, example], database })
   http = listen(api)
@@ -89,6 +95,9 @@ describe("the README's example plugin", () => {
     expect(tables).toHaveLength(1)
     const placements = new Map(registry.flatMap((plugin) => Object.entries(plugin.placement ?? {}).map(([table, placement]) => [table, placement.kind] as const)))
     expect(placementProblems(tables, (table) => placements.get(table) ?? 'distributed')).toEqual([])
+    // On Citus (undefined elsewhere) its migration distributed it, as a tenant table with no declared placement.
+    const placed = await readPlacement(database.db)
+    if (placed) expect(placed.labels).toBe('distributed')
   })
 
   test('viewers read, editors add, other organizations see nothing, over REST and MCP', async () => {
