@@ -13,10 +13,13 @@
  */
 import { queryText } from '../../src/db'
 import type { TestDatabase } from '../helpers/database'
+import { testTriggers, TRIGGER_TABLE } from '../helpers/test-triggers'
 
 export type Table = string
 
 export interface Change {
+  /** The node whose log holds it (0 off Citus) and its place there. */
+  node: number
   seq: number
   table: Table
   op: 'INSERT' | 'UPDATE' | 'DELETE'
@@ -30,7 +33,7 @@ export interface Change {
  */
 const BOOKKEEPING: Record<string, string> = { api_keys: 'last_used_at', sessions: 'last_seen_at' }
 
-/** Runs a read whose one parameter `$1` is a number. */
+/** Runs a read on one node whose one parameter `$1` is a number. */
 type Reader = (text: string, seq: number) => Promise<Array<Record<string, unknown>>>
 
 /**
@@ -39,17 +42,24 @@ type Reader = (text: string, seq: number) => Promise<Array<Record<string, unknow
  * returns: the log is read only when something was written, not after every request (a read
  * costs PGlite about as much as the request it checks). A server's read is cheap and its
  * notifications arrive on another connection, late: there the log is read every time.
+ *
+ * On Citus the triggers run on the shards, on the workers, and write a log of their own node
+ * (tests/helpers/test-triggers.ts): every node has one, each with its own sequence, and a change
+ * is logged on the node that holds its row (a reference table's on one of its copies). A row
+ * never moves between nodes during a run, so its inserts and deletes are in one log, in order.
  */
 export async function installChangeLog(database: TestDatabase): Promise<ChangeLog> {
   const { db, pglite } = database
-  await queryText(db, 'create table fuzz_changes (seq bigserial primary key, table_name text not null, op text not null, row_text text not null)', [])
+  const triggers = await testTriggers(database)
+  await triggers.onEveryNode('create table fuzz_changes (seq bigserial primary key, table_name text not null, op text not null, row_text text not null)')
   await queryText(
     db,
     `create function fuzz_log_change() returns trigger language plpgsql as $$
      declare logged bigint;
      begin
+       ${triggers.oneCopy}
        insert into fuzz_changes (table_name, op, row_text)
-         values (tg_table_name, tg_op, case when tg_op = 'DELETE' then old::text else new::text end)
+         values (${TRIGGER_TABLE}, tg_op, case when tg_op = 'DELETE' then old::text else new::text end)
          returning seq into logged;
        ${pglite ? `perform pg_notify('${CHANNEL}', logged::text);` : ''}
        return null;
@@ -57,25 +67,32 @@ export async function installChangeLog(database: TestDatabase): Promise<ChangeLo
     [],
   )
   const tables = await queryText<{ name: string }>(db, `select tablename as name from pg_tables where schemaname = 'public' and tablename <> 'fuzz_changes' order by 1`, [])
-  for (const { name } of tables) {
-    const quoted = `"${name}"`
-    const ignored = BOOKKEEPING[name]
+  for (const { name: table } of tables) {
+    const ignored = BOOKKEEPING[table]
     if (!ignored) {
-      await queryText(db, `create trigger fuzz_log after insert or update or delete on ${quoted} for each row execute function fuzz_log_change()`, [])
+      await triggers.createTrigger({ name: 'fuzz_log', timing: 'after insert or update or delete', table, function: 'fuzz_log_change' })
       continue
     }
-    await queryText(db, `create trigger fuzz_log after insert or delete on ${quoted} for each row execute function fuzz_log_change()`, [])
-    await queryText(
-      db,
-      `create trigger fuzz_log_update after update on ${quoted} for each row
-         when ((to_jsonb(old) - '${ignored}') is distinct from (to_jsonb(new) - '${ignored}')) execute function fuzz_log_change()`,
-      [],
-    )
+    await triggers.createTrigger({ name: 'fuzz_log', timing: 'after insert or delete', table, function: 'fuzz_log_change' })
+    await triggers.createTrigger({
+      name: 'fuzz_log_update',
+      timing: 'after update',
+      table,
+      condition: `(to_jsonb(old) - '${ignored}') is distinct from (to_jsonb(new) - '${ignored}')`,
+      function: 'fuzz_log_change',
+    })
   }
   // PGlite's simple protocol costs a third of a parameterised statement, so the number goes into
   // the text there; the server keeps one prepared statement per read.
-  const read: Reader = pglite ? async (text, seq) => (await pglite.exec(text.replace('$1', String(seq)))).at(-1)?.rows ?? [] : (text, seq) => queryText(db, text, [seq])
-  const log = new ChangeLog(read, tables.map((table) => table.name), Boolean(pglite))
+  const readers: Reader[] = pglite
+    ? [async (text, seq) => (await pglite.exec(text.replace('$1', String(seq)))).at(-1)?.rows ?? []]
+    : triggers.nodes.map((node) => (text, seq) => node.query(text, [seq]))
+  const log = new ChangeLog(
+    readers,
+    tables.map((table) => table.name),
+    Boolean(pglite),
+    () => triggers.close(),
+  )
   if (pglite) await pglite.listen(CHANNEL, (payload) => log.announced(Number(payload)))
   await log.mark()
   return log
@@ -101,21 +118,24 @@ export function netChanges(changes: Change[]): Change[] {
 }
 
 export class ChangeLog {
-  /** The last log entry accounted for. */
-  private seen = 0
+  /** The last log entry accounted for, per node. */
+  private seen: number[]
   private stale = false
   /** Statements run, for the report. */
   reads = 0
 
-  /** The last entry announced by NOTIFY (PGlite), or null when changes are not announced. */
+  /** The last entry announced by NOTIFY (PGlite, one node), or null when changes are not announced. */
   private latest: number | null
 
   constructor(
-    private readonly read: Reader,
+    /** One per node whose log is read. */
+    private readonly readers: readonly Reader[],
     /** The tables watched. */
     readonly tables: readonly Table[],
     announces: boolean,
+    private readonly release: () => Promise<void> = async () => {},
   ) {
+    this.seen = readers.map(() => 0)
     this.latest = announces ? 0 : null
   }
 
@@ -127,13 +147,14 @@ export class ChangeLog {
   /** Accounts for every change so far (after a success, or the suite's own writes). */
   async mark(): Promise<void> {
     if (this.latest !== null) {
-      this.seen = this.latest
+      this.seen = [this.latest]
       this.stale = false
       return
     }
-    this.reads++
-    const [row] = await this.read('select coalesce(max(seq), 0)::text as seq from fuzz_changes where seq >= $1', 0)
-    this.seen = Number(row!.seq)
+    this.reads += this.readers.length
+    this.seen = await Promise.all(
+      this.readers.map(async (read) => Number((await read('select coalesce(max(seq), 0)::text as seq from fuzz_changes where seq >= $1', 0))[0]!.seq)),
+    )
     this.stale = false
   }
 
@@ -154,18 +175,24 @@ export class ChangeLog {
    */
   async since(allowed: readonly Table[] = [], settleMs = 250): Promise<Change[]> {
     const deadline = Date.now() + settleMs
-    let readUpTo = this.seen
+    const readUpTo = [...this.seen]
     let changes: Change[] = []
     for (;;) {
       // With announcements, the log is read only when something was written.
-      if (this.latest === null || this.latest > readUpTo) {
-        this.reads++
+      if (this.latest === null || this.latest > readUpTo[0]!) {
+        this.reads += this.readers.length
         // Ordered by the number: `order by seq` would sort the text alias ("99" after "101") and
         // move readUpTo back, so changes already accounted for came round again.
-        const rows = await this.read('select seq::text as seq, table_name as "table", op, row_text as "row" from fuzz_changes where seq > $1 order by fuzz_changes.seq', readUpTo)
-        const more = rows.map((row) => ({ ...(row as Omit<Change, 'seq'>), seq: Number(row.seq) }))
-        changes = changes.concat(more)
-        for (const change of more) readUpTo = Math.max(readUpTo, change.seq)
+        const logs = await Promise.all(
+          this.readers.map((read, node) =>
+            read('select seq::text as seq, table_name as "table", op, row_text as "row" from fuzz_changes where seq > $1 order by fuzz_changes.seq', readUpTo[node]!),
+          ),
+        )
+        for (const [node, rows] of logs.entries()) {
+          const more = rows.map((row) => ({ ...(row as Omit<Change, 'seq' | 'node'>), node, seq: Number(row.seq) }))
+          changes = changes.concat(more)
+          for (const change of more) readUpTo[node] = Math.max(readUpTo[node]!, change.seq)
+        }
       }
       const left = netChanges(changes.filter((change) => !allowed.includes(change.table)))
       if (!left.length || Date.now() > deadline) {
@@ -174,5 +201,10 @@ export class ChangeLog {
       }
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
+  }
+
+  /** Closes the connections to the log's other nodes (Citus workers). */
+  close(): Promise<void> {
+    return this.release()
   }
 }

@@ -100,6 +100,11 @@ export class Fuzzer {
     this.changes = await installChangeLog(this.api.database)
   }
 
+  /** Closes the change log's connections (to the Citus workers); before the service stops. */
+  close(): Promise<void> {
+    return this.changes?.close() ?? Promise.resolve()
+  }
+
   /**
    * What the change log reports for writes whose answer is known: a committed no-op update (seen),
    * a rolled-back update, a row inserted and deleted again and a `last_used_at` touch (none of

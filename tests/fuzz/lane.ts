@@ -35,10 +35,14 @@ self.onmessage = async (event: MessageEvent<LaneTask>) => {
     const api = await startTestService({ config: { server: { trustProxy: 1 }, webhooks: { workers: false } } })
     try {
       const fuzzer = new Fuzzer(api)
-      await fuzzer.setup()
-      const setupSeconds = (Date.now() - started) / 1000
-      const selfTest = task.selfTest ? await fuzzer.selfTest() : null
-      result = { report: await fuzzer.run(task.runs, task.seed), selfTest, setupSeconds }
+      try {
+        await fuzzer.setup()
+        const setupSeconds = (Date.now() - started) / 1000
+        const selfTest = task.selfTest ? await fuzzer.selfTest() : null
+        result = { report: await fuzzer.run(task.runs, task.seed), selfTest, setupSeconds }
+      } finally {
+        await fuzzer.close()
+      }
     } finally {
       await api.stop()
     }

@@ -2,6 +2,7 @@
 import { describe, expect, test } from 'bun:test'
 import { checkAnswer, resolveOperation, type Answer } from './oracle'
 import { hiddenOperations, type Operation } from './routes'
+import type { Change } from './checksum'
 
 const v1: Operation = {
   method: 'GET',
@@ -94,17 +95,36 @@ describe('the change log', () => {
     try {
       await migrate(database.db)
       const log = await installChangeLog(database)
-      const seen: number[] = []
-      // One row, then three per read, so one read spans 98..100 (the log's sequence starts at 1).
-      await queryText(database.db, `insert into sign_in_throttle (key, failures) values ('first', 1)`, [])
-      expect(await log.since([], 0)).toHaveLength(1)
-      for (let i = 0; i < 45; i++) {
-        await queryText(database.db, `insert into sign_in_throttle (key, failures) select 'change-' || n, 1 from generate_series($1::int, $1::int + 2) n`, [i * 3])
-        const changes = await log.since([], 0)
-        expect(changes).toHaveLength(3)
-        seen.push(...changes.map((change) => change.seq))
+      try {
+        const seen: string[] = []
+        // One row, then three per read, so one read spans 98..100 (each node's log starts at 1;
+        // sign_in_throttle is the coordinator's own table on Citus, so one log holds them all).
+        await queryText(database.db, `insert into sign_in_throttle (key, failures) values ('first', 1)`, [])
+        expect(await log.since([], 0)).toHaveLength(1)
+        for (let i = 0; i < 45; i++) {
+          await queryText(database.db, `insert into sign_in_throttle (key, failures) select 'change-' || n, 1 from generate_series($1::int, $1::int + 2) n`, [i * 3])
+          const changes = await log.since([], 0)
+          expect(changes).toHaveLength(3)
+          seen.push(...changes.map((change) => `${change.node}:${change.seq}`))
+        }
+        expect(new Set(seen).size).toBe(135)
+        expect(seen).toContain('0:100')
+
+        // On Citus every node holds a copy of a reference table's row, and each copy fires; a
+        // distributed table's row is logged on the worker that holds it.
+        const organization = crypto.randomUUID()
+        const names = (changes: Change[]) => changes.map((change) => `${change.op} ${change.table}`)
+        await queryText(database.db, `insert into organizations (id, name) values ($1, 'logged once')`, [organization])
+        expect(names(await log.since([], 0))).toEqual(['INSERT organizations'])
+        await queryText(
+          database.db,
+          `insert into users (id, organization_id, email, username, display_name, password_hash) values ($1, $2, 'once@example.com', 'once', 'Once', 'x')`,
+          [crypto.randomUUID(), organization],
+        )
+        expect(names(await log.since([], 0))).toEqual(['INSERT users'])
+      } finally {
+        await log.close()
       }
-      expect(new Set(seen).size).toBe(135)
     } finally {
       await database.close()
     }
