@@ -85,13 +85,16 @@ export async function testTriggers(database: TestDatabase): Promise<TestTriggers
     })),
   ]
 
-  /** Runs `statement` in a transaction of the coordinator with `settings` on (only on Citus). */
-  const withSettings = (settings: string[], statement: string) =>
+  /** Runs `statement` on the coordinator, `setting` on for its transaction. */
+  const withSetting = (setting: string, statement: string) =>
     db.transaction(async (tx) => {
-      for (const setting of settings) await queryText(tx, `set local ${setting} = on`, [])
+      await queryText(tx, `set local ${setting}`, [])
       await queryText(tx, statement, [])
     })
-  const unsafeTriggers = (statement: string) => (citus ? withSettings(['citus.enable_unsafe_triggers'], statement) : queryText(db, statement, []))
+  const unsafeTriggers = async (statement: string) => {
+    if (citus) await withSetting('citus.enable_unsafe_triggers = on', statement)
+    else await queryText(db, statement, [])
+  }
 
   return {
     citus,
@@ -108,10 +111,7 @@ export async function testTriggers(database: TestDatabase): Promise<TestTriggers
           await queryText(db, statement, [])
           continue
         }
-        await db.transaction(async (tx) => {
-          await queryText(tx, 'set local citus.enable_ddl_propagation = off', [])
-          await queryText(tx, statement, [])
-        })
+        await withSetting('citus.enable_ddl_propagation = off', statement)
         for (const worker of workers)
           await worker.begin(async (tx) => {
             await tx.unsafe('set local citus.enable_ddl_propagation = off')
@@ -133,12 +133,11 @@ export async function testTriggers(database: TestDatabase): Promise<TestTriggers
             [`public."${table}"`],
           )
         : []
-      const marker = copy?.group === null || copy?.group === undefined ? '' : String(copy.group)
       await unsafeTriggers(
-        `create trigger "${name}" ${timing} on "${table}" for each row ${condition ? `when (${condition})` : ''} execute function ${fn}('${table}', '${marker}')`,
+        `create trigger "${name}" ${timing} on "${table}" for each row ${condition ? `when (${condition})` : ''} execute function ${fn}('${table}', '${copy?.group ?? ''}')`,
       )
     },
-    dropTrigger: (name, table) => unsafeTriggers(`drop trigger "${name}" on "${table}"`).then(() => undefined),
+    dropTrigger: (name, table) => unsafeTriggers(`drop trigger "${name}" on "${table}"`),
     async close() {
       await Promise.all(workers.map((worker) => worker.end()))
     },
