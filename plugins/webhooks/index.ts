@@ -95,11 +95,11 @@ export default definePlugin({
       collect: async (gauge) => gauge.set(await countPendingDeliveries(db)),
     })
 
-    let wakeWorkers = () => {}
+    let wakeWorkers = (_organizationId: string) => {}
     if (config.workers && background) {
       const sender = createSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets })
       const worker = new DeliveryWorker(db, sender, secrets, access, config, log, instanceId)
-      wakeWorkers = () => worker.wake()
+      wakeWorkers = (organizationId) => worker.wake(organizationId)
       await events.subscribe(OUTBOX_CHANNEL, (queued: { organizationId?: unknown } | null) => worker.wake(typeof queued?.organizationId === 'string' ? queued.organizationId : undefined), () => worker.wake())
       worker.start()
       const purge = setInterval(
@@ -121,7 +121,7 @@ export default definePlugin({
       access,
       subscriptions,
       secrets,
-      wakeWorkers: () => wakeWorkers(),
+      wakeWorkers: (organizationId) => wakeWorkers(organizationId),
       allowPrivateTargets: config.allowPrivateTargets,
       maxWebhooksPerOrganization: config.maxWebhooksPerOrganization,
       manualDeliveriesPerMinute: config.manualDeliveriesPerMinute,

@@ -122,6 +122,22 @@ const MANUAL_IN_LAST_MINUTE = `select count(*)::int as count,
   from webhook_deliveries d join webhook_events e on e.id = d.event_id and e.organization_id = d.organization_id
   where d.webhook_id = $1 and d.organization_id = $2 and d.created_at > now() - interval '1 minute' and (e.type = '${PING}' or d.seq <> e.seq)`
 
+/**
+ * A redelivery takes two statements, each one task on the organization's shard on Citus. As one
+ * statement Citus refused it: an INSERT … SELECT under a data-modifying CTE went to the shard with
+ * the CTE's tables still the distributed ones (a distributed statement inside a shard's, which the
+ * worker refuses), and both inserts as CTEs of a SELECT were planned into a broken step. First the
+ * next place in the delivery's project sequence ($1 delivery, $2 organization)…
+ */
+const TAKE_REDELIVERY_SEQ = `insert into webhook_sequences as q (project_key, organization_id, last_seq)
+  select project_key, organization_id, 1 from webhook_deliveries where id = $1 and organization_id = $2
+  on conflict (project_key, organization_id) do update set last_seq = q.last_seq + 1
+  returning last_seq as seq`
+
+/** …and the new delivery there: $1 its id, $2 the delivery redelivered, $3 organization, $4 the place. */
+const INSERT_REDELIVERY = `insert into webhook_deliveries (id, organization_id, webhook_id, event_id, project_key, seq, granted)
+  select $1, organization_id, webhook_id, event_id, project_key, $4, granted from webhook_deliveries where id = $2 and organization_id = $3`
+
 export interface WebhookDeps {
   db: Database
   writes: Writes
@@ -130,7 +146,8 @@ export interface WebhookDeps {
   access: ProjectAccessService
   subscriptions: Subscriptions
   secrets: SecretBox
-  wakeWorkers: () => void
+  /** Wakes this instance's idle workers to claim in the organization now (others hear the commit's notification). */
+  wakeWorkers: (organizationId: string) => void
   allowPrivateTargets: boolean
   maxWebhooksPerOrganization: number
   /** Test pings and redeliveries one webhook may queue per minute (429 past it). */
@@ -322,7 +339,7 @@ export function createWebhooks(deps: WebhookDeps) {
         await audit({ action: 'webhook.tested', resourceType: 'webhook', resourceId: webhook.id, projectId: webhook.projectId, changes: { after: { eventId } } })
         return createdDelivery(await deliveryOf(tx, actor, webhook.id, 'd.event_id', eventId))
       }, request)
-      deps.wakeWorkers()
+      deps.wakeWorkers(actor.organizationId)
       return answer
     },
 
@@ -368,23 +385,13 @@ export function createWebhooks(deps: WebhookDeps) {
         await limitManualDeliveries(tx, actor, webhook.id)
         // A new place at the end of its project's sequence: the stream's order (and whoever holds its lease) stays as it is.
         const id = uuidv7()
-        await queryText(
-          tx,
-          `with s as (
-              insert into webhook_sequences as q (project_key, organization_id, last_seq)
-              select project_key, organization_id, 1 from webhook_deliveries where id = $2 and organization_id = $3
-              on conflict (project_key, organization_id) do update set last_seq = q.last_seq + 1
-              returning last_seq
-            )
-            insert into webhook_deliveries (id, organization_id, webhook_id, event_id, project_key, seq, granted)
-            select $1, d.organization_id, d.webhook_id, d.event_id, d.project_key, s.last_seq, d.granted from webhook_deliveries d, s where d.id = $2 and d.organization_id = $3`,
-          [id, original.id, actor.organizationId],
-        )
-        await events.publish(tx, OUTBOX_CHANNEL, null)
+        const [{ seq }] = (await queryText<{ seq: string | number }>(tx, TAKE_REDELIVERY_SEQ, [original.id, actor.organizationId])) as [{ seq: string | number }]
+        await queryText(tx, INSERT_REDELIVERY, [id, original.id, actor.organizationId, String(seq)])
+        await events.publish(tx, OUTBOX_CHANNEL, { organizationId: actor.organizationId })
         await audit({ action: 'webhook.redelivered', resourceType: 'webhook', resourceId: webhook.id, projectId: original.projectId, changes: { after: { deliveryId: id, eventId: original.eventId } } })
         return createdDelivery(await deliveryOf(tx, actor, webhook.id, 'd.id', id))
       }, request)
-      deps.wakeWorkers()
+      deps.wakeWorkers(actor.organizationId)
       return answer
     },
   }
