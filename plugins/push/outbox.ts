@@ -4,8 +4,8 @@
  * organization per statement (so on Citus each claim runs on one shard), taking the organizations
  * with due deliveries in turn (src/organization-round.ts) until a batch is full; they send the
  * batch through FCM and record its results, one statement per organization. Transient failures come back
- * later with exponential backoff and jitter (or FCM's Retry-After); tokens FCM calls gone are
- * deleted with their delivery marked `pruned`.
+ * later with exponential backoff and jitter (or FCM's Retry-After); tokens FCM calls gone lose
+ * their device in the statement that marks their delivery `pruned`.
  */
 import { queryText, type Database } from '../../src/db'
 import { describeError, type Logger } from '../../src/log'
@@ -83,9 +83,12 @@ const RECLAIM = `with reclaimed as (
 
 /**
  * $1 ids, $2 states, $3 errors, $4 retry delays (seconds), $5 the attempt each result belongs to,
- * $6 their organization. Only a delivery still held by this attempt changes; the tokens of those
- * now pruned are returned. The retry time is read in `r`: Citus refuses a function that is not
- * immutable (now()) inside CASE of an UPDATE on a distributed table.
+ * $6 their organization. Only a delivery still held by this attempt changes; the devices of those
+ * now pruned are deleted in the same statement (so no one sees a delivery `pruned` while its
+ * device is still there), in the organization (on Citus, the statement runs on its shard); how
+ * many were deleted is returned. A token FCM called gone that another organization registered
+ * meanwhile is pruned there at its own next send. The retry time is read in `r`: Citus refuses a
+ * function that is not immutable (now()) inside CASE of an UPDATE on a distributed table.
  */
 export const RECORD = `with r as (
     select id, state, error, attempts, now() + delay * interval '1 second' as retry_at
@@ -96,11 +99,12 @@ export const RECORD = `with r as (
       next_attempt_at = case when r.state = 'pending' then r.retry_at else d.next_attempt_at end
     from r where d.organization_id = $6 and d.id = r.id::bigint and d.state = 'sending' and d.attempts = r.attempts
     returning d.device_token, d.state
+  ),
+  pruned as (
+    delete from devices where organization_id = $6 and token in (select device_token from changed where state = 'pruned')
+    returning 1
   )
-  select distinct device_token as token from changed where state = 'pruned'`
-
-/** Pruned tokens lose their device row, in whichever organization holds it now ($1 tokens; rare: FCM said they are gone). */
-const PRUNE = `delete from devices where token = any($1::text[])`
+  select count(*)::int as pruned from pruned`
 
 /** The delay before attempt `attempts + 1`: doubling from `base`, capped, with jitter in [½, 1]. */
 function backoffSeconds(attempts: number, options: Pick<OutboxOptions, 'retryBaseMs' | 'retryMaxMs'>, retryAfterSeconds?: number): number {
@@ -176,7 +180,7 @@ export class Outbox {
     return claimed.length
   }
 
-  /** Records a batch's results: one statement per organization, then the pruned tokens' devices go. */
+  /** Records a batch's results (and deletes the pruned tokens' devices): one statement per organization. */
   private async record(claimed: Claimed[], results: PushResult[]): Promise<void> {
     const byOrganization = new Map<string, Array<[Claimed, PushResult | undefined]>>()
     claimed.forEach((row, i) => {
@@ -184,12 +188,7 @@ export class Outbox {
       list.push([row, results[i]])
       byOrganization.set(row.organizationId, list)
     })
-    const pruned: string[] = []
-    for (const [organizationId, rows] of byOrganization) {
-      const tokens = await queryText<{ token: string }>(this.db, RECORD, [...this.recordParameters(rows), organizationId])
-      pruned.push(...tokens.map((row) => row.token))
-    }
-    if (pruned.length) await queryText(this.db, PRUNE, [pruned])
+    for (const [organizationId, rows] of byOrganization) await queryText(this.db, RECORD, [...this.recordParameters(rows), organizationId])
   }
 
   /** RECORD's $1 to $5 for one organization's results. */
