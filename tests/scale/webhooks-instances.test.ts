@@ -145,7 +145,7 @@ describe.skipIf(!usingServer())('webhooks on several instances (needs a PostgreS
 
         await until(async () => expect(receiver.unique().length).toBe(total))
         await until(async () => {
-          const [row] = await sql<{ n: number }>(`select count(*)::int as n from webhook_deliveries where webhook_id = $1 and status = 'pending'`, [hook.id])
+          const [row] = await sql<{ n: number }>(`select count(*)::int as n from webhook_deliveries where organization_id = $1 and webhook_id = $2 and status = 'pending'`, [admin.organizationId, hook.id])
           expect(row!.n).toBe(0)
         })
         const delivered = since(started)
@@ -197,8 +197,10 @@ describe.skipIf(!usingServer())('webhooks on several instances (needs a PostgreS
         }
         // Both changes of every round are committed: each webhook must get two events.
         const recorded = await sql<{ webhookId: string; n: number }>(
-          `select w.id as "webhookId", count(d.id)::int as n from webhooks w left join webhook_deliveries d on d.webhook_id = w.id where w.id = any($1::uuid[]) group by w.id`,
-          [hooks.map((h) => h.id)],
+          `select w.id as "webhookId", count(d.id)::int as n from webhooks w
+            left join webhook_deliveries d on d.webhook_id = w.id and d.organization_id = w.organization_id
+            where w.organization_id = $1 and w.id = any($2::uuid[]) group by w.id`,
+          [admin.organizationId, hooks.map((h) => h.id)],
         )
         const missing = recorded.filter((row) => row.n < 2).map((row) => 2 - row.n).reduce((sum, n) => sum + n, 0)
         console.log(`subscription propagation: ${missing} of ${rounds * 2} changes made through another instance right after the webhook's creation were not recorded for it`)
@@ -242,7 +244,7 @@ describe.skipIf(!usingServer())('a webhook worker killed mid-delivery (needs a P
       for (const title of ['first', 'second', 'third']) items.push(await as('POST', `/api/v1/projects/${project.id}/work-items`, { title }))
       await until(async () => expect(stalls.received).toHaveLength(1))
       expect(stalls.received[0]!.json.data.id).toBe(items[0].id)
-      const leased = await sql<{ n: number }>(`select count(*)::int as n from webhook_deliveries where webhook_id = $1 and status = 'pending' and lease_until > now()`, [hook.id])
+      const leased = await sql<{ n: number }>(`select count(*)::int as n from webhook_deliveries where organization_id = $1 and webhook_id = $2 and status = 'pending' and lease_until > now()`, [admin.organizationId, hook.id])
       expect(leased[0]!.n).toBeGreaterThanOrEqual(1)
 
       process.kill(doomed.pid, 'SIGKILL')
@@ -254,18 +256,18 @@ describe.skipIf(!usingServer())('a webhook worker killed mid-delivery (needs a P
       started.push(heir)
       // The dead instance's lease still holds the stream: nothing is sent until it runs out.
       const held = await sql<{ status: string; attempts: number; leaseFuture: boolean }>(
-        `select status, attempts, lease_until > now() as "leaseFuture" from webhook_deliveries where webhook_id = $1 order by seq`,
-        [hook.id],
+        `select status, attempts, lease_until > now() as "leaseFuture" from webhook_deliveries where organization_id = $1 and webhook_id = $2 order by seq`,
+        [admin.organizationId, hook.id],
       )
       expect(held[0]).toEqual({ status: 'pending', attempts: 0, leaseFuture: true })
       expect(stalls.received).toHaveLength(1)
-      await sql(`update webhook_deliveries set lease_until = now() - interval '1 second' where status = 'pending' and webhook_id = $1`, [hook.id])
+      await sql(`update webhook_deliveries set lease_until = now() - interval '1 second' where organization_id = $1 and webhook_id = $2 and status = 'pending'`, [admin.organizationId, hook.id])
 
       await diagnosed(
         () =>
           until(async () => {
             expect(stalls.unique()).toHaveLength(3)
-            const [row] = await sql<{ n: number }>(`select count(*)::int as n from webhook_deliveries where webhook_id = $1 and status = 'pending'`, [hook.id])
+            const [row] = await sql<{ n: number }>(`select count(*)::int as n from webhook_deliveries where organization_id = $1 and webhook_id = $2 and status = 'pending'`, [admin.organizationId, hook.id])
             expect(row!.n).toBe(0)
           }),
         started,
@@ -274,7 +276,7 @@ describe.skipIf(!usingServer())('a webhook worker killed mid-delivery (needs a P
       expect(stalls.unique().map((request) => request.json.data.id)).toEqual(items.map((item) => item.id))
       const counts = stalls.countsById()
       const duplicates = stalls.duplicates()
-      const final = await sql<{ status: string; attempts: number }>(`select status, attempts from webhook_deliveries where webhook_id = $1 order by seq`, [hook.id])
+      const final = await sql<{ status: string; attempts: number }>(`select status, attempts from webhook_deliveries where organization_id = $1 and webhook_id = $2 order by seq`, [admin.organizationId, hook.id])
       console.log(
         `killed mid-delivery: ${stalls.received.length} requests for 3 events, duplicates by webhook-id: ${duplicates} (the in-flight one: ${counts.get(head!)}); attempts on record: ${final.map((row) => row.attempts).join(', ')}`,
       )
