@@ -626,9 +626,13 @@ describe('failure window', () => {
     })
     expect(failingHook).toMatchObject({ enabled: true, disabledReason: null })
 
-    // A day and an hour of failures, as far as the clocks know.
-    await sql(`update webhooks set failing_since = now() - interval '25 hours' where id = $1`, [hook.id])
-    await sql(`update webhook_deliveries set first_attempt_at = now() - interval '25 hours' where webhook_id = $1 and first_attempt_at is not null`, [hook.id])
+    // A day and an hour of failures, as far as the clocks know: both clocks in one statement, so a retry recorded meanwhile
+    // cannot disable the webhook by its clock while its head's clock is still today's (leaving the head pending).
+    await sql(
+      `with hook as (update webhooks set failing_since = now() - interval '25 hours' where organization_id = $1 and id = $2)
+        update webhook_deliveries set first_attempt_at = now() - interval '25 hours' where organization_id = $1 and webhook_id = $2 and first_attempt_at is not null`,
+      [t.organizationId, hook.id],
+    )
 
     const disabled = await until(async () => {
       const webhook = await t.as('GET', `/api/v1/webhooks/${hook.id}`)

@@ -82,9 +82,13 @@ describe('a delivery to a private target after allowPrivateTargets was turned of
     const failing = (await after.request('GET', `/api/v1/webhooks/${hook.id}`, { key })).body.data
     expect(failing.failingSince).not.toBeNull()
 
-    // A day of failures, as far as the clocks know: the next attempt fails the delivery and disables the webhook.
-    await sql(`update webhooks set failing_since = now() - interval '25 hours' where id = $1`, [hook.id])
-    await sql(`update webhook_deliveries set first_attempt_at = now() - interval '25 hours' where webhook_id = $1`, [hook.id])
+    // A day of failures, as far as the clocks know: the next attempt fails the delivery and disables the webhook (both
+    // clocks in one statement, so a retry recorded meanwhile cannot disable the webhook and leave the delivery pending).
+    await sql(
+      `with hook as (update webhooks set failing_since = now() - interval '25 hours' where organization_id = $1 and id = $2)
+        update webhook_deliveries set first_attempt_at = now() - interval '25 hours' where organization_id = $1 and webhook_id = $2`,
+      [organization, hook.id],
+    )
     const failed = await eventually(async () => {
       const delivery = (await after.request('GET', location, { key })).body.data
       if (delivery.status !== 'failed') throw new Error(`still ${delivery.status}`)
