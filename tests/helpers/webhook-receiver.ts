@@ -18,7 +18,7 @@ export interface Received {
   json: any
   /** `webhook-id`. */
   id: string
-  /** Which arrival of this `webhook-id` it is (1 = first). */
+  /** Which arrival of this `webhook-id` at this path it is (1 = first). */
   nth: number
   /** Date.now() at arrival. */
   at: number
@@ -113,8 +113,10 @@ export async function startWebhookReceiver(initial: Responder = () => 200): Prom
       const headers: Record<string, string> = {}
       request.headers.forEach((value, name) => (headers[name] = value))
       const id = headers['webhook-id'] ?? ''
-      const nth = (counts.get(id) ?? 0) + 1
-      counts.set(id, nth)
+      // Counted per path: one event sent to two webhooks (two paths) carries one webhook-id.
+      const counted = `${new URL(request.url).pathname} ${id}`
+      const nth = (counts.get(counted) ?? 0) + 1
+      counts.set(counted, nth)
       let json: any
       try {
         json = JSON.parse(body)
