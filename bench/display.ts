@@ -78,7 +78,7 @@ async function seed(url: string): Promise<Account[]> {
  * order would: an update is stale (409) only when a later call overtook it on the way. One
  * counter per wrk thread: the benchmark runs one.
  */
-function componentCalls(accounts: Account[]): string {
+export function componentCalls(accounts: Account[]): string {
   const second = Math.floor(Date.now() / 1000) + 1
   // Each body around its timestamp, fields in componentBody's order.
   const heads = accounts.map((account) => `${JSON.stringify({ componentId: account.componentId, apiKey: account.apiKey }).slice(0, -1)},"timestamp":`)

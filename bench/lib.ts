@@ -374,6 +374,7 @@ interface Figures {
     serverErrors: number
   }
   webhooks: import('./webhooks').WebhooksFigures
+  citus: import('./citus').CitusFigures
 }
 
 export type BenchName = keyof Figures

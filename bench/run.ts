@@ -3,8 +3,10 @@
  * order) against the PostgreSQL server, updates their sections of bench/RESULTS.md and their
  * figures in bench/results.json, then regenerates the summary at the top of RESULTS.md from
  * results.json. A failing benchmark does not stop the others; the exit code is 1 if any failed.
+ * `citus` also needs BENCH_CITUS_URL (a Citus coordinator database, see bench/citus.ts); without it, it is skipped.
  */
 import { benchAuthMe } from './auth-me'
+import { benchCitus } from './citus'
 import { benchDisplay } from './display'
 import { benchMcp } from './mcp'
 import { benchMembers } from './members'
@@ -28,6 +30,7 @@ const benchmarks: Record<BenchName, () => Promise<void>> = {
   webhooks: benchWebhooks,
   'sign-in': benchSignIn,
   mixed: benchMixed,
+  citus: benchCitus,
 }
 
 const wanted = process.argv.slice(2)

@@ -7,9 +7,10 @@
 import { MINIMUM_JUDGED_MINUTES, QUARTER_RATIO_THRESHOLD, SLOPE_THRESHOLD_MIB_PER_MINUTE } from './mixed'
 import { readResults, round, writeSection, type BenchName, type RecordedResults, type Throughput } from './lib'
 import { keepsUp } from './webhooks'
+import { hotPathShare } from './citus'
 
 /** The order of the summary (and of `npm run bench`). */
-export const BENCHMARKS: BenchName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'pages', 'push', 'webhooks', 'sign-in', 'mixed']
+export const BENCHMARKS: BenchName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'pages', 'push', 'webhooks', 'sign-in', 'mixed', 'citus']
 
 /** Issue 15's bound on the service's peak RSS (VmHWM) in any benchmark. */
 const PEAK_RSS_TARGET_MIB = 200
@@ -213,6 +214,34 @@ function linesOf(results: RecordedResults, name: BenchName): Line[] {
           met: growth < 300 && unexpected === 0 && run.missingRetryAfter === 0 && run.usersMe.p99 < 50,
         }
       })
+    }
+    case 'citus': {
+      const r = results.citus
+      if (!r) return []
+      const f = r.figures
+      const h = f.hotPaths
+      // Unexplained multi-shard statements while requests ran (warm-ups and measured runs).
+      const unexplained = f.shapes.reduce((n, s) => n + s.measured.unexplained + s.warmup.unexplained, 0)
+      return [
+        ...f.shapes.map((s) => ({
+          benchmark: `citus: ${s.label}, on a coordinator and ${f.workers} workers (one machine)`,
+          headline: `${rps(s.cluster.requestsPerSecond)} (${latency(s.cluster)}; errors ${s.cluster.errors})`,
+          ceiling: `${rps(s.single.requestsPerSecond)} (${latency(s.single)}) on one PostgreSQL, same run`,
+          ratio: round(s.ratio, 2),
+          target: '— (measured and explained: issue 26)',
+          met: null,
+          notJudged: 'reported, no target',
+        })),
+        {
+          benchmark: 'citus: hot-path statements single-shard (Citus executions during the measured runs)',
+          headline: `${round(h.single)} single-shard; multi-shard: ${h.lookups} credential lookups on a cache miss, ${h.unexplained} unexplained (and ${h.background} of the background work meanwhile): ${Number.isNaN(hotPathShare(h)) ? '—' : round(100 * hotPathShare(h), 2)} %`,
+          ceiling: '—',
+          ratio: '—',
+          target: 'all hot-path statements single-shard (lookups by a credential hash on a cache miss allowed)',
+          met: f.multiShard === null ? null : unexplained === 0,
+          notJudged: 'not judged (the coordinator log was not readable)',
+        },
+      ]
     }
     case 'mixed': {
       const r = results.mixed

@@ -28,7 +28,7 @@ const LIST_SQL = [
 
 const SEARCH_SECONDS = Number(process.env.BENCH_SEARCH_SECONDS ?? DURATION_SECONDS)
 const CORPORA: CorpusName[] = ['realistic', 'synthetic']
-const LIST_CACHE_BYTES = 64 * 1024 * 1024
+export const LIST_CACHE_BYTES = 64 * 1024 * 1024
 
 async function prepare(name: string, counts: { workItems: number; entries: number }, corpus: CorpusName): Promise<{ url: string; seeded: Seeded; seconds: number; itemIds: string[] }> {
   const url = await freshDatabase(name)
@@ -54,7 +54,7 @@ function listCacheConfigurable(): boolean {
 }
 
 /** A service on `port` with the list cache of `listCacheBytes` (when the service has one). */
-async function startService(url: string, port: number, listCacheBytes: number) {
+export async function startService(url: string, port: number, listCacheBytes: number) {
   const config = `/tmp/worktrack-bench-work-items-${process.pid}-${port}.json`
   writeFileSync(config, JSON.stringify(listCacheConfigurable() ? { server: { listCacheBytes } } : {}))
   return startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: url, SERVICE_CONFIG: config }, port)
@@ -70,7 +70,7 @@ function checkAnswers(label: string, result: { errors: number; non2xx: number })
  * wrk Lua for repeated reads: every tenth request renames one of the listed work items (a title
  * never used before, so each is a change), the other nine read the list page.
  */
-function repeatedReads(listPath: string, itemPaths: string[], secret: string): string {
+export function repeatedReads(listPath: string, itemPaths: string[], secret: string): string {
   const headers = { authorization: `Bearer ${secret}` }
   const tag = Math.random().toString(36).slice(2, 8)
   return `local items = ${luaValue(itemPaths)}
