@@ -79,6 +79,8 @@ export async function startWebhookReceiver(initial: Responder = () => 200): Prom
   let responder = initial
   const received: Received[] = []
   const counts = new Map<string, number>()
+  /** Arrivals by path and webhook-id, for `nth`. */
+  const arrivals = new Map<string, number>()
   const stalled = new Set<(answer: Answer) => void>()
   const bodyBytesWritten = new Map<number, number>()
 
@@ -113,10 +115,11 @@ export async function startWebhookReceiver(initial: Responder = () => 200): Prom
       const headers: Record<string, string> = {}
       request.headers.forEach((value, name) => (headers[name] = value))
       const id = headers['webhook-id'] ?? ''
-      // Counted per path: one event sent to two webhooks (two paths) carries one webhook-id.
-      const counted = `${new URL(request.url).pathname} ${id}`
-      const nth = (counts.get(counted) ?? 0) + 1
-      counts.set(counted, nth)
+      counts.set(id, (counts.get(id) ?? 0) + 1)
+      // `nth` counts per path: one event sent to two webhooks (two paths) carries one webhook-id.
+      const atPath = `${new URL(request.url).pathname} ${id}`
+      const nth = (arrivals.get(atPath) ?? 0) + 1
+      arrivals.set(atPath, nth)
       let json: any
       try {
         json = JSON.parse(body)
