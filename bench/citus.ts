@@ -27,7 +27,7 @@
  * distributed or reference table (pg_notify, advisory locks, coordinator-local tables) never
  * reach Citus's executor and are in neither count.
  */
-import { closeSync, existsSync, openSync, readlinkSync, readSync, statSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readFileSync, readlinkSync, readSync, statSync } from 'node:fs'
 import { isAbsolute, join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import postgres from 'postgres'
@@ -99,6 +99,8 @@ export interface CitusFigures {
   citusVersion: string
   /** The commit the services ran (and whether src/plugins had uncommitted changes). */
   commit: string
+  /** The machine's 1-minute load average at the start of each shape (other sessions' work included). */
+  loads: number[]
   peakRssMiB: number
 }
 
@@ -381,6 +383,7 @@ export async function benchCitus(): Promise<void> {
     const wholeOffset = coordinator.logOffset()
 
     const shapes: CitusFigures['shapes'] = []
+    const loads: number[] = []
     let peakRssMiB = 0
     for (const uncached of [false, true]) {
       const cacheBytes = uncached ? 0 : LIST_CACHE_BYTES
@@ -389,6 +392,7 @@ export async function benchCitus(): Promise<void> {
       const { value: clustered } = await phase(`start-up (list cache ${uncached ? 'off' : 'on'})`, () => startService(cluster.url, PORTS.cluster, cacheBytes))
       services.push(clustered)
       for (const shape of SHAPES.filter((s) => Boolean(s.uncached) === uncached)) {
+        loads.push(loadAverage())
         const warmup = async (side: Side) => {
           if (shape.name === 'display') {
             const probe = await fetch(`http://127.0.0.1:${PORTS[side]}/api/component`, {
@@ -463,7 +467,7 @@ export async function benchCitus(): Promise<void> {
       }
       multiShard = [...byText.values()]
     }
-    const figures: CitusFigures = { shapes, hotPaths, wholeRun, multiShard, workers: about!.workers, citusVersion: about!.version, peakRssMiB, commit: commitOf() }
+    const figures: CitusFigures = { shapes, hotPaths, wholeRun, multiShard, workers: about!.workers, citusVersion: about!.version, peakRssMiB, commit: commitOf(), loads }
     writeCitusSection(date, figures, phases, { single: seeds.single.seconds, cluster: seeds.cluster.seconds })
     recordResult('citus', { date, machine: machine(), command: COMMAND, figures })
   } finally {
@@ -472,6 +476,9 @@ export async function benchCitus(): Promise<void> {
     await cluster.drop()
   }
 }
+
+/** The 1-minute load average (/proc/loadavg). */
+const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
 
 /** The commit the service ran from, and whether the work tree had changes beside it. */
 function commitOf(): string {
@@ -504,7 +511,7 @@ function writeCitusSection(date: string, f: CitusFigures, phases: Phase[], seedS
 - Date: ${date} · Machine: ${machine()}; Citus ${f.citusVersion}, a coordinator and ${f.workers} workers, all three PostgreSQL servers on this same machine; service at ${f.commit}
 - Command: \`${COMMAND}\` (BENCH_CITUS_URL: a coordinator database with the citus extension and the workers added; the bench makes its own database on every node and drops it afterwards; the single server: BENCH_SERVER_URL, default 127.0.0.1:5432)
 - Each shape runs the same wrk script (1 thread; ${CONNECTIONS} connections, search 1; ${DURATION_SECONDS} s per run) against a service on a fresh database of the single server and one on a fresh database of the cluster, seeded alike (an organization per shape; the list's 100 work items and search's ${round(SEARCH_ROWS)} rows — work items and comments in one project — from the realistic corpus; seeding took ${round(seedSeconds.single)} s and ${round(seedSeconds.cluster)} s). Per shape: a warm-up on each (${WARMUP_SECONDS} s, search ${SEARCH_WARMUP_SECONDS} s), then runs in the order single, cluster, cluster, single; the better run of each side is shown. One pair of services with the list cache on (64 MiB, the default) for every shape but the cold list, which has its own pair with it off.
-- The machine has 2 cores, shared by wrk, the service and — on the cluster side — all three PostgreSQL servers, and with other sessions' test runs: ratios come from one run, and no figure is repeatable to the percent.
+- The machine has 2 cores, shared by wrk, the service and — on the cluster side — all three PostgreSQL servers, and with other sessions' test runs (1-minute load average at the start of each shape: ${f.loads.map((l) => round(l, 1)).join(', ')}): ratios come from one run, and no figure is repeatable to the percent.
 
 | shape | single req/s | single p50 / p99 ms | cluster req/s | cluster p50 / p99 ms | req/s cluster ÷ single | p99 cluster ÷ single | errors single / cluster | runs req/s: single · cluster |
 |---|---:|---:|---:|---:|---:|---:|---:|---|
