@@ -547,9 +547,10 @@ statement over a connection to the worker holding it, whose backend plans and ru
 rows come back through the coordinator. So a shape loses in proportion to how much of a request is
 database work — compare the ratio with the executions per request: \`GET /users/me\` sends no
 statement once its key is cached (the key and the user are held by the instance), so its two sides
-run the same code doing the same work and its ratio shows only this shared machine's noise; the list
-with its cache serves 9 reads in 10 from memory but still checks project access per read; the cold
-list and search run their statements on every request; the display call groups the calls that
+run the same code doing the same work and its ratio shows only this shared machine's noise; the
+repeated list answers most reads from its cache (a write, 1 request in 10, makes the next read load
+the page again) but still checks project access, with its versions, on every read; the cold list and
+search run all their statements on every request; the display call groups the calls that
 arrive together into one statement per organization (few executions per call), a statement that is
 large (counter, components, page rights in one) and planned anew on the worker for every group.
 On separate machines the same routing is what lets throughput grow with workers: each request's
