@@ -8,18 +8,18 @@
 import { benchAuthMe } from './auth-me'
 import { benchCitus } from './citus'
 import { benchDisplay } from './display'
+import { benchGrowth } from './growth'
 import { benchMcp } from './mcp'
 import { benchMembers } from './members'
 import { benchMixed } from './mixed'
 import { benchPages } from './pages'
 import { benchPush } from './push'
 import { benchSignIn } from './sign-in'
-import { BENCHMARKS, writeSummary } from './summary'
+import { BENCHMARKS, writeSummary, type SummaryName } from './summary'
 import { benchWebhooks } from './webhooks'
 import { benchWorkItems } from './work-items'
-import type { BenchName } from './lib'
 
-const benchmarks: Record<BenchName, () => Promise<void>> = {
+const benchmarks: Record<SummaryName, () => Promise<void>> = {
   'auth-me': benchAuthMe,
   members: benchMembers,
   'work-items': benchWorkItems,
@@ -31,6 +31,7 @@ const benchmarks: Record<BenchName, () => Promise<void>> = {
   'sign-in': benchSignIn,
   mixed: benchMixed,
   citus: benchCitus,
+  growth: benchGrowth,
 }
 
 const wanted = process.argv.slice(2)
