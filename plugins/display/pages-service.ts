@@ -245,10 +245,13 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
     async revoke(actor: Actor, pageId: string, principalId: string) {
       return writes.change(actor, null, async ({ tx, audit }) => {
         requireManage(await findPage(tx, actor, pageId, true))
-        const [row] = isUuid(principalId) ? await tx
+        const removed = isUuid(principalId)
+          ? tx
               .delete(pageAccess)
               .where(and(eq(pageAccess.pageId, pageId), eq(pageAccess.principalId, principalId), eq(pageAccess.organizationId, actor.organizationId)))
-              .returning() : []
+              .returning()
+          : []
+        const [row] = await removed
         if (!row) throw notFound('Not on the access list.')
         await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
         await audit({ action: 'page.access_revoked', resourceType: 'page', resourceId: pageId, changes: { before: { principalType: row.principalType, principalId, level: row.level } } })
