@@ -5,8 +5,9 @@
  */
 import { sql } from 'drizzle-orm'
 import { queryText, type Executor } from './db'
-import { toPage, window, type PageRequest } from './http/pagination'
-import type { Page } from './http/answer'
+import { pageMeta, toPage, window, type PageRequest } from './http/pagination'
+import { Page } from './http/answer'
+import { afterCondition, encodeCursor, orderBy, orderKeysSelected, type OrderTerm, type Parameters } from './http/list-query'
 
 /**
  * A timestamptz selected as text (every connection runs in UTC: `2026-11-21 23:41:23.422952+00`)
@@ -64,3 +65,66 @@ export function withIsoTimestamps<T extends { createdAt: string; updatedAt: stri
  * column: Citus refuses an UPDATE that calls a STABLE function (timestamptz + interval) on a column.
  */
 export const nextUpdatedAt = (previous: Date) => sql<Date>`greatest(now(), ${new Date(previous.getTime() + 1).toISOString()}::timestamptz)`
+
+/** A list statement of `selectListPage`: its parts, the list's order and query, and its total. */
+export interface ListStatement {
+  /** The select list, e.g. `w.id, w.title` (the order keys and the total are added). */
+  columns: string
+  /** The FROM clause's contents, e.g. `work_items w`. */
+  from: string
+  /** Conditions to AND together (the list's scope first, then its filters), bound into `parameters`. */
+  conditions: string[]
+  parameters: Parameters
+  order: OrderTerm[]
+  /** A scalar statement of the list's exact total on the same parameters (a maintained count, or a count). */
+  total: string
+  /** The list's cursor identity (`listIdentity`). */
+  identity: string
+  /** The order keys of the row the page continues after (`readCursor`), for a page read by cursor. */
+  after?: (string | null)[]
+}
+
+/**
+ * A page of a list that takes cursors: `size` rows after the cursor's row (a keyset condition:
+ * the same cost at any depth), or at `page`'s offset. One statement reads the rows, the order
+ * keys of the last one (`meta.nextCursor`, with one row more read to know a next page exists) and
+ * the total; only a page with no rows runs the total alone.
+ */
+export async function selectListPage<Row, Item>(executor: Executor, statement: ListStatement, request: PageRequest, toItem: (row: Row) => Item): Promise<Page<Item>> {
+  const { parameters, order } = statement
+  const totalParameters = parameters.values.length
+  const conditions = [...statement.conditions]
+  if (statement.after) conditions.push(afterCondition(order, statement.after, parameters))
+  const offset = statement.after === undefined ? ` offset ${parameters.bind(request.page * request.size)}` : ''
+  const rows = await queryText<Record<string, unknown>>(
+    executor,
+    `select ${statement.columns}, ${orderKeysSelected(order)}, (${statement.total}) as total from ${statement.from}
+      where ${conditions.join(' and ')} order by ${orderBy(order)} limit ${parameters.bind(request.size + 1)}${offset}`,
+    parameters.values,
+  )
+  const more = rows.length > request.size
+  if (more) rows.pop()
+  const last = rows.at(-1)
+  const nextCursor = more && last ? encodeCursor(statement.identity, order.map((_, index) => last[`k${index}`] as string | null)) : null
+  // A first page with no rows has none to count; a later one counts alone. The conditions stay in
+  // that statement (never run: `or true`) so each parameter keeps the type its column gives it.
+  const total = rows.length
+    ? Number(rows[0]!.total)
+    : statement.after === undefined && request.page === 0
+      ? 0
+      : Number(
+          (
+            await queryText<{ total: string | number }>(
+              executor,
+              `select (${statement.total}) as total where exists (select from ${statement.from} where ${statement.conditions.join(' and ')}) or true`,
+              parameters.values.slice(0, totalParameters),
+            )
+          )[0]?.total ?? 0,
+        )
+  for (const row of rows) {
+    delete row.total
+    for (let index = 0; index < order.length; index++) delete row[`k${index}`]
+  }
+  const meta = pageMeta(request, total)
+  return new Page(rows.map((row) => toItem(row as Row)), statement.after === undefined ? { ...meta, nextCursor } : { size: meta.size, totalItems: meta.totalItems, totalPages: meta.totalPages, nextCursor })
+}

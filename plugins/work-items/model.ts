@@ -1,7 +1,8 @@
 /** Request and response models of work items. */
 import { t } from 'elysia'
 import { CalendarDate, Integer, Timestamp, UuidString } from '../../src/http/models'
-import { pageQuery } from '../../src/http/pagination'
+import { filterParameters, type ListShape } from '../../src/http/list-query'
+import { cursorParameter, pageQuery } from '../../src/http/pagination'
 import { withIsoTimestamps } from '../../src/sql'
 import { WORK_ITEM_STATUSES } from './schema'
 
@@ -55,15 +56,35 @@ export const WorkItemPatch = t.Object(
   { additionalProperties: false, minProperties: 1 },
 )
 
-export const WorkItemQuery = t.Object({
-  ...pageQuery(),
-  status: t.Optional(Status),
-  assigneeId: t.Optional(UuidString({ description: 'Only items assigned to this user.' })),
-})
+/** The filters and sorts of the work-item list (SPEC §8), served by the indexes of schema.ts. */
+export const WORK_ITEM_LIST: ListShape = {
+  name: 'work-items',
+  filters: {
+    status: { type: 'enum', values: WORK_ITEM_STATUSES, column: 'w.status', description: 'Only items in these statuses.' },
+    assigneeId: { type: 'uuid', none: true, column: 'w.assignee_id', description: 'Only items assigned to this user (`none`: unassigned).' },
+    priority: { type: 'integer', minimum: 0, maximum: 4, column: 'w.priority', description: 'Priority (0 none, 1 urgent … 4 low).' },
+    createdAt: { type: 'timestamp', column: 'w.created_at', description: 'Creation time.' },
+    updatedAt: { type: 'timestamp', column: 'w.updated_at', description: 'Last change.' },
+    dueDate: { type: 'date', none: true, column: 'w.due_date', description: 'Due date (`none`: no due date).' },
+  },
+  sorts: {
+    position: { column: 'w.position', cast: 'int' },
+    number: { column: 'w.number', cast: 'int' },
+    createdAt: { column: 'w.created_at', cast: 'timestamptz' },
+    updatedAt: { column: 'w.updated_at', cast: 'timestamptz' },
+    priority: { column: 'w.priority', cast: 'int' },
+    dueDate: { column: 'w.due_date', cast: 'date', nullable: true },
+  },
+  defaultOrder: ['position', 'createdAt'],
+  tiebreaker: { column: 'w.id', cast: 'uuid' },
+}
+
+export const WorkItemQuery = t.Object({ ...pageQuery(), ...cursorParameter(), ...filterParameters(WORK_ITEM_LIST) }, { additionalProperties: true })
 
 export type WorkItemInput = typeof WorkItemInput.static
 export type WorkItemPatch = typeof WorkItemPatch.static
-export type WorkItemQuery = typeof WorkItemQuery.static
+/** A list request's filters and sort, as query parameters or MCP arguments (unknown keys are refused when parsed). */
+export type WorkItemQuery = Record<string, unknown>
 
 export type WorkItemResource = typeof WorkItem.static
 

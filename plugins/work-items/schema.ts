@@ -35,9 +35,15 @@ export const workItems = pgTable(
     doneBy('work_items_assignee_fk', table.assigneeId, table.organizationId),
     doneBy('work_items_created_by_fk', table.createdBy, table.organizationId),
     uniqueIndex('work_items_project_number_unique').on(table.projectId, table.number, table.organizationId),
+    // One index per documented filter and sort of the list (model.ts WORK_ITEM_LIST), each
+    // ending in the order's tiebreaker so a cursor page starts its scan at the cursor's row.
     index('work_items_project_order_idx').on(table.projectId, table.position, table.createdAt, table.id),
-    index('work_items_project_assignee_idx').on(table.projectId, table.assigneeId),
+    index('work_items_project_status_order_idx').on(table.projectId, table.status, table.position, table.createdAt, table.id),
+    index('work_items_project_assignee_order_idx').on(table.projectId, table.assigneeId, table.position, table.createdAt, table.id),
     index('work_items_project_updated_idx').on(table.projectId, table.updatedAt.desc(), table.id.desc()),
+    index('work_items_project_created_idx').on(table.projectId, table.createdAt, table.id),
+    index('work_items_project_priority_idx').on(table.projectId, table.priority, table.id),
+    index('work_items_project_due_idx').on(table.projectId, table.dueDate, table.id),
     index('work_items_search_idx').using('gin', table.searchVector),
     index('work_items_title_trgm_idx').using('gin', sql`${table.title} gin_trgm_ops`),
     check('work_items_status_check', sql`${table.status} in (${sql.raw(WORK_ITEM_STATUSES.map((status) => `'${status}'`).join(', '))})`),
@@ -54,6 +60,26 @@ export const workItemCounters = pgTable(
     lastNumber: integer().notNull(),
   },
   (table) => [tenantKey('work_item_counters', [table.projectId], table.organizationId), projectOfRow('work_item_counters_project_fk', table.projectId, table.organizationId)],
+)
+
+/**
+ * How many work items a project has in each status, changed in the transaction of every create,
+ * status change and delete (service.ts `countChanges`): a list's `totalItems` without counting rows.
+ */
+export const workItemCounts = pgTable(
+  'work_item_counts',
+  {
+    projectId: uuid().notNull(),
+    status: text({ enum: WORK_ITEM_STATUSES }).notNull(),
+    organizationId: organizationReference(),
+    items: integer().notNull(),
+  },
+  (table) => [
+    tenantKey('work_item_counts', [table.projectId, table.status], table.organizationId),
+    // No CHECK (items >= 0): PostgreSQL checks the row an upsert proposes, so a decrement
+    // (proposed as a row of -1) would fail before it met the existing row.
+    projectOfRow('work_item_counts_project_fk', table.projectId, table.organizationId),
+  ],
 )
 
 /** The work item a row belongs to, of the row's organization: deleted with it. */

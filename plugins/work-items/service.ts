@@ -12,13 +12,14 @@ import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
-import { selectPage, nextUpdatedAt } from '../../src/sql'
+import { listIdentity, Parameters, parseListQuery, readCursor } from '../../src/http/list-query'
+import { selectListPage, nextUpdatedAt } from '../../src/sql'
 import type { Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { WorkItemsFace } from './api'
-import { fromWorkItemText, WORK_ITEM_COLUMNS, type WorkItemInput, type WorkItemPatch, type WorkItemQuery, type WorkItemResource, type WorkItemTextRow } from './model'
-import { workItems, type WorkItemRow } from './schema'
+import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_LIST, type WorkItemInput, type WorkItemPatch, type WorkItemQuery, type WorkItemResource, type WorkItemTextRow } from './model'
+import { workItems, type WorkItemRow, type WorkItemStatus } from './schema'
 
 const serializeWorkItem = (row: WorkItemRow): WorkItemResource => ({
   id: row.id,
@@ -49,6 +50,24 @@ async function findWorkItem(executor: Executor, organizationId: string, projectI
   const [row] = lock ? await query.for('update') : await query
   if (!row) throw notFound('No such work item.')
   return row
+}
+
+/**
+ * Moves the project's maintained counts (work_item_counts) by `changes` (status → delta) in the
+ * writing transaction: one statement on the project's rows, taken in status order so two
+ * transactions never wait on each other's rows in turn.
+ */
+export async function countChanges(tx: Executor, organizationId: string, projectId: string, changes: Partial<Record<WorkItemStatus, number>>): Promise<void> {
+  const moved = Object.entries(changes).filter(([, delta]) => delta !== 0).sort(([a], [b]) => (a < b ? -1 : 1))
+  if (!moved.length) return
+  const parameters: unknown[] = [projectId, organizationId]
+  const rows = moved.map(([status, delta]) => `($1, $${parameters.push(status)}, $2, $${parameters.push(delta)}::int)`)
+  await queryText(
+    tx,
+    `insert into work_item_counts (project_id, status, organization_id, items) values ${rows.join(', ')}
+       on conflict (project_id, status, organization_id) do update set items = work_item_counts.items + excluded.items`,
+    parameters,
+  )
 }
 
 /** The plugin's public face (api.ts): ordering and lookups for dependents' transactions. */
@@ -101,23 +120,29 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
   }
   return {
     /**
-     * The work items of a project in content order (position, then creation), filtered by status
-     * and assignee: a hot read. The access check reads the project's version; a cached page of
-     * that version answers without reading rows (a second statement, page with total, otherwise).
+     * The work items of a project, filtered and sorted (model.ts WORK_ITEM_LIST; content order by
+     * default), by page or cursor: a hot read. The access check reads the project's version; a
+     * cached page of that version answers without reading rows. Otherwise one statement reads the
+     * page and its total: the maintained counts when the filters are at most `status`, else a
+     * count over the index of the filters.
      */
-    async list(actor: Actor, projectId: string, query: WorkItemQuery, request: PageRequest) {
+    async list(actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest) {
+      const parameters = new Parameters([projectId, actor.organizationId])
+      const query = parseListQuery(WORK_ITEM_LIST, input, parameters)
+      const identity = listIdentity(WORK_ITEM_LIST, `${actor.organizationId} ${projectId}`, query)
+      const after = readCursor(request, identity, query.order)
       const { version } = await access.listAccess(actor, projectId)
-      const key = `work-items ${projectId} ${query.status ?? ''} ${query.assigneeId ?? ''} ${request.page} ${request.size}`
+      const key = `work-items ${projectId} ${query.canonical} ${request.cursor ?? request.page} ${request.size}`
       return lists.page(key, version, () => {
-        const parameters: unknown[] = [projectId, actor.organizationId]
-        let where = 'w.project_id = $1 and w.organization_id = $2'
-        if (query.status) where += ` and w.status = $${parameters.push(query.status)}`
-        if (query.assigneeId) where += ` and w.assignee_id = $${parameters.push(query.assigneeId)}`
-        return selectPage<WorkItemTextRow & { total: string }, WorkItemResource>(
+        const conditions = ['w.project_id = $1', 'w.organization_id = $2', ...query.conditions]
+        const statuses = query.values.status
+        const counted = Object.keys(query.values).every((filter) => filter === 'status')
+        const total = counted
+          ? `select coalesce(sum(c.items), 0) from work_item_counts c where c.project_id = $1 and c.organization_id = $2${statuses ? ` and c.status = any(${parameters.bind(statuses.anyOf, 'text[]')})` : ''}`
+          : `select count(*) from work_items w where ${conditions.join(' and ')}`
+        return selectListPage<WorkItemTextRow, WorkItemResource>(
           db,
-          `select ${WORK_ITEM_COLUMNS}, count(*) over () as total from work_items w where ${where} order by w.position, w.created_at, w.id`,
-          `select count(*) as total from work_items w where ${where}`,
-          parameters,
+          { columns: WORK_ITEM_COLUMNS, from: 'work_items w', conditions, parameters, order: query.order, total, identity, after },
           request,
           fromWorkItemText,
         )
@@ -155,6 +180,7 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
             createdBy: actor.userId,
           })
           .returning()
+        await countChanges(tx, actor.organizationId, projectId, { [row!.status]: 1 })
         await audit({
           action: 'work_item.created',
           resourceType: 'work_item',
@@ -182,6 +208,7 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
           .set({ ...patch, updatedAt: nextUpdatedAt(current.updatedAt) })
           .where(theWorkItem(actor.organizationId, current.id))
           .returning()
+        if (row!.status !== current.status) await countChanges(tx, actor.organizationId, projectId, { [current.status]: -1, [row!.status]: 1 })
         await audit({ action: 'work_item.updated', resourceType: 'work_item', resourceId: current.id, projectId, changes })
         const updated = serializeWorkItem(row!)
         await emit({ type: 'work_item.updated', projectId, data: updated })
@@ -197,6 +224,7 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
         assertLevel(granted, 'editor')
         checkIfMatch(ifMatch, current.updatedAt)
         await tx.delete(workItems).where(theWorkItem(actor.organizationId, current.id))
+        await countChanges(tx, actor.organizationId, projectId, { [current.status]: -1 })
         await audit({
           action: 'work_item.deleted',
           resourceType: 'work_item',

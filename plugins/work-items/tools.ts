@@ -1,9 +1,10 @@
 /** MCP tools of the work-items plugin: the same service functions as the REST routes. */
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
-import { pageArguments, pageRequest } from '../../src/http/pagination'
+import { filterParameters } from '../../src/http/list-query'
+import { cursorParameter, pageArguments, pageRequest } from '../../src/http/pagination'
 import { defineTool } from '../../src/plugin'
-import { Status, WorkItemInput, WorkItemPatch } from './model'
+import { WORK_ITEM_LIST, WorkItemInput, WorkItemPatch } from './model'
 import type { WorkItemService } from './service'
 
 const target = { projectId: UuidString(), workItemId: UuidString() }
@@ -12,14 +13,12 @@ export function workItemTools(workItems: WorkItemService) {
   return [
     defineTool({
       name: 'list_work_items',
-      description: 'Work items of a project in content order, optionally filtered by status or assignee.',
+      description:
+        'Work items of a project, in content order unless `sort` says otherwise, filtered as the REST list is (`status=todo,in_progress`, `priority=gte:2`, `assigneeId=none`, …). Continue with `cursor` from meta.nextCursor.',
       scopes: ['work_items:read'],
       readOnly: true,
-      input: t.Object(
-        { projectId: UuidString(), ...pageArguments(), status: t.Optional(Status), assigneeId: t.Optional(UuidString()) },
-        { additionalProperties: false },
-      ),
-      run: (actor, input) => workItems.list(actor, input.projectId, input, pageRequest(input)),
+      input: t.Object({ projectId: UuidString(), ...pageArguments(), ...cursorParameter(), ...filterParameters(WORK_ITEM_LIST) }, { additionalProperties: false }),
+      run: (actor, { projectId, ...query }) => workItems.list(actor, projectId, query, pageRequest(query)),
     }),
     defineTool({
       name: 'get_work_item',

@@ -10,10 +10,13 @@ import type { ErrorItem } from './errors'
 import { conflict } from './errors'
 
 export interface PageMeta {
-  page: number
+  /** Absent on a page read by `cursor` (its index is not known without counting the rows before it). */
+  page?: number
   size: number
   totalItems: number
   totalPages: number
+  /** The cursor of the next page (null on the last), on lists that take cursors. */
+  nextCursor?: string | null
 }
 
 /** A handler returns a Page for a paginated list; the envelope puts its meta beside the data. */
@@ -50,7 +53,9 @@ export const valueOf = <T>(result: T | Answer<T>): T => (result instanceof Answe
 function metaText(requestId: string, page?: PageMeta): string {
   const id = JSON.stringify(requestId)
   if (!page) return `{"requestId":${id}}`
-  return `{"requestId":${id},"page":${page.page},"size":${page.size},"totalItems":${page.totalItems},"totalPages":${page.totalPages}}`
+  const at = page.page === undefined ? '' : `"page":${page.page},`
+  const next = page.nextCursor === undefined ? '' : `,"nextCursor":${page.nextCursor === null ? 'null' : `"${page.nextCursor}"`}`
+  return `{"requestId":${id},${at}"size":${page.size},"totalItems":${page.totalItems},"totalPages":${page.totalPages}${next}}`
 }
 
 /** The envelope's text around `data`, JSON already (a cached page's rows are never re-encoded). */
@@ -133,22 +138,29 @@ export function checkIfMatch(ifMatch: string | undefined, updatedAt: Date): void
 
 /**
  * RFC 8288 `Link` of a page: first and last always, prev and next where they exist. Each target
- * is the request's own path and query with only `page` replaced, as a relative reference (the
- * service cannot know the host a client reached it by behind a proxy).
+ * is the request's own path and query with only `page` (or `cursor`) replaced, as a relative
+ * reference (the service cannot know the host a client reached it by behind a proxy). A page read
+ * by cursor links its next page by cursor and has no `prev`.
  */
-export function pageLinks(url: string, meta: Pick<PageMeta, 'page' | 'totalPages'>): string {
+export function pageLinks(url: string, meta: Pick<PageMeta, 'page' | 'totalPages' | 'nextCursor'>): string {
   const start = url.indexOf('/', url.indexOf('//') + 2)
   const target = new URL(url)
   const path = start < 0 ? '/' : url.slice(start).split('?', 1)[0]!
-  const at = (page: number, rel: string) => {
-    target.searchParams.set('page', String(page))
+  const link = (rel: string, page?: number, cursor?: string) => {
+    target.searchParams.delete(cursor === undefined ? 'cursor' : 'page')
+    if (cursor !== undefined) target.searchParams.set('cursor', cursor)
+    else target.searchParams.set('page', String(page))
     return `<${path}?${target.searchParams}>; rel="${rel}"`
   }
   const last = Math.max(meta.totalPages - 1, 0)
-  const links = [at(0, 'first')]
-  if (meta.page > 0) links.push(at(Math.min(meta.page - 1, last), 'prev'))
-  if (meta.page < last) links.push(at(meta.page + 1, 'next'))
-  links.push(at(last, 'last'))
+  const links = [link('first', 0)]
+  if (meta.page === undefined) {
+    if (meta.nextCursor) links.push(link('next', undefined, meta.nextCursor))
+  } else {
+    if (meta.page > 0) links.push(link('prev', Math.min(meta.page - 1, last)))
+    if (meta.page < last) links.push(link('next', meta.page + 1))
+  }
+  links.push(link('last', last))
   return links.join(', ')
 }
 

@@ -56,10 +56,13 @@ const RequestMeta = t.Object({ requestId: t.String({ description: 'Also sent as 
 
 const PageMetaSchema = t.Object({
   requestId: t.String(),
-  page: t.Integer({ minimum: 0, description: 'Zero-based page index.' }),
+  page: t.Optional(t.Integer({ minimum: 0, description: 'Zero-based page index; absent on a page read by `cursor`.' })),
   size: t.Integer({ minimum: 1, maximum: 100 }),
-  totalItems: t.Integer({ minimum: 0 }),
+  totalItems: t.Integer({ minimum: 0, description: 'Exact, with the filters applied.' }),
   totalPages: t.Integer({ minimum: 0 }),
+  nextCursor: t.Optional(
+    t.Union([t.String(), t.Null()], { description: 'On lists that take `cursor`: the cursor of the next page, null on the last page.' }),
+  ),
 })
 
 const ErrorItemSchema = t.Object({

@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm'
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { Page, type PageMeta } from './answer'
+import { MAX_CURSOR_LENGTH } from './list-query'
 
 export const MAX_PAGE_SIZE = 100
 /** Keeps page × size an exact integer in JavaScript and PostgreSQL alike. */
@@ -39,11 +40,23 @@ export const pageArguments = (defaultSize = 20) => ({
 export interface PageRequest {
   page: number
   size: number
+  /** Continue after the row this cursor names (lists that take cursors); `page` is then not used. */
+  cursor?: string
 }
 
+/** Query parameter (and MCP argument) `cursor`, on lists that take cursors. */
+export const cursorParameter = () => ({
+  cursor: t.Optional(
+    t.String({
+      maxLength: MAX_CURSOR_LENGTH,
+      description: 'Continue after the page that gave this cursor (`meta.nextCursor`, or the `next` link). A cursor page costs the same at any depth; `page` is then ignored.',
+    }),
+  ),
+})
+
 /** Normalises parsed query values into a page request. */
-export function pageRequest(query: { page?: number; size?: number }, defaultSize = 20): PageRequest {
-  return { page: query.page ?? 0, size: query.size ?? defaultSize }
+export function pageRequest(query: { page?: number; size?: number; cursor?: string }, defaultSize = 20): PageRequest {
+  return query.cursor === undefined ? { page: query.page ?? 0, size: query.size ?? defaultSize } : { page: 0, size: query.size ?? defaultSize, cursor: query.cursor }
 }
 
 /** LIMIT/OFFSET of a page request. */

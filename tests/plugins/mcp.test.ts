@@ -60,7 +60,7 @@ describe('tools/list', () => {
       expect(tool.inputSchema.type).toBe('object')
     }
     expect(byName.get('create_work_item')!.inputSchema.required).toEqual(['projectId', 'title'])
-    expect(Object.keys(byName.get('list_work_items')!.inputSchema.properties!)).toEqual(['projectId', 'page', 'size', 'status', 'assigneeId'])
+    expect(Object.keys(byName.get('list_work_items')!.inputSchema.properties!)).toEqual(['projectId', 'page', 'size', 'cursor', 'status', 'assigneeId', 'priority', 'createdAt', 'updatedAt', 'dueDate', 'sort'])
   })
 
   test('a disabled plugin takes its tools with it', async () => {
@@ -98,7 +98,7 @@ describe('every tool, happy path', () => {
     expect((await ok('get_work_item', { projectId, workItemId: a.id })).title).toBe('Alpha via MCP')
     const list = await ok('list_work_items', { projectId, size: 1, page: 1 })
     expect(list.items.map((item: { id: string }) => item.id)).toEqual([b.id])
-    expect(list.meta).toEqual({ page: 1, size: 1, totalItems: 2, totalPages: 2 })
+    expect(list.meta).toEqual({ page: 1, size: 1, totalItems: 2, totalPages: 2, nextCursor: null })
     const entry = await ok('create_entry', { workItemId: a.id, body: 'alpha note' })
     expect((await ok('update_entry', { workItemId: a.id, entryId: entry.id, kind: 'log' })).kind).toBe('log')
     expect((await ok('list_entries', { workItemId: a.id })).items).toHaveLength(1)
