@@ -37,18 +37,25 @@ function scrub(values: Record<string, unknown> | undefined): Record<string, unkn
   return clean
 }
 
-const INSERT_AUDIT = `insert into audit_logs (id, organization_id, actor_user_id, api_key_id, via, action, resource_type, resource_id, project_id, changes, request_id)
+/** The count of the record's scope (src/schema.ts auditLogCounts): its project, or the organization. */
+const COUNT_AUDIT = `counted as (
+    insert into audit_log_counts as c (scope_id, organization_id, records) values (coalesce($9::uuid, $1::uuid), $1::uuid, 1)
+    on conflict (scope_id, organization_id) do update set records = c.records + 1
+  )`
+
+/** The audit record and its scope's count, in one statement. */
+const INSERT_AUDIT = `with ${COUNT_AUDIT}
+  insert into audit_logs (id, organization_id, actor_user_id, api_key_id, via, action, resource_type, resource_id, project_id, changes, request_id)
   values ($11, $1, $2, $3, $4, $5, $6, $7, $9, $10::jsonb, $8)`
 
 /**
- * The audit record and the version bump of the lists its change moves (`change_versions`, scope
- * $12: a project or the organization), in one statement.
+ * The audit record, its scope's count and the version bump of the lists its change moves
+ * (`change_versions`, scope $12: a project or the organization), in one statement.
  */
 const INSERT_AUDIT_AND_BUMP = `with bump as (
     insert into change_versions as v (scope_id, organization_id, version) values ($12::uuid, $1::uuid, 1)
     on conflict (scope_id, organization_id) do update set version = v.version + 1
-  )
-  ${INSERT_AUDIT}`
+  ), ${INSERT_AUDIT.slice('with '.length)}`
 
 /**
  * Writes one audit record on `executor`, which should be the transaction of the change; with

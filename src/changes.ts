@@ -6,6 +6,7 @@
  * without depending on the plugins that emit them.
  */
 import type { AuditActor } from './audit'
+import type { CountTable } from './counts'
 import type { Transaction } from './db'
 
 /** An event type a plugin emits, e.g. `work_item.created`. */
@@ -44,11 +45,31 @@ export interface ChangeEvent {
 export interface ChangeObserver {
   wants(organizationId: string, type: string, projectId: string | null): boolean
   observe(tx: Transaction, event: ChangeEvent): Promise<void>
+  /**
+   * Runs in a deletion's transaction before the row goes (its owner has locked it, and takes no
+   * other row first), for what the row takes with it: an observer removes its own rows that point
+   * at it (instead of the foreign key's cascade, which no maintained count sees) and moves its
+   * counts with `count` (the unit of work moves them after the audit record, src/writes.ts).
+   */
+  beforeDelete?(tx: Transaction, deletion: Deletion, count: CountMove): Promise<void>
 }
+
+/** A row about to be deleted: its resource type (`work_item`), id and place. */
+export interface Deletion {
+  resourceType: string
+  id: string
+  organizationId: string
+  projectId: string | null
+}
+
+/** Moves maintained counts of a scope in the unit of work (src/writes.ts `Write.count`). */
+export type CountMove = (counts: CountTable, scopeId: string, changes: Readonly<Record<string, number>>) => void
 
 export interface ChangeFeed {
   /** Records a change in `tx` (call it where the change's audit record is written). */
   record(tx: Transaction, actor: AuditActor, change: RecordedChange): Promise<void>
+  /** Tells observers that a row is about to be deleted in `tx` (see `ChangeObserver.beforeDelete`). */
+  deleting(tx: Transaction, deletion: Deletion, count: CountMove): Promise<void>
   /** Adds an observer; returns its removal. */
   observe(observer: ChangeObserver): () => void
   /** The event types of the enabled plugins. */
@@ -64,6 +85,9 @@ export function createChangeFeed(types: readonly EventTypeDefinition[]): ChangeF
     observe(observer) {
       observers.add(observer)
       return () => void observers.delete(observer)
+    },
+    async deleting(tx, deletion, count) {
+      for (const observer of observers) if (observer.beforeDelete) await observer.beforeDelete(tx, deletion, count)
     },
     async record(tx, actor, change) {
       if (!known.has(change.type)) throw new Error(`change type "${change.type}" is not declared by an enabled plugin`)

@@ -69,6 +69,22 @@ export const auditLogs = pgTable(
   ],
 )
 
+/**
+ * How many audit records each scope holds: a project (`scope_id` = its id) or the organization's
+ * own records (`scope_id` = the organization's id). Moved with each record, in its statement
+ * (src/audit.ts); the audit log's totals read these rows instead of counting records. No foreign
+ * key to projects: a deleted project's records stay, and so does their count.
+ */
+export const auditLogCounts = pgTable(
+  'audit_log_counts',
+  {
+    scopeId: uuid().notNull(),
+    organizationId: uuid().notNull(),
+    records: integer().notNull(),
+  },
+  (table) => [tenantKey('audit_log_counts', [table.scopeId], table.organizationId)],
+)
+
 export interface AuditChanges {
   before?: Record<string, unknown>
   after?: Record<string, unknown>

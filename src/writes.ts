@@ -27,6 +27,7 @@
  */
 import { writeAudit, type AuditActor, type AuditEntry } from './audit'
 import type { ChangeFeed, RecordedChange } from './changes'
+import { moveCounts, type CountTable } from './counts'
 import { queryText, type Database, type Executor, type Transaction } from './db'
 import { Answer } from './http/answer'
 import { claimIdempotencyKey, recordAnswer, storedAnswer, type IdempotentRequest } from './http/idempotency'
@@ -41,6 +42,17 @@ export interface Write {
   audit(entry: AuditEntry): Promise<void>
   /** Records a change-feed event (webhooks observe it in this transaction). */
   emit(change: RecordedChange): Promise<void>
+  /**
+   * Moves maintained counts (src/counts.ts) of `scopeId` by `changes`. They are moved together at
+   * the end of the work, after its audit record has taken the scope's version row: every write of
+   * a project takes that row first, so two writes never wait on each other's count rows in turn.
+   */
+  count(counts: CountTable, scopeId: string, changes: Readonly<Record<string, number>>): void
+  /**
+   * Before deleting a row it has locked (and before any other row lock): lets other plugins remove
+   * and count out what points at it (src/changes.ts `beforeDelete`).
+   */
+  deleting(resourceType: string, id: string, projectId: string | null): Promise<void>
 }
 
 /** An answer recorded by an earlier request with the same Idempotency-Key, returned in place of running again. */
@@ -55,10 +67,24 @@ export interface Writes {
 }
 
 export function createWrites(db: Database, feed: ChangeFeed): Writes {
-  const unit = (tx: Transaction, actor: AuditActor, scope: ListScope): Write => {
+  const unit = (tx: Transaction, actor: AuditActor, scope: ListScope): Write & { flush(): Promise<void> } => {
     let pending = scope
-    return {
+    const moves = new Map<string, { counts: CountTable; scopeId: string; changes: Record<string, number> }>()
+    const write: Write & { flush(): Promise<void> } = {
       tx,
+      deleting: (resourceType, id, projectId) => feed.deleting(tx, { resourceType, id, projectId, organizationId: actor.organizationId }, write.count),
+      count(counts, scopeId, changes) {
+        const key = `${counts.table} ${scopeId}`
+        const move = moves.get(key) ?? { counts, scopeId, changes: {} }
+        moves.set(key, move)
+        for (const [value, delta] of Object.entries(changes)) move.changes[value] = (move.changes[value] ?? 0) + delta
+      },
+      async flush() {
+        for (const key of [...moves.keys()].sort()) {
+          const { counts, scopeId, changes } = moves.get(key)!
+          await moveCounts(tx, counts, actor.organizationId, scopeId, changes)
+        }
+      },
       async audit(entry) {
         const scopeId = pending === null ? undefined : pending === 'organization' ? (entry.organizationId ?? actor.organizationId) : (entry.projectId ?? undefined)
         if (pending === 'project' && !entry.projectId) throw new Error(`${entry.action}: a change of a project's lists is audited with its projectId`)
@@ -67,17 +93,24 @@ export function createWrites(db: Database, feed: ChangeFeed): Writes {
       },
       emit: (change) => feed.record(tx, actor, change),
     }
+    return write
   }
 
   return {
     db,
     async change(actor, scope, work, request) {
-      if (!request || request.claimed) return db.transaction((tx) => work(unit(tx, actor, scope)))
+      const run = async (tx: Transaction) => {
+        const write = unit(tx, actor, scope)
+        const result = await work(write)
+        await write.flush()
+        return result
+      }
+      if (!request || request.claimed) return db.transaction(run)
       // The first unit of an idempotent request commits with its key's record and answer: both or neither.
       request.claimed = true
       const outcome = await db.transaction(async (tx) => {
         if (!(await claimIdempotencyKey(tx, request))) return null
-        const result = await work(unit(tx, actor, scope))
+        const result = await run(tx)
         await recordAnswer(tx, request, result instanceof Answer ? result : new Answer(result, 200))
         return { result }
       })

@@ -1,7 +1,7 @@
 /** Models of audit records and their filters. */
 import { t } from 'elysia'
 import { Timestamp, UuidString } from '../../src/http/models'
-import { pageQuery } from '../../src/http/pagination'
+import { cursorParameter, pageQuery } from '../../src/http/pagination'
 
 export const AuditRecord = t.Object(
   {
@@ -25,6 +25,7 @@ export const AuditRecord = t.Object(
 
 export const AuditQuery = t.Object({
   ...pageQuery(),
+  ...cursorParameter(),
   action: t.Optional(t.String({ minLength: 1, maxLength: 100, description: 'Exact action, or a prefix ending in `.*` (e.g. `project.*`).' })),
   actorId: t.Optional(UuidString({ description: 'Only changes made by this user.' })),
   since: t.Optional(t.String({ format: 'date-time', description: 'Inclusive lower bound (ISO 8601).' })),

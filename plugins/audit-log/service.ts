@@ -4,7 +4,8 @@ import { badRequest, forbidden } from '../../src/http/errors'
 import type { PageRequest } from '../../src/http/pagination'
 import type { ProjectAccessService } from '../projects/api'
 import { isAdministrator, type Actor } from '../../src/services/identity'
-import { isoFromText, selectPage } from '../../src/sql'
+import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import { isoFromText, selectListPage } from '../../src/sql'
 import type { AuditQuery } from './model'
 
 type Via = 'rest' | 'mcp' | 'account' | 'cli' | 'display' | 'system'
@@ -47,15 +48,40 @@ function withFilters(condition: Condition, query: AuditQuery): Condition {
   return condition
 }
 
-async function page(db: Database, { where, parameters }: Condition, request: PageRequest) {
-  const filter = where.join(' and ')
-  return selectPage<AuditRow & { total: string }, AuditRow>(
+/** The audit log's order: newest first; its filters are the query's own (`withFilters`), so the shape has none. */
+const AUDIT_LIST: ListShape = {
+  name: 'audit-logs',
+  filters: {},
+  sorts: { occurredAt: { column: 'a.occurred_at', cast: 'timestamptz' } },
+  defaultOrder: ['-occurredAt'],
+  tiebreaker: { column: 'a.id', cast: 'uuid' },
+}
+const FILTER_KEYS = ['page', 'size', 'cursor', 'action', 'actorId', 'since', 'until'] as const
+
+/**
+ * A page of audit records by page or cursor. `counted` is the scalar total from the maintained
+ * counts (audit_log_counts) when no filter narrows the log; filtered, the records are counted.
+ */
+async function page(db: Database, condition: Condition, query: AuditQuery, request: PageRequest, scope: string, counted: string | undefined) {
+  const parameters = new Parameters(condition.parameters)
+  const listQuery = parseListQuery(AUDIT_LIST, {}, parameters)
+  const filtered = FILTER_KEYS.slice(3).filter((key) => query[key] !== undefined)
+  const identity = listIdentity(AUDIT_LIST, scope, { ...listQuery, canonical: `${filtered.map((key) => `${key}=${query[key]}`).join('&')}&${listQuery.canonical}` })
+  const after = readCursor(request, identity, listQuery.order)
+  return selectListPage<AuditRow, AuditRow>(
     db,
-    `select ${COLUMNS}, count(*) over () as total from audit_logs a where ${filter} order by a.occurred_at desc, a.id desc`,
-    `select count(*) as total from audit_logs a where ${filter}`,
-    parameters,
+    {
+      columns: COLUMNS,
+      from: 'audit_logs a',
+      conditions: condition.where,
+      parameters,
+      order: listQuery.order,
+      total: !filtered.length && counted ? counted : `select count(*) from audit_logs a where ${condition.where.join(' and ')}`,
+      identity,
+      after,
+    },
     request,
-    ({ total: _total, ...row }) => ({ ...row, occurredAt: isoFromText(row.occurredAt) }),
+    (row) => ({ ...row, occurredAt: isoFromText(row.occurredAt) }),
   )
 }
 
@@ -70,12 +96,15 @@ const requireAdministrator = (actor: Actor) => {
 export async function listAuditLog(db: Database, access: ProjectAccessService, actor: Actor, query: AuditQuery, request: PageRequest) {
   const condition = withFilters({ where: ['a.organization_id = $1'], parameters: [actor.organizationId] }, query)
   requireAdministrator(actor)
+  // The total without filters: every scope's count, or the organization's own and the visible projects'.
+  let counted = 'select coalesce(sum(c.records), 0) from audit_log_counts c where c.organization_id = $1'
   if (actor.role !== 'superadministrator') {
     const visible = access.visibleProjectIds(actor, condition.parameters.length + 1)
     condition.where.push(`(a.project_id is null or a.project_id in (${visible.sql}))`)
+    counted += ` and (c.scope_id = $1 or c.scope_id in (${visible.sql}))`
     condition.parameters.push(...visible.parameters)
   }
-  return page(db, condition, request)
+  return page(db, condition, query, request, `${actor.organizationId} ${actor.userId}`, counted)
 }
 
 /** One project's audit log: the project must be visible (404) before the role counts (403). */
@@ -83,7 +112,8 @@ export async function listProjectAuditLog(db: Database, access: ProjectAccessSer
   const condition = withFilters({ where: ['a.organization_id = $1', 'a.project_id = $2'], parameters: [actor.organizationId, projectId] }, query)
   await access.requireProjectAccess(actor, projectId, 'viewer')
   requireAdministrator(actor)
-  return page(db, condition, request)
+  const counted = 'select coalesce(sum(c.records), 0) from audit_log_counts c where c.organization_id = $1 and c.scope_id = $2'
+  return page(db, condition, query, request, `${actor.organizationId} ${projectId}`, counted)
 }
 
 /** The audit logs, bound once. */

@@ -1,7 +1,7 @@
 /** MCP tool of the audit-log plugin: the organization's audit log (administrators). */
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
-import { pageArguments, pageRequest } from '../../src/http/pagination'
+import { cursorParameter, pageArguments, pageRequest } from '../../src/http/pagination'
 import { defineTool } from '../../src/plugin'
 import type { AuditLogService } from './service'
 
@@ -16,6 +16,7 @@ export function auditTools(auditLog: AuditLogService) {
         {
           projectId: t.Optional(UuidString()),
           ...pageArguments(),
+          ...cursorParameter(),
           action: t.Optional(t.String({ minLength: 1, maxLength: 100, description: 'Exact action, or a prefix ending in `.*`.' })),
           actorId: t.Optional(UuidString()),
           since: t.Optional(t.String({ format: 'date-time' })),

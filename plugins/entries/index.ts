@@ -5,7 +5,7 @@ import { ProjectAccessRef } from '../projects/api'
 import { WorkItemsRef } from '../work-items/api'
 import { EntriesRef } from './api'
 import { entryRoutes } from './routes'
-import { entries } from './schema'
+import { entries, entryCounts } from './schema'
 import { createEntries, entriesFace } from './service'
 import { entryTools } from './tools'
 
@@ -13,7 +13,7 @@ export default definePlugin({
   name: 'entries',
   description: "Entries of work items, access-checked through the work item's project.",
   dependencies: ['auth', 'projects', 'work-items'],
-  tables: { entries },
+  tables: { entries, entryCounts },
   readModels: { entry_documents: 'Every entry column the API shows, plus project_id and search_vector (search, summaries, content order).' },
   scopes: [
     { name: 'entries:read', description: 'Read entries.' },

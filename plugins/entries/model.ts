@@ -1,6 +1,9 @@
 /** Request and response models of entries. */
 import { t } from 'elysia'
+import { filterParameters, type ListShape } from '../../src/http/list-query'
 import { Timestamp, UuidString } from '../../src/http/models'
+import { cursorParameter, pageQuery } from '../../src/http/pagination'
+import { ENTRY_KINDS } from './schema'
 import { withIsoTimestamps } from '../../src/sql'
 
 export const BODY_MAX = 50_000
@@ -36,6 +39,27 @@ export const EntryPatch = t.Object(
   },
   { additionalProperties: false, minProperties: 1 },
 )
+
+/** The filters and sorts of a work item's entries (SPEC §8), served by the indexes of schema.ts. */
+export const ENTRY_LIST: ListShape = {
+  name: 'entries',
+  filters: {
+    kind: { type: 'enum', values: ENTRY_KINDS, column: 'e.kind', description: 'Only entries of these kinds.' },
+    authorId: { type: 'uuid', column: 'e.author_id', description: 'Only entries written by this user.' },
+    createdAt: { type: 'timestamp', column: 'e.created_at', description: 'Creation time.' },
+    updatedAt: { type: 'timestamp', column: 'e.updated_at', description: 'Last change.' },
+  },
+  sorts: {
+    position: { column: 'e.position', cast: 'int' },
+    createdAt: { column: 'e.created_at', cast: 'timestamptz' },
+    updatedAt: { column: 'e.updated_at', cast: 'timestamptz' },
+  },
+  defaultOrder: ['position', 'createdAt'],
+  tiebreaker: { column: 'e.id', cast: 'uuid' },
+}
+
+// Other keys reach the service, which refuses them naming the allowed ones.
+export const EntryQuery = t.Object({ ...pageQuery(), ...cursorParameter(), ...filterParameters(ENTRY_LIST) }, { additionalProperties: true })
 
 export type EntryInput = typeof EntryInput.static
 export type EntryPatch = typeof EntryPatch.static

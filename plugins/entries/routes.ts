@@ -3,9 +3,9 @@ import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { ifMatchHeader } from '../../src/http/answer'
 import { Deleted } from '../../src/http/models'
-import { pageQuery, pageRequest } from '../../src/http/pagination'
+import { pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
-import { Entry, EntryInput, EntryPatch } from './model'
+import { Entry, EntryInput, EntryPatch, EntryQuery } from './model'
 import type { EntryService } from './service'
 
 const tags = ['Entries']
@@ -15,12 +15,12 @@ const IfMatch = ifMatchHeader('entry')
 export function entryRoutes(v1: V1Kit, entries: EntryService) {
     return new Elysia({ name: 'entries', prefix: '/api/v1/work-items/:workItemId/entries' })
       .use(v1)
-      .get('', ({ actor, params, query }) => entries.list(actor, params.workItemId, pageRequest(query)), {
+      .get('', ({ actor, params, query }) => entries.list(actor, params.workItemId, query, pageRequest(query)), {
         scopes: ['entries:read'],
         params: t.Object({ workItemId: t.String() }),
-        query: t.Object(pageQuery()),
+        query: EntryQuery,
         response: responses(PageEnvelope(Entry)),
-        detail: { tags, summary: 'Entries of a work item in content order (viewer).' },
+        detail: { tags, summary: 'Entries of a work item in content order unless `sort` says otherwise, filtered by kind, author and dates; by `page` or `cursor` (viewer).' },
       })
       .post(
         '',

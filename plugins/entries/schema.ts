@@ -28,7 +28,13 @@ export const entries = pgTable(
     projectOfRow('entries_project_fk', table.projectId, table.organizationId),
     workItemOfRow('entries_work_item_fk', table.workItemId, table.organizationId),
     doneBy('entries_author_fk', table.authorId, table.organizationId),
+    // One index per documented filter and sort of the list (model.ts ENTRY_LIST), each ending in
+    // the order's tiebreaker so a cursor page starts its scan at the cursor's row.
     index('entries_work_item_order_idx').on(table.workItemId, table.position, table.createdAt, table.id),
+    index('entries_work_item_kind_order_idx').on(table.workItemId, table.kind, table.position, table.createdAt, table.id),
+    index('entries_work_item_author_order_idx').on(table.workItemId, table.authorId, table.position, table.createdAt, table.id),
+    index('entries_work_item_created_idx').on(table.workItemId, table.createdAt, table.id),
+    index('entries_work_item_updated_idx').on(table.workItemId, table.updatedAt, table.id),
     // A project's entries, most recent first (search reads those before asking its text indexes).
     index('entries_project_created_idx').on(table.projectId, table.createdAt.desc(), table.id.desc()),
     index('entries_search_idx').using('gin', table.searchVector),
@@ -38,6 +44,18 @@ export const entries = pgTable(
 )
 
 export type EntryRow = typeof entries.$inferSelect
+
+/** How many entries a work item has of each kind, moved in the transaction of every change (service.ts). */
+export const entryCounts = pgTable(
+  'entry_counts',
+  {
+    workItemId: uuid().notNull(),
+    kind: text({ enum: ENTRY_KINDS }).notNull(),
+    organizationId: organizationReference(),
+    items: integer().notNull(),
+  },
+  (table) => [tenantKey('entry_counts', [table.workItemId, table.kind], table.organizationId), workItemOfRow('entry_counts_work_item_fk', table.workItemId, table.organizationId)],
+)
 
 // ---- read models: what other plugins' SQL may read of these tables --------------------------
 

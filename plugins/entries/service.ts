@@ -14,10 +14,12 @@ import { isUuid } from '../../src/ids'
 import { assertLevel, levelRank, type AccessLevel, type ProjectAccess, type ProjectAccessService } from '../projects/api'
 import type { EntriesFace } from './api'
 import type { Actor } from '../../src/services/identity'
-import { selectPage, nextUpdatedAt } from '../../src/sql'
+import { countedTotal, type CountTable } from '../../src/counts'
+import { listIdentity, Parameters, parseListQuery, readCursor } from '../../src/http/list-query'
+import { selectListPage, nextUpdatedAt } from '../../src/sql'
 import type { Writes } from '../../src/writes'
 import type { WorkItemsFace } from '../work-items/api'
-import { ENTRY_COLUMNS, fromEntryText, type EntryInput, type EntryPatch, type EntryResource, type EntryTextRow } from './model'
+import { ENTRY_COLUMNS, ENTRY_LIST, fromEntryText, type EntryInput, type EntryPatch, type EntryResource, type EntryTextRow } from './model'
 import { entries, type EntryRow } from './schema'
 
 const serializeEntry = (row: EntryRow): EntryResource => ({
@@ -70,6 +72,9 @@ function requireAuthorOrOwner(granted: ProjectAccess, actor: Actor, entry: Entry
     throw forbidden('Only the author of an entry or a project owner may change it.')
 }
 
+/** A work item's maintained counts per kind (entry_counts), moved by the unit of work of each change. */
+const ENTRY_COUNTS: CountTable = { table: 'entry_counts', scope: 'work_item_id', key: 'kind' }
+
 /** The plugin's public face (api.ts): content order writes positions through it. */
 export const entriesFace: EntriesFace = {
   async writeOrder(tx, organizationId, ids) {
@@ -87,21 +92,32 @@ export const entriesFace: EntriesFace = {
 export function createEntries(deps: EntryDeps) {
   const { db } = deps
   return {
-    /** Entries of a work item in content order (viewer). */
-    async list(actor: Actor, workItemId: string, request: PageRequest) {
+    /**
+     * Entries of a work item (viewer), filtered and sorted (model.ts ENTRY_LIST; content order by
+     * default), by page or cursor; the total from the maintained counts when the filters are at
+     * most `kind`, else a count over the filters' index.
+     */
+    async list(actor: Actor, workItemId: string, input: Record<string, unknown>, request: PageRequest) {
+      const parameters = new Parameters([workItemId, actor.organizationId])
+      const query = parseListQuery(ENTRY_LIST, input, parameters)
+      const identity = listIdentity(ENTRY_LIST, `${actor.organizationId} ${workItemId}`, query)
+      const after = readCursor(request, identity, query.order)
       const projectId = await deps.workItems.projectOf(db, actor.organizationId, workItemId)
       if (!projectId) throw notFound('No such work item.')
       const { version } = await deps.access.listAccess(actor, projectId)
-      return deps.lists.page(`entries ${workItemId} ${request.page} ${request.size}`, version, () =>
-        selectPage<EntryTextRow & { total: string }, EntryResource>(
+      return deps.lists.page(`entries ${workItemId} ${query.canonical} ${request.cursor ?? request.page} ${request.size}`, version, () => {
+        const conditions = ['e.work_item_id = $1', 'e.organization_id = $2', ...query.conditions]
+        const kinds = query.values.kind
+        const total = Object.keys(query.values).every((filter) => filter === 'kind')
+          ? countedTotal(ENTRY_COUNTS, '$1', '$2', kinds && parameters.bind(kinds.anyOf, 'text[]'))
+          : `select count(*) from entries e where ${conditions.join(' and ')}`
+        return selectListPage<EntryTextRow, EntryResource>(
           db,
-          `select ${ENTRY_COLUMNS}, count(*) over () as total from entries e where e.work_item_id = $1 and e.organization_id = $2 order by e.position, e.created_at, e.id`,
-          `select count(*) as total from entries where work_item_id = $1 and organization_id = $2`,
-          [workItemId, actor.organizationId],
+          { columns: ENTRY_COLUMNS, from: 'entries e', conditions, parameters, order: query.order, total, identity, after },
           request,
           fromEntryText,
-        ),
-      )
+        )
+      })
     },
 
     async get(actor: Actor, workItemId: string, entryId: string) {
@@ -111,7 +127,7 @@ export function createEntries(deps: EntryDeps) {
 
     /** Adds an entry at the end of the work item's entries (editor); the caller is its author. */
     create(actor: Actor, workItemId: string, input: EntryInput, request?: IdempotentRequest) {
-      return deps.writes.change(actor, 'project', async ({ tx, audit, emit }) => {
+      return deps.writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
         const { projectId } = await accessThroughWorkItem(tx, deps, actor, workItemId, 'editor')
         await deps.workItems.lockOrdering(tx as Transaction, actor.organizationId, projectId)
         const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(position) + 1, 0)::int as next from entries where work_item_id = $1 and organization_id = $2', [
@@ -122,6 +138,7 @@ export function createEntries(deps: EntryDeps) {
           .insert(entries)
           .values({ organizationId: actor.organizationId, projectId, workItemId, kind: input.kind ?? 'comment', body: input.body, authorId: actor.userId, position: next })
           .returning()
+        count(ENTRY_COUNTS, workItemId, { [row!.kind]: 1 })
         await audit({ action: 'entry.created', resourceType: 'entry', resourceId: row!.id, projectId, changes: { after: { workItemId, kind: row!.kind, body: row!.body } } })
         const entry = serializeEntry(row!)
         await emit({ type: 'entry.created', projectId, data: entry })
@@ -130,7 +147,7 @@ export function createEntries(deps: EntryDeps) {
     },
 
     update(actor: Actor, workItemId: string, entryId: string, patch: EntryPatch, ifMatch?: string) {
-      return deps.writes.change(actor, 'project', async ({ tx, audit, emit }) => {
+      return deps.writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
         const granted = await accessThroughWorkItem(tx, deps, actor, workItemId, 'viewer')
         const current = await findEntry(tx, actor.organizationId, workItemId, entryId, true)
         requireAuthorOrOwner(granted, actor, current)
@@ -142,6 +159,7 @@ export function createEntries(deps: EntryDeps) {
           .set({ ...patch, updatedAt: nextUpdatedAt(current.updatedAt) })
           .where(theEntry(actor.organizationId, current.id))
           .returning()
+        if (row!.kind !== current.kind) count(ENTRY_COUNTS, workItemId, { [current.kind]: -1, [row!.kind]: 1 })
         await audit({ action: 'entry.updated', resourceType: 'entry', resourceId: current.id, projectId: granted.projectId, changes })
         const updated = serializeEntry(row!)
         await emit({ type: 'entry.updated', projectId: granted.projectId, data: updated })
@@ -150,12 +168,13 @@ export function createEntries(deps: EntryDeps) {
     },
 
     delete(actor: Actor, workItemId: string, entryId: string, ifMatch?: string) {
-      return deps.writes.change(actor, 'project', async ({ tx, audit, emit }) => {
+      return deps.writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
         const granted = await accessThroughWorkItem(tx, deps, actor, workItemId, 'viewer')
         const current = await findEntry(tx, actor.organizationId, workItemId, entryId, true)
         requireAuthorOrOwner(granted, actor, current)
         checkIfMatch(ifMatch, current.updatedAt)
         await tx.delete(entries).where(theEntry(actor.organizationId, current.id))
+        count(ENTRY_COUNTS, workItemId, { [current.kind]: -1 })
         await audit({
           action: 'entry.deleted',
           resourceType: 'entry',

@@ -1,9 +1,10 @@
 /** MCP tools of the entries plugin: the same service functions as the REST routes. */
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
-import { pageArguments, pageRequest } from '../../src/http/pagination'
+import { filterParameters } from '../../src/http/list-query'
+import { cursorParameter, pageArguments, pageRequest } from '../../src/http/pagination'
 import { defineTool } from '../../src/plugin'
-import { EntryInput, EntryPatch } from './model'
+import { ENTRY_LIST, EntryInput, EntryPatch } from './model'
 import type { EntryService } from './service'
 
 const target = { workItemId: UuidString(), entryId: UuidString() }
@@ -12,11 +13,12 @@ export function entryTools(entries: EntryService) {
   return [
     defineTool({
       name: 'list_entries',
-      description: "Entries (comments, notes, logs) of a work item in content order; checked through the work item's project.",
+      description:
+        "Entries (comments, notes, logs) of a work item in content order unless `sort` says otherwise, filtered as the REST list is (`kind=comment,note`, `authorId`, dates); checked through the work item's project. Continue with `cursor` from meta.nextCursor.",
       scopes: ['entries:read'],
       readOnly: true,
-      input: t.Object({ workItemId: UuidString(), ...pageArguments() }, { additionalProperties: false }),
-      run: (actor, input) => entries.list(actor, input.workItemId, pageRequest(input)),
+      input: t.Object({ workItemId: UuidString(), ...pageArguments(), ...cursorParameter(), ...filterParameters(ENTRY_LIST) }, { additionalProperties: false }),
+      run: (actor, { workItemId, ...query }) => entries.list(actor, workItemId, query, pageRequest(query)),
     }),
     defineTool({
       name: 'create_entry',

@@ -4,15 +4,15 @@ import { definePlugin } from '../../src/plugin'
 import { ProjectAccessRef } from '../projects/api'
 import { WorkItemsRef } from '../work-items/api'
 import { relationshipRoutes } from './routes'
-import { relationships } from './schema'
-import { createRelationships } from './service'
+import { relationshipCounts, relationships } from './schema'
+import { createRelationships, relationshipCountsObserver } from './service'
 import { relationshipTools } from './tools'
 
 export default definePlugin({
   name: 'relationships',
   description: 'Typed links (blocks, relates_to, duplicates, parent_of) between work items of one project.',
   dependencies: ['auth', 'projects', 'work-items'],
-  tables: { relationships },
+  tables: { relationships, relationshipCounts },
   readModels: { relationship_links: 'Every relationship column the API shows (search matches relationships through their ends).' },
   scopes: [
     { name: 'relationships:read', description: 'Read relationships.' },
@@ -22,7 +22,10 @@ export default definePlugin({
 
   events: crudEvents('relationship', 'A relationship'),
 
-  setup: ({ db, services, lists, writes }) => ({ relationships: createRelationships({ db, lists, writes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }),
+  setup({ db, services, lists, writes, changes, onStop }) {
+    onStop(changes.observe(relationshipCountsObserver))
+    return { relationships: createRelationships({ db, lists, writes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }
+  },
   routes: ({ http }, { relationships }) => relationshipRoutes(http.v1, relationships),
   tools: (_context, { relationships }) => relationshipTools(relationships),
 })

@@ -1,8 +1,10 @@
 /** Request and response models of relationships. */
 import { t } from 'elysia'
 import { Timestamp, UuidString } from '../../src/http/models'
-import { pageQuery } from '../../src/http/pagination'
+import { filterParameters, type ListShape } from '../../src/http/list-query'
+import { cursorParameter, pageQuery } from '../../src/http/pagination'
 import { withIsoTimestamps } from '../../src/sql'
+import { RELATIONSHIP_TYPES } from './schema'
 
 export const RelationshipType = t.Union([t.Literal('blocks'), t.Literal('relates_to'), t.Literal('duplicates'), t.Literal('parent_of')], {
   description: '`relates_to` has no direction; the others read "source <type> target".',
@@ -29,13 +31,25 @@ export const RelationshipInput = t.Object(
 
 export const RelationshipPatch = t.Object({ type: RelationshipType }, { additionalProperties: false })
 
-export const RelationshipQuery = t.Object({
-  ...pageQuery(),
-  workItemId: t.Optional(UuidString({ description: 'Only relationships with this work item at either end.' })),
-})
+/** The filters and sorts of a project's relationships (SPEC §8). */
+export const RELATIONSHIP_LIST: ListShape = {
+  name: 'relationships',
+  filters: {
+    workItemId: { type: 'uuid', column: 'r.source_work_item_id', anyColumn: ['r.source_work_item_id', 'r.target_work_item_id'], description: 'Only relationships with this work item at either end.' },
+    type: { type: 'enum', values: RELATIONSHIP_TYPES, column: 'r.type', description: 'Only relationships of these types.' },
+    createdAt: { type: 'timestamp', column: 'r.created_at', description: 'Creation time.' },
+  },
+  sorts: { createdAt: { column: 'r.created_at', cast: 'timestamptz' } },
+  defaultOrder: ['createdAt'],
+  tiebreaker: { column: 'r.id', cast: 'uuid' },
+}
+
+// Other keys reach the service, which refuses them naming the allowed ones.
+export const RelationshipQuery = t.Object({ ...pageQuery(), ...cursorParameter(), ...filterParameters(RELATIONSHIP_LIST) }, { additionalProperties: true })
 
 export type RelationshipInput = typeof RelationshipInput.static
-export type RelationshipQuery = typeof RelationshipQuery.static
+/** A list request's filters and sort (unknown keys are refused when parsed). */
+export type RelationshipQuery = Record<string, unknown>
 
 export type RelationshipResource = typeof Relationship.static
 

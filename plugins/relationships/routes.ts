@@ -18,7 +18,7 @@ export function relationshipRoutes(v1: V1Kit, relationships: RelationshipService
         params: t.Object({ projectId: t.String() }),
         query: RelationshipQuery,
         response: responses(PageEnvelope(Relationship)),
-        detail: { tags, summary: 'Relationships of a project, oldest first; `workItemId` matches either end (viewer).' },
+        detail: { tags, summary: 'Relationships of a project, oldest first unless `sort` says otherwise; `workItemId` matches either end, `type` any of; by `page` or `cursor` (viewer).' },
       })
       .post(
         '',

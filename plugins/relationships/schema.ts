@@ -1,6 +1,6 @@
 /** Typed links between two work items of the same project. */
 import { sql } from 'drizzle-orm'
-import { check, index, pgTable, pgView, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { check, index, integer, pgTable, pgView, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { rowId, tenantKey, timestamps } from '../../src/schema'
 import { doneBy, organizationReference } from '../auth/schema'
 import { projectOfRow } from '../projects/schema'
@@ -36,6 +36,7 @@ export const relationships = pgTable(
       )
       .where(sql`${table.type} = 'relates_to'`),
     index('relationships_project_idx').on(table.projectId, table.createdAt, table.id),
+    index('relationships_project_type_idx').on(table.projectId, table.type, table.createdAt, table.id),
     index('relationships_target_idx').on(table.targetWorkItemId),
     check('relationships_no_self_link', sql`${table.sourceWorkItemId} <> ${table.targetWorkItemId}`),
     check('relationships_type_check', sql`${table.type} in ('blocks', 'relates_to', 'duplicates', 'parent_of')`),
@@ -43,6 +44,21 @@ export const relationships = pgTable(
 )
 
 export type RelationshipRow = typeof relationships.$inferSelect
+
+/**
+ * How many relationships a project has of each type, moved in the transaction of every change
+ * (service.ts), including a work item's deletion, whose relationships go first (`forgetWorkItem`).
+ */
+export const relationshipCounts = pgTable(
+  'relationship_counts',
+  {
+    projectId: uuid().notNull(),
+    type: text({ enum: RELATIONSHIP_TYPES }).notNull(),
+    organizationId: organizationReference(),
+    items: integer().notNull(),
+  },
+  (table) => [tenantKey('relationship_counts', [table.projectId, table.type], table.organizationId), projectOfRow('relationship_counts_project_fk', table.projectId, table.organizationId)],
+)
 
 // ---- read models: what other plugins' SQL may read of these tables --------------------------
 

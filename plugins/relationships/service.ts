@@ -4,8 +4,10 @@
  */
 import { and, eq, or, type SQL } from 'drizzle-orm'
 
-import type { Database, Executor } from '../../src/db'
+import type { ChangeObserver } from '../../src/changes'
+import { queryText, type Database, type Executor } from '../../src/db'
 import { created } from '../../src/http/answer'
+import { violatedConstraint } from '../../src/http/error-mapper'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
@@ -13,10 +15,12 @@ import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
-import { selectPage, nextUpdatedAt } from '../../src/sql'
+import { countedTotal, type CountTable } from '../../src/counts'
+import { listIdentity, Parameters, parseListQuery, readCursor } from '../../src/http/list-query'
+import { selectListPage, nextUpdatedAt } from '../../src/sql'
 import type { Writes } from '../../src/writes'
 import type { WorkItemsFace } from '../work-items/api'
-import { fromRelationshipText, RELATIONSHIP_COLUMNS, type RelationshipInput, type RelationshipQuery, type RelationshipResource, type RelationshipTextRow } from './model'
+import { fromRelationshipText, RELATIONSHIP_COLUMNS, RELATIONSHIP_LIST, type RelationshipInput, type RelationshipQuery, type RelationshipResource, type RelationshipTextRow } from './model'
 import { relationships, type RelationshipRow } from './schema'
 
 type RelationshipType = RelationshipRow['type']
@@ -59,6 +63,29 @@ async function requireNoDuplicate(executor: Executor, organizationId: string, so
   if (existing && existing.id !== exceptId) throw conflict('This relationship already exists.', existing.id)
 }
 
+/** A project's maintained counts per type (relationship_counts), moved by the unit of work of each change. */
+const RELATIONSHIP_COUNTS: CountTable = { table: 'relationship_counts', scope: 'project_id', key: 'type' }
+
+/**
+ * Keeps the counts exact when a work item is deleted: before the row goes, its relationships are
+ * deleted here and counted out (the foreign key's cascade would remove them unseen).
+ */
+export const relationshipCountsObserver: ChangeObserver = {
+  wants: () => false,
+  observe: async () => {},
+  async beforeDelete(tx, deletion, count) {
+    if (deletion.resourceType !== 'work_item' || !deletion.projectId) return
+    const gone = await queryText<{ type: string }>(
+      tx,
+      'delete from relationships where organization_id = $1 and project_id = $2 and $3 in (source_work_item_id, target_work_item_id) returning type',
+      [deletion.organizationId, deletion.projectId, deletion.id],
+    )
+    const changes: Record<string, number> = {}
+    for (const { type } of gone) changes[type] = (changes[type] ?? 0) - 1
+    count(RELATIONSHIP_COUNTS, deletion.projectId, changes)
+  },
+}
+
 export interface RelationshipDeps {
   db: Database
   lists: ListCache
@@ -70,19 +97,27 @@ export interface RelationshipDeps {
 /** Relationships bound once; every function returns the resource in its API shape. */
 export function createRelationships({ db, lists, writes, access, workItems }: RelationshipDeps) {
   return {
-    /** Relationships of a project, oldest first, optionally those touching one work item (viewer). */
-    async list(actor: Actor, projectId: string, query: RelationshipQuery, request: PageRequest) {
+    /**
+     * Relationships of a project, oldest first unless `sort` says otherwise, filtered by a work
+     * item at either end, type and creation time (model.ts RELATIONSHIP_LIST), by page or cursor
+     * (viewer); the total from the maintained counts when the filters are at most `type`, else a
+     * count over the filters' index.
+     */
+    async list(actor: Actor, projectId: string, input: RelationshipQuery, request: PageRequest) {
+      const parameters = new Parameters([projectId, actor.organizationId])
+      const query = parseListQuery(RELATIONSHIP_LIST, input, parameters)
+      const identity = listIdentity(RELATIONSHIP_LIST, `${actor.organizationId} ${projectId}`, query)
+      const after = readCursor(request, identity, query.order)
       const { version } = await access.listAccess(actor, projectId)
-      return lists.page(`relationships ${projectId} ${query.workItemId ?? ''} ${request.page} ${request.size}`, version, () => {
-        const parameters: unknown[] = [projectId, actor.organizationId]
-        let where = 'r.project_id = $1 and r.organization_id = $2'
-        if (query.workItemId) where += ` and $3 in (r.source_work_item_id, r.target_work_item_id)`
-        if (query.workItemId) parameters.push(query.workItemId)
-        return selectPage<RelationshipTextRow & { total: string }, RelationshipResource>(
+      return lists.page(`relationships ${projectId} ${query.canonical} ${request.cursor ?? request.page} ${request.size}`, version, () => {
+        const conditions = ['r.project_id = $1', 'r.organization_id = $2', ...query.conditions]
+        const types = query.values.type
+        const total = Object.keys(query.values).every((filter) => filter === 'type')
+          ? countedTotal(RELATIONSHIP_COUNTS, '$1', '$2', types && parameters.bind(types.anyOf, 'text[]'))
+          : `select count(*) from relationships r where ${conditions.join(' and ')}`
+        return selectListPage<RelationshipTextRow, RelationshipResource>(
           db,
-          `select ${RELATIONSHIP_COLUMNS}, count(*) over () as total from relationships r where ${where} order by r.created_at, r.id`,
-          `select count(*) as total from relationships r where ${where}`,
-          parameters,
+          { columns: RELATIONSHIP_COLUMNS, from: 'relationships r', conditions, parameters, order: query.order, total, identity, after },
           request,
           fromRelationshipText,
         )
@@ -95,7 +130,7 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
     },
 
     create(actor: Actor, projectId: string, input: RelationshipInput, request?: IdempotentRequest) {
-      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
         await access.requireProjectAccess(actor, projectId, 'editor', tx)
         if (input.sourceWorkItemId === input.targetWorkItemId) throw badRequest('A work item cannot be related to itself.', 'targetWorkItemId')
         const inProject = new Set(await workItems.inProject(tx, actor.organizationId, projectId, [input.sourceWorkItemId, input.targetWorkItemId]))
@@ -115,7 +150,15 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
           })
           .onConflictDoNothing()
           .returning()
+          .catch((error: unknown) => {
+            // An end deleted after the check above, before this insert: as if it had been gone already.
+            const constraint = violatedConstraint(error, '23503')
+            if (constraint === 'relationships_source_fk' || constraint === 'relationships_target_fk')
+              throw badRequest('No work item with this id in the project.', constraint === 'relationships_source_fk' ? 'sourceWorkItemId' : 'targetWorkItemId')
+            throw error
+          })
         if (!row) await requireNoDuplicate(tx, actor.organizationId, input.sourceWorkItemId, input.targetWorkItemId, input.type)
+        count(RELATIONSHIP_COUNTS, projectId, { [row!.type]: 1 })
         await audit({
           action: 'relationship.created',
           resourceType: 'relationship',
@@ -130,7 +173,7 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
     },
 
     update(actor: Actor, projectId: string, relationshipId: string, type: RelationshipType) {
-      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
         const current = await findRelationship(tx, actor.organizationId, projectId, relationshipId, true)
         assertLevel(granted, 'editor')
@@ -141,6 +184,7 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
           .set({ type, updatedAt: nextUpdatedAt(current.updatedAt) })
           .where(theRelationship(actor.organizationId, current.id))
           .returning()
+        count(RELATIONSHIP_COUNTS, projectId, { [current.type]: -1, [type]: 1 })
         await audit({
           action: 'relationship.updated',
           resourceType: 'relationship',
@@ -155,11 +199,12 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
     },
 
     delete(actor: Actor, projectId: string, relationshipId: string) {
-      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
         const current = await findRelationship(tx, actor.organizationId, projectId, relationshipId, true)
         assertLevel(granted, 'editor')
         await tx.delete(relationships).where(theRelationship(actor.organizationId, current.id))
+        count(RELATIONSHIP_COUNTS, projectId, { [current.type]: -1 })
         await audit({
           action: 'relationship.deleted',
           resourceType: 'relationship',

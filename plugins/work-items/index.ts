@@ -5,7 +5,7 @@ import { UserDirectoryRef } from '../auth/api'
 import { ProjectAccessRef } from '../projects/api'
 import { WorkItemsRef } from './api'
 import { workItemRoutes } from './routes'
-import { workItemCounters, workItems } from './schema'
+import { workItemCounters, workItemCounts, workItems } from './schema'
 import { createWorkItems, workItemsFace } from './service'
 import { workItemTools } from './tools'
 
@@ -13,7 +13,7 @@ export default definePlugin({
   name: 'work-items',
   description: 'Work items of a project: viewers read, editors write; per-project numbers that never repeat.',
   dependencies: ['auth', 'projects'],
-  tables: { workItems, workItemCounters },
+  tables: { workItems, workItemCounters, workItemCounts },
   readModels: { work_item_documents: 'Every work item column the API shows, plus search_vector (search, summaries, content order).' },
   scopes: [
     { name: 'work_items:read', description: 'Read work items.' },

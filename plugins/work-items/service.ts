@@ -4,6 +4,7 @@
  */
 import { and, eq } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
+import { countedTotal, type CountTable } from '../../src/counts'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import type { IdempotentRequest } from '../../src/http/idempotency'
@@ -19,7 +20,7 @@ import type { UserDirectory } from '../auth/api'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { WorkItemsFace } from './api'
 import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_LIST, type WorkItemInput, type WorkItemPatch, type WorkItemQuery, type WorkItemResource, type WorkItemTextRow } from './model'
-import { workItems, type WorkItemRow, type WorkItemStatus } from './schema'
+import { workItems, type WorkItemRow } from './schema'
 
 const serializeWorkItem = (row: WorkItemRow): WorkItemResource => ({
   id: row.id,
@@ -52,23 +53,8 @@ async function findWorkItem(executor: Executor, organizationId: string, projectI
   return row
 }
 
-/**
- * Moves the project's maintained counts (work_item_counts) by `changes` (status → delta) in the
- * writing transaction: one statement on the project's rows, taken in status order so two
- * transactions never wait on each other's rows in turn.
- */
-export async function countChanges(tx: Executor, organizationId: string, projectId: string, changes: Partial<Record<WorkItemStatus, number>>): Promise<void> {
-  const moved = Object.entries(changes).filter(([, delta]) => delta !== 0).sort(([a], [b]) => (a < b ? -1 : 1))
-  if (!moved.length) return
-  const parameters: unknown[] = [projectId, organizationId]
-  const rows = moved.map(([status, delta]) => `($1, $${parameters.push(status)}, $2, $${parameters.push(delta)}::int)`)
-  await queryText(
-    tx,
-    `insert into work_item_counts (project_id, status, organization_id, items) values ${rows.join(', ')}
-       on conflict (project_id, status, organization_id) do update set items = work_item_counts.items + excluded.items`,
-    parameters,
-  )
-}
+/** The project's maintained counts per status (work_item_counts), moved by the unit of work of each change. */
+const WORK_ITEM_COUNTS: CountTable = { table: 'work_item_counts', scope: 'project_id', key: 'status' }
 
 /** The plugin's public face (api.ts): ordering and lookups for dependents' transactions. */
 export const workItemsFace: WorkItemsFace = {
@@ -138,7 +124,7 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
         const statuses = query.values.status
         const counted = Object.keys(query.values).every((filter) => filter === 'status')
         const total = counted
-          ? `select coalesce(sum(c.items), 0) from work_item_counts c where c.project_id = $1 and c.organization_id = $2${statuses ? ` and c.status = any(${parameters.bind(statuses.anyOf, 'text[]')})` : ''}`
+          ? countedTotal(WORK_ITEM_COUNTS, '$1', '$2', statuses && parameters.bind(statuses.anyOf, 'text[]'))
           : `select count(*) from work_items w where ${conditions.join(' and ')}`
         return selectListPage<WorkItemTextRow, WorkItemResource>(
           db,
@@ -156,7 +142,7 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
 
     /** Creates a work item at the end of the project's order, with the project's next number. */
     create(actor: Actor, projectId: string, input: WorkItemInput, request?: IdempotentRequest) {
-      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
         await access.requireProjectAccess(actor, projectId, 'editor', tx)
         await checkAssignee(tx, actor, input.assigneeId)
         const number = await workItemsFace.lockOrdering(tx as Transaction, actor.organizationId, projectId, true)
@@ -180,7 +166,7 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
             createdBy: actor.userId,
           })
           .returning()
-        await countChanges(tx, actor.organizationId, projectId, { [row!.status]: 1 })
+        count(WORK_ITEM_COUNTS, projectId, { [row!.status]: 1 })
         await audit({
           action: 'work_item.created',
           resourceType: 'work_item',
@@ -195,7 +181,7 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
     },
 
     update(actor: Actor, projectId: string, workItemId: string, patch: WorkItemPatch, ifMatch?: string) {
-      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
         const current = await findWorkItem(tx, actor.organizationId, projectId, workItemId, true)
         assertLevel(granted, 'editor')
@@ -208,7 +194,7 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
           .set({ ...patch, updatedAt: nextUpdatedAt(current.updatedAt) })
           .where(theWorkItem(actor.organizationId, current.id))
           .returning()
-        if (row!.status !== current.status) await countChanges(tx, actor.organizationId, projectId, { [current.status]: -1, [row!.status]: 1 })
+        if (row!.status !== current.status) count(WORK_ITEM_COUNTS, projectId, { [current.status]: -1, [row!.status]: 1 })
         await audit({ action: 'work_item.updated', resourceType: 'work_item', resourceId: current.id, projectId, changes })
         const updated = serializeWorkItem(row!)
         await emit({ type: 'work_item.updated', projectId, data: updated })
@@ -218,13 +204,14 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
 
     /** Deletes the work item; its entries and relationships go with it. */
     delete(actor: Actor, projectId: string, workItemId: string, ifMatch?: string) {
-      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit, count, deleting }) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
         const current = await findWorkItem(tx, actor.organizationId, projectId, workItemId, true)
         assertLevel(granted, 'editor')
         checkIfMatch(ifMatch, current.updatedAt)
+        await deleting('work_item', current.id, projectId)
         await tx.delete(workItems).where(theWorkItem(actor.organizationId, current.id))
-        await countChanges(tx, actor.organizationId, projectId, { [current.status]: -1 })
+        count(WORK_ITEM_COUNTS, projectId, { [current.status]: -1 })
         await audit({
           action: 'work_item.deleted',
           resourceType: 'work_item',

@@ -46,6 +46,19 @@ function databaseState(error: unknown): { code: string; message: string } | unde
   return undefined
 }
 
+/**
+ * The constraint a database error names (postgres.js `constraint_name`, PGlite `constraint`) when
+ * its SQLSTATE is `code`: for a service that turns a race it cannot prevent into a precise answer.
+ */
+export function violatedConstraint(error: unknown, code: string): string | undefined {
+  let current: any = error
+  for (let depth = 0; current && depth < 4; depth++) {
+    if (current.code === code) return current.constraint_name ?? current.constraint
+    current = current.cause
+  }
+  return undefined
+}
+
 function unavailableState({ code, message }: { code: string; message: string }): boolean {
   return UNAVAILABLE_STATES.has(code) || UNAVAILABLE_NODE_CODES.has(code) || (code === 'XX000' && CITUS_COMMIT_FAILED.test(message))
 }

@@ -18,7 +18,7 @@ import { isCalendarDate, parseDateTime } from './models'
 /** How a filter's values are read and compared. */
 export type FilterType =
   | { type: 'enum'; values: readonly string[] }
-  | { type: 'uuid'; none?: boolean }
+  | { type: 'uuid'; none?: boolean; /** Matches when any of these columns holds the id (instead of `column`). */ anyColumn?: readonly string[] }
   | { type: 'integer'; minimum: number; maximum: number }
   | { type: 'timestamp' }
   | { type: 'date'; none?: boolean }
@@ -37,7 +37,10 @@ export interface ListShape {
   name: string
   filters: Readonly<Record<string, Filter>>
   sorts: Readonly<Record<string, SortKey>>
-  /** The order without `sort`: sort keys ascending (the unique tiebreaker follows). */
+  /**
+   * The order without `sort`: sort keys, ascending, or descending with a `-` before the key as in
+   * `sort` (a newest-first list); the unique tiebreaker follows in the last key's direction.
+   */
   defaultOrder: readonly string[]
   /** The unique column every order ends with (ascending, or descending after a descending key). */
   tiebreaker: SortKey
@@ -109,7 +112,7 @@ function describeFilter(filter: Filter): string {
     case 'enum':
       return `${filter.description} Any of ${filter.values.join(', ')}, comma-separated.`
     case 'uuid':
-      return `${filter.description} A user id${filter.none ? ', or `none`' : ''}.`
+      return `${filter.description} An id${filter.none ? ', or `none`' : ''}.`
     case 'integer':
       return `${filter.description} ${filter.minimum}..${filter.maximum}; comma-separated terms \`eq:\` (or a bare value: any of), \`gt:\`, \`gte:\`, \`lt:\`, \`lte:\` (all hold), e.g. \`gte:2\`.`
     case 'timestamp':
@@ -155,7 +158,7 @@ export function parseListQuery(shape: ListShape, input: Record<string, unknown>,
     else order = parsed
   }
   if (errors.length) throw new ValidationFailure(errors.slice(0, 20))
-  if (!order.length) order = shape.defaultOrder.map((key) => ({ key: shape.sorts[key]!, descending: false }))
+  if (!order.length) order = shape.defaultOrder.map((key) => (key.startsWith('-') ? { key: shape.sorts[key.slice(1)]!, descending: true } : { key: shape.sorts[key]!, descending: false }))
   const sortText = order.map((term) => `${term.descending ? '-' : ''}${term.key.column}`).join(',')
   order.push({ key: shape.tiebreaker, descending: order.at(-1)?.descending ?? false })
   canonical.sort()
@@ -174,7 +177,7 @@ function parseFilter(filter: Filter, text: string): ParsedFilter | string {
       continue
     }
     if (filter.type === 'uuid') {
-      if (terms.length > 1) return `One user id${filter.none ? ' or `none`' : ''}.`
+      if (terms.length > 1) return `One id${filter.none ? ' or `none`' : ''}.`
       if (filter.none && term === 'none') parsed.anyOf.push(null)
       else if (isUuid(term)) parsed.anyOf.push(term.toLowerCase())
       else return `Must be a UUID${filter.none ? ' or `none`' : ''}.`
@@ -226,15 +229,37 @@ function valueRule(filter: Filter): string {
 const CASTS: Record<Filter['type'], string | undefined> = { enum: undefined, uuid: 'uuid', integer: 'int', timestamp: 'timestamptz', date: 'date' }
 
 function filterCondition(filter: Filter, parsed: ParsedFilter, parameters: Parameters): string {
+  if (filter.type === 'timestamp') return timestampCondition(filter.column, parsed, parameters)
   const cast = CASTS[filter.type]
   const parts: string[] = []
   const listed = parsed.anyOf.filter((value) => value !== null)
   const any: string[] = []
-  if (listed.length === 1) any.push(`${filter.column} = ${parameters.bind(listed[0], cast)}`)
+  if (filter.type === 'uuid' && filter.anyColumn) any.push(`${parameters.bind(listed[0], cast)} in (${filter.anyColumn.join(', ')})`)
+  else if (listed.length === 1) any.push(`${filter.column} = ${parameters.bind(listed[0], cast)}`)
   else if (listed.length > 1) any.push(`${filter.column} = any(${parameters.bind(listed, `${cast ?? 'text'}[]`)})`)
   if (parsed.anyOf.includes(null)) any.push(`${filter.column} is null`)
   if (any.length) parts.push(any.length === 1 ? any[0]! : `(${any.join(' or ')})`)
   for (const range of parsed.ranges) parts.push(`${filter.column} ${OPERATORS[range.operator]} ${parameters.bind(range.value, cast)}`)
+  return parts.join(' and ')
+}
+
+/**
+ * Timestamps are shown in milliseconds and stored in microseconds, so a value compares as its
+ * millisecond: `gt: T` is `>= T + 1 ms`, `lte: T` is `< T + 1 ms`, `eq: T` is within T's
+ * millisecond (each still a range an index serves).
+ */
+function timestampCondition(column: string, parsed: ParsedFilter, parameters: Parameters): string {
+  const next = (value: string) => new Date(Date.parse(value) + 1).toISOString()
+  const at = (value: string) => parameters.bind(value, 'timestamptz')
+  const parts: string[] = []
+  const any = parsed.anyOf.map((value) => `(${column} >= ${at(value!)} and ${column} < ${at(next(value!))})`)
+  if (any.length) parts.push(any.length === 1 ? any[0]! : `(${any.join(' or ')})`)
+  for (const { operator, value } of parsed.ranges) {
+    if (operator === 'gt') parts.push(`${column} >= ${at(next(value))}`)
+    else if (operator === 'gte') parts.push(`${column} >= ${at(value)}`)
+    else if (operator === 'lt') parts.push(`${column} < ${at(value)}`)
+    else parts.push(`${column} < ${at(next(value))}`)
+  }
   return parts.join(' and ')
 }
 

@@ -9,12 +9,12 @@ import { getTableName, isTable } from 'drizzle-orm'
 import { registry } from '../../plugins'
 import { queryText } from '../../src/db'
 import { migrate } from '../../src/migrate'
-import { auditLogs, changeVersions, idempotencyKeys } from '../../src/schema'
+import { auditLogCounts, auditLogs, changeVersions, idempotencyKeys } from '../../src/schema'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
 import { importViolations, literals, pluginFacts, sourceFiles, sqlViolations, type PluginFacts } from './boundaries'
 
 const ROOT = process.cwd()
-const CORE_TABLES = [getTableName(auditLogs), getTableName(idempotencyKeys), getTableName(changeVersions)]
+const CORE_TABLES = [getTableName(auditLogs), getTableName(auditLogCounts), getTableName(idempotencyKeys), getTableName(changeVersions)]
 
 const facts: PluginFacts[] = registry.map(pluginFacts)
 const ownerOf = new Map<string, string>()

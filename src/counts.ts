@@ -1,0 +1,44 @@
+/**
+ * Counts maintained in the writing transaction (SPEC §8): a list's exact `totalItems` read from a
+ * few rows instead of counted over the list. A count table holds, per scope (a project, a work
+ * item, …) and per value of one low-cardinality column (a status, a kind), how many rows the
+ * owning plugin's table has; the owner moves it in the transaction of each change, here.
+ */
+import { queryText, type Executor } from './db'
+
+/** A count table: `(scope, key, organization_id)` → `items`. */
+export interface CountTable {
+  table: string
+  /** The scope column (e.g. `project_id`). */
+  scope: string
+  /** The counted column (e.g. `status`). */
+  key: string
+}
+
+/**
+ * Moves the counts of `scopeId` by `changes` (key → delta): one statement on the scope's rows,
+ * taken in key order so two transactions never wait on each other's rows in turn. (No CHECK on
+ * `items`: PostgreSQL checks the row an upsert proposes, so a decrement proposed as -1 would fail
+ * before it met the existing row.)
+ */
+export async function moveCounts(tx: Executor, counts: CountTable, organizationId: string, scopeId: string, changes: Readonly<Record<string, number>>): Promise<void> {
+  const moved = Object.entries(changes)
+    .filter(([, delta]) => delta !== 0)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+  if (!moved.length) return
+  const parameters: unknown[] = [scopeId, organizationId]
+  const rows = moved.map(([key, delta]) => `($1, $${parameters.push(key)}, $2, $${parameters.push(delta)}::int)`)
+  await queryText(
+    tx,
+    `insert into ${counts.table} (${counts.scope}, ${counts.key}, organization_id, items) values ${rows.join(', ')}
+       on conflict (${counts.scope}, ${counts.key}, organization_id) do update set items = ${counts.table}.items + excluded.items`,
+    parameters,
+  )
+}
+
+/**
+ * A scalar statement of the maintained total of a scope (`scope` and `organization` are bound
+ * placeholders such as `$1`), over the keys `keys` names (a bound text array) or all of them.
+ */
+export const countedTotal = (counts: CountTable, scope: string, organization: string, keys?: string) =>
+  `select coalesce(sum(c.items), 0) from ${counts.table} c where c.${counts.scope} = ${scope} and c.organization_id = ${organization}${keys ? ` and c.${counts.key} = any(${keys})` : ''}`
