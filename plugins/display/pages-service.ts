@@ -9,10 +9,11 @@ import { notify, queryText, type Database, type Executor } from '../../src/db'
 import { created } from '../../src/http/answer'
 import { badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
+import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
-import { isoFromText, selectPage, withIsoTimestamps } from '../../src/sql'
+import { isoFromText, selectListPage, withIsoTimestamps } from '../../src/sql'
 import type { Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import type { TeamDirectory } from '../teams/api'
@@ -74,6 +75,25 @@ export async function findPage(executor: Executor, actor: Actor, pageId: string,
   return { page, manage: isAdministrator(actor) || page.createdBy === actor.userId, editor }
 }
 
+/** The pages a user sees (MAY_USE_PAGE), oldest first: its only order, which its cursors continue. */
+const PAGE_LIST: ListShape = {
+  name: 'pages',
+  filters: {},
+  sorts: { createdAt: { column: 'p.created_at', cast: 'timestamptz' } },
+  defaultOrder: ['createdAt'],
+  tiebreaker: { column: 'p.id', cast: 'uuid' },
+}
+const PAGE_COLUMNS = 'p.id, p.name, p.title, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt"'
+type PageTextRow = Omit<ReturnType<typeof serializePage>, never>
+const PAGES_FROM = `pages p, ${ACTOR}`
+
+/** The parts every list of this module has in common: its query (no filters), its cursor identity and the keys a cursor continues after. */
+export function listOf(shape: ListShape, scope: string, parameters: Parameters, request: PageRequest) {
+  const query = parseListQuery(shape, {}, parameters)
+  const identity = listIdentity(shape, scope, query)
+  return { order: query.order, identity, after: readCursor(request, identity, query.order) }
+}
+
 function requireManage(found: { manage: boolean }) {
   if (!found.manage) throw forbidden("Only the page's creator or an administrator may change it.")
 }
@@ -103,6 +123,17 @@ const ACCESS_COLUMNS = `pa.principal_type as "principalType", pa.principal_id as
 const ACCESS_NAMES = `left join user_directory u on pa.principal_type = 'user' and u.id = pa.principal_id and u.organization_id = pa.organization_id
   left join team_directory t on pa.principal_type = 'team' and t.id = pa.principal_id and t.organization_id = pa.organization_id`
 
+/** A page's access list ($1 page, $2 organization) in the order entries were made. */
+const ACCESS_LIST: ListShape = {
+  name: 'page-access',
+  filters: {},
+  sorts: { createdAt: { column: 'pa.created_at', cast: 'timestamptz' } },
+  defaultOrder: ['createdAt'],
+  tiebreaker: { column: 'pa.principal_id', cast: 'uuid' },
+}
+const ACCESS_FROM = `page_access pa ${ACCESS_NAMES}`
+const ACCESS_OF = ['pa.page_id = $1', 'pa.organization_id = $2']
+
 // ---- components -----------------------------------------------------------------------------
 
 /** A component's columns as the API shows them, for SQL-text reads (alias `c`). */
@@ -110,8 +141,18 @@ export const COMPONENT_COLUMNS = `c.id, c.page_id as "pageId", c.type, c.title, 
   c.data_timestamp as timestamp, c.created_at as "createdAt", c.updated_at as "updatedAt"`
 export type ComponentTextRow = Omit<ReturnType<typeof serializeComponent>, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }
 export const fromComponentText = (row: ComponentTextRow) => withIsoTimestamps(row)
+/** The components of page $1 of organization $2. */
+const PAGE_COMPONENTS = 'c.page_id = $1 and c.organization_id = $2'
 /** The components of page $1 of organization $2 in grid order (row, then column), after the columns of a `select`. */
-export const FROM_PAGE_COMPONENTS = 'from components c where c.page_id = $1 and c.organization_id = $2 order by c.y, c.x, c.id'
+export const FROM_PAGE_COMPONENTS = `from components c where ${PAGE_COMPONENTS} order by c.y, c.x, c.id`
+/** The same in pages (FROM_PAGE_COMPONENTS' order; the id breaks ties of a place two components share). */
+const COMPONENT_LIST: ListShape = {
+  name: 'components',
+  filters: {},
+  sorts: { y: { column: 'c.y', cast: 'int' }, x: { column: 'c.x', cast: 'int' } },
+  defaultOrder: ['y', 'x'],
+  tiebreaker: { column: 'c.id', cast: 'uuid' },
+}
 
 
 /** A component of the page; `lock` locks its row (by organization: on Citus a row lock must name the shard). */
@@ -137,16 +178,15 @@ export interface PageDeps {
 /** Pages, their access lists and components, bound once; every function returns its API shape. */
 export function createPages({ db, writes, users, teams, maxComponentsPerPage }: PageDeps) {
   return {
-    /** Pages the actor may see, oldest first. */
+    /** Pages the actor may see, oldest first, by page or cursor (a cursor is the actor's: what they see is their own list). */
     list(actor: Actor, request: PageRequest) {
-      return selectPage<{ id: string; name: string; title: string | null; createdBy: string | null; createdAt: string; updatedAt: string; total: string }, ReturnType<typeof serializePage>>(
+      const parameters = new Parameters(actorParameters(actor))
+      const { order, identity, after } = listOf(PAGE_LIST, `${actor.organizationId} ${actor.userId}`, parameters, request)
+      return selectListPage<PageTextRow, PageTextRow>(
         db,
-        `select p.id, p.name, p.title, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt", count(*) over () as total
-          from pages p, ${ACTOR} where ${MAY_USE_PAGE} order by p.created_at, p.id`,
-        `select count(*) as total from pages p, ${ACTOR} where ${MAY_USE_PAGE}`,
-        actorParameters(actor),
+        { columns: PAGE_COLUMNS, from: PAGES_FROM, conditions: [MAY_USE_PAGE], parameters, order, total: `select count(*) from ${PAGES_FROM} where ${MAY_USE_PAGE}`, identity, after },
         request,
-        ({ total: _total, ...row }) => withIsoTimestamps(row),
+        withIsoTimestamps,
       )
     },
 
@@ -194,16 +234,16 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
       })
     },
 
+    /** A page's access list in the order entries were made, by page or cursor (a cursor is checked before the page is). */
     async accessList(actor: Actor, pageId: string, request: PageRequest) {
+      const parameters = new Parameters([pageId, actor.organizationId])
+      const { order, identity, after } = listOf(ACCESS_LIST, `${actor.organizationId} ${pageId}`, parameters, request)
       await findPage(db, actor, pageId)
-      return selectPage<PageAccessView & { total: string }, PageAccessView>(
+      return selectListPage<PageAccessView, PageAccessView>(
         db,
-        `select ${ACCESS_COLUMNS}, count(*) over () as total from page_access pa ${ACCESS_NAMES}
-          where pa.page_id = $1 and pa.organization_id = $2 order by pa.created_at, pa.principal_id`,
-        `select count(*) as total from page_access where page_id = $1 and organization_id = $2`,
-        [pageId, actor.organizationId],
+        { columns: ACCESS_COLUMNS, from: ACCESS_FROM, conditions: ACCESS_OF, parameters, order, total: `select count(*) from ${ACCESS_FROM} where ${ACCESS_OF.join(' and ')}`, identity, after },
         request,
-        ({ total: _total, ...row }) => ({ ...row, createdAt: isoFromText(row.createdAt) }),
+        (row) => ({ ...row, createdAt: isoFromText(row.createdAt) }),
       )
     },
 
@@ -259,16 +299,16 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
       })
     },
 
-    /** Components of a page in grid order (row, then column). */
+    /** Components of a page in grid order (row, then column), by page or cursor (a cursor is checked before the page is). */
     async components(actor: Actor, pageId: string, request: PageRequest) {
+      const parameters = new Parameters([pageId, actor.organizationId])
+      const { order, identity, after } = listOf(COMPONENT_LIST, `${actor.organizationId} ${pageId}`, parameters, request)
       await findPage(db, actor, pageId)
-      return selectPage<ComponentTextRow & { total: string }, ReturnType<typeof serializeComponent>>(
+      return selectListPage<ComponentTextRow, ReturnType<typeof serializeComponent>>(
         db,
-        `select ${COMPONENT_COLUMNS}, count(*) over () as total ${FROM_PAGE_COMPONENTS}`,
-        'select count(*) as total from components where page_id = $1 and organization_id = $2',
-        [pageId, actor.organizationId],
+        { columns: COMPONENT_COLUMNS, from: 'components c', conditions: [PAGE_COMPONENTS], parameters, order, total: `select count(*) from components c where ${PAGE_COMPONENTS}`, identity, after },
         request,
-        ({ total: _total, ...row }) => fromComponentText(row),
+        fromComponentText,
       )
     },
 

@@ -11,15 +11,16 @@ import { notify, queryText, type Database, type Executor } from '../../src/db'
 import { created } from '../../src/http/answer'
 import { badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
+import { Parameters, type ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { generateSecret, hashSecret, isWellFormedSecret, secretPrefix } from '../../src/secrets'
 import type { Actor } from '../../src/services/identity'
-import { isoFromText, selectPage } from '../../src/sql'
+import { isoFromText, selectListPage } from '../../src/sql'
 import type { Writes } from '../../src/writes'
 import type { VisiblePage } from './live-page'
 import { MAY_EDIT_PAGE } from './page-access'
-import { findPage, PAGE_ACCESS_CHANNEL } from './pages-service'
+import { findPage, listOf, PAGE_ACCESS_CHANNEL } from './pages-service'
 import { pageShareLinks } from './schema'
 
 /** Share link tokens: `dsl_` + 36 base62 characters + a 6-character checksum. */
@@ -36,6 +37,15 @@ export interface ShareLinkView {
 }
 
 const LINK_COLUMNS = `l.id, l.page_id as "pageId", l.token_prefix as prefix, l.created_by as "createdBy", l.created_at as "createdAt", l.expires_at as "expiresAt"`
+/** A page's links ($1 page, $2 organization), oldest first: the list's only order, which its cursors continue. */
+const LINK_LIST: ListShape = {
+  name: 'share-links',
+  filters: {},
+  sorts: { createdAt: { column: 'l.created_at', cast: 'timestamptz' } },
+  defaultOrder: ['createdAt'],
+  tiebreaker: { column: 'l.id', cast: 'uuid' },
+}
+const LINKS_OF = 'l.page_id = $1 and l.organization_id = $2'
 const fromText = (row: ShareLinkView): ShareLinkView => ({ ...row, createdAt: isoFromText(row.createdAt), expiresAt: row.expiresAt === null ? null : isoFromText(row.expiresAt) })
 
 /** The page, if the actor may share it (an editor); 404 when they cannot see it, 403 when they only view it. */
@@ -70,16 +80,16 @@ export interface SharedPage {
 
 export function createShareLinks({ db, writes, maxLinksPerPage }: { db: Database; writes: Writes; maxLinksPerPage: number }) {
   return {
-    /** The page's links that have not been revoked (expired ones included, with their `expiresAt`), oldest first. */
+    /** The page's links that have not been revoked (expired ones included, with their `expiresAt`), oldest first, by page or cursor. */
     async list(actor: Actor, pageId: string, request: PageRequest) {
+      const parameters = new Parameters([pageId, actor.organizationId])
+      const { order, identity, after } = listOf(LINK_LIST, `${actor.organizationId} ${pageId}`, parameters, request)
       await requireEditor(db, actor, pageId)
-      return selectPage<ShareLinkView & { total: string }, ShareLinkView>(
+      return selectListPage<ShareLinkView, ShareLinkView>(
         db,
-        `select ${LINK_COLUMNS}, count(*) over () as total from page_share_links l where l.page_id = $1 and l.organization_id = $2 order by l.created_at, l.id`,
-        'select count(*) as total from page_share_links where page_id = $1 and organization_id = $2',
-        [pageId, actor.organizationId],
+        { columns: LINK_COLUMNS, from: 'page_share_links l', conditions: [LINKS_OF], parameters, order, total: `select count(*) from page_share_links l where ${LINKS_OF}`, identity, after },
         request,
-        ({ total: _total, ...row }) => fromText(row),
+        fromText,
       )
     },
 

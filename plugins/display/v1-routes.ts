@@ -2,7 +2,7 @@
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { Deleted } from '../../src/http/models'
-import { pageQuery, pageRequest } from '../../src/http/pagination'
+import { cursorParameter, pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
 import { Component, ComponentInput, ComponentPatch, CreatedShareLink, Page, PageAccessEntry, PageAccessInput, PageAccessPatch, PageInput, PagePatch, ShareLink, ShareLinkInput } from './model'
 import type { PageService } from './pages-service'
@@ -17,7 +17,7 @@ export function dashboardRoutes(v1: V1Kit, pages: PageService, shareLinks: Share
     .use(v1)
     .get('', ({ actor, query }) => pages.list(actor, pageRequest(query)), {
       scopes: ['dashboards:read'],
-      query: t.Object(pageQuery()),
+      query: t.Object({ ...pageQuery(), ...cursorParameter() }),
       response: responses(PageEnvelope(Page)),
       detail: { tags, summary: 'Pages you can see (creator, access list, or administrator), oldest first.' },
     })
@@ -53,7 +53,7 @@ export function dashboardRoutes(v1: V1Kit, pages: PageService, shareLinks: Share
     .get('/:pageId/access', ({ actor, params, query }) => pages.accessList(actor, params.pageId, pageRequest(query)), {
       scopes: ['dashboards:read'],
       params: PageParams,
-      query: t.Object(pageQuery()),
+      query: t.Object({ ...pageQuery(), ...cursorParameter() }),
       response: responses(PageEnvelope(PageAccessEntry)),
       detail: { tags, summary: "A page's access list: users and teams." },
     })
@@ -87,7 +87,7 @@ export function dashboardRoutes(v1: V1Kit, pages: PageService, shareLinks: Share
     .get('/:pageId/components', ({ actor, params, query }) => pages.components(actor, params.pageId, pageRequest(query)), {
       scopes: ['dashboards:read'],
       params: PageParams,
-      query: t.Object(pageQuery()),
+      query: t.Object({ ...pageQuery(), ...cursorParameter() }),
       response: responses(PageEnvelope(Component)),
       detail: { tags, summary: 'Components of a page in grid order, with their current data and timestamp.' },
     })
@@ -128,7 +128,7 @@ export function dashboardRoutes(v1: V1Kit, pages: PageService, shareLinks: Share
     .get('/:pageId/share-links', ({ actor, params, query }) => shareLinks.list(actor, params.pageId, pageRequest(query)), {
       scopes: ['dashboards:read'],
       params: PageParams,
-      query: t.Object(pageQuery()),
+      query: t.Object({ ...pageQuery(), ...cursorParameter() }),
       response: responses(PageEnvelope(ShareLink)),
       detail: { tags, summary: "A page's share links, oldest first (its editors; 403 for viewers). Tokens are never shown again." },
     })

@@ -10,10 +10,11 @@ import { created } from '../../src/http/answer'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
+import { listIdentity, orderBy, orderKeysSelected, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
-import { isoFromText, selectPage } from '../../src/sql'
+import { isoFromText, selectListPage } from '../../src/sql'
 import type { Write, Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import type { TeamDirectory } from '../teams/api'
@@ -36,7 +37,18 @@ interface GrantKind {
   duplicate: string
   /** The principal's columns of a grant row `g` (a join on another plugin's read model). */
   principal: { columns: string; join: string; shape(row: Record<string, unknown>): Record<string, unknown> }
+  /** The list of a project's grants of this kind, in creation order (its cursors continue it). */
+  list: ListShape
 }
+
+/** A project's grants (`g`) in creation order, the principal's id last: the list of a kind. */
+const grantList = (name: string, column: GrantKind['column']): ListShape => ({
+  name,
+  filters: {},
+  sorts: { createdAt: { column: 'g.created_at', cast: 'timestamptz' } },
+  defaultOrder: ['createdAt'],
+  tiebreaker: { column: `g.${column}`, cast: 'uuid' },
+})
 
 const MEMBER: GrantKind = {
   table: 'project_members',
@@ -52,6 +64,7 @@ const MEMBER: GrantKind = {
     join: 'join user_directory u on u.id = g.user_id and u.organization_id = g.organization_id',
     shape: (row) => ({ user: { id: row.principalId, username: row.username, displayName: row.displayName, avatarUrl: row.avatarUrl } }),
   },
+  list: grantList('project-members', 'user_id'),
 }
 
 const TEAM: GrantKind = {
@@ -67,17 +80,29 @@ const TEAM: GrantKind = {
     join: 'join team_directory t on t.id = g.team_id and t.organization_id = g.organization_id',
     shape: (row) => ({ team: { id: row.principalId, name: row.teamName } }),
   },
+  list: grantList('project-teams', 'team_id'),
 }
 
-/** $1 project, $2 organization (and $3 principal for one grant): grants with their principal, in creation order. */
-const grantsOf = (kind: GrantKind, one: boolean) => `select g.${kind.column} as "principalId", g.access_level as "accessLevel", g.created_at as "createdAt",
-    ${kind.principal.columns}${one ? '' : ', count(*) over () as total'}
-  from ${kind.table} g ${kind.principal.join}
-  where g.project_id = $1 and g.organization_id = $2${one ? ` and g.${kind.column} = $3` : ''}
-  order by g.created_at, g.${kind.column}`
+/** A grant's columns with its principal's, and where they are read from (alias `g`). */
+const grantColumns = (kind: GrantKind) => `g.${kind.column} as "principalId", g.access_level as "accessLevel", g.created_at as "createdAt", ${kind.principal.columns}`
+const grantsFrom = (kind: GrantKind) => `${kind.table} g ${kind.principal.join}`
+/** The grants of project $1 of organization $2. */
+const GRANTS_OF = ['g.project_id = $1', 'g.organization_id = $2']
 
-/** The members page: exported for the benchmarks, which run it under pgbench (the page's LIMIT and OFFSET are appended). */
-export const MEMBERS_PAGE = grantsOf(MEMBER, false)
+/** $1 project, $2 organization, $3 principal: the one grant with its principal. */
+const grantOf = (kind: GrantKind) => `select ${grantColumns(kind)} from ${grantsFrom(kind)} where ${[...GRANTS_OF, `g.${kind.column} = $3`].join(' and ')}`
+
+const grantTotal = (kind: GrantKind) => `select count(*) from ${grantsFrom(kind)} where ${GRANTS_OF.join(' and ')}`
+
+/**
+ * The members page as `list` reads it by `page` ($1 project, $2 organization): exported for the
+ * benchmarks, which run it under pgbench (the page's LIMIT and OFFSET are appended).
+ */
+export const MEMBERS_PAGE = (() => {
+  const { order } = parseListQuery(MEMBER.list, {}, new Parameters())
+  return `select ${grantColumns(MEMBER)}, ${orderKeysSelected(order)}, (${grantTotal(MEMBER)}) as total from ${grantsFrom(MEMBER)}
+  where ${GRANTS_OF.join(' and ')} order by ${orderBy(order)}`
+})()
 
 interface GrantRow {
   principalId: string
@@ -95,7 +120,7 @@ const serialize = (kind: GrantKind, row: GrantRow) => ({
 
 async function grantRow(executor: Executor, kind: GrantKind, organizationId: string, projectId: string, principalId: string): Promise<GrantRow | undefined> {
   if (!isUuid(principalId)) return undefined
-  return (await queryText<GrantRow>(executor, grantsOf(kind, true), [projectId, organizationId, principalId]))[0]
+  return (await queryText<GrantRow>(executor, grantOf(kind), [projectId, organizationId, principalId]))[0]
 }
 
 /** Throws 409 when the grant being removed or demoted is the project's last owner grant. */
@@ -137,14 +162,17 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
     },
   }
 
+  /** A project's grants of a kind in creation order, by page or cursor (a cursor is checked before the access check, as work items do). */
   const list = async (kind: GrantKind, actor: Actor, projectId: string, request: PageRequest) => {
+    const parameters = new Parameters([projectId, actor.organizationId])
+    const query = parseListQuery(kind.list, {}, parameters)
+    const identity = listIdentity(kind.list, `${actor.organizationId} ${projectId}`, query)
+    const after = readCursor(request, identity, query.order)
     const { version } = await access.listAccess(actor, projectId)
-    return lists.page(`${kind.table} ${projectId} ${request.page} ${request.size}`, version, () =>
-      selectPage<GrantRow & { total: string }, ReturnType<typeof serialize>>(
+    return lists.page(`${kind.table} ${projectId} ${request.cursor ?? request.page} ${request.size}`, version, () =>
+      selectListPage<GrantRow, ReturnType<typeof serialize>>(
         db,
-        grantsOf(kind, false),
-        `select count(*) as total from ${kind.table} where project_id = $1 and organization_id = $2`,
-        [projectId, actor.organizationId],
+        { columns: grantColumns(kind), from: grantsFrom(kind), conditions: GRANTS_OF, parameters, order: query.order, total: grantTotal(kind), identity, after },
         request,
         (row) => serialize(kind, row),
       ),

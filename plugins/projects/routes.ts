@@ -3,7 +3,7 @@ import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { ifMatchHeader } from '../../src/http/answer'
 import { Deleted } from '../../src/http/models'
-import { pageQuery, pageRequest } from '../../src/http/pagination'
+import { cursorParameter, pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
 import type { GrantService } from './grants'
 import { AccessLevelPatch, Project, ProjectInput, ProjectMember, ProjectMemberInput, ProjectPatch, ProjectTeam, ProjectTeamInput, TeamProject } from './model'
@@ -19,7 +19,7 @@ export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: Proje
       .use(v1)
       .get('/projects', ({ actor, query }) => projects.list(actor, pageRequest(query)), {
         scopes: ['projects:read'],
-        query: t.Object(pageQuery()),
+        query: t.Object({ ...pageQuery(), ...cursorParameter() }),
         response: responses(PageEnvelope(Project)),
         detail: { tags, summary: 'Projects you can see (oldest first).' },
       })
@@ -60,7 +60,7 @@ export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: Proje
       .get('/projects/:projectId/members', ({ actor, params, query }) => grants.members.list(actor, params.projectId, pageRequest(query)), {
         scopes: ['project_access:read'],
         params: ProjectParams,
-        query: t.Object(pageQuery()),
+        query: t.Object({ ...pageQuery(), ...cursorParameter() }),
         response: responses(PageEnvelope(ProjectMember)),
         detail: { tags: accessTags, summary: 'Direct members of a project (viewer).' },
       })
@@ -95,7 +95,7 @@ export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: Proje
       .get('/projects/:projectId/teams', ({ actor, params, query }) => grants.teams.list(actor, params.projectId, pageRequest(query)), {
         scopes: ['project_access:read'],
         params: ProjectParams,
-        query: t.Object(pageQuery()),
+        query: t.Object({ ...pageQuery(), ...cursorParameter() }),
         response: responses(PageEnvelope(ProjectTeam)),
         detail: { tags: accessTags, summary: 'Teams linked to a project (viewer).' },
       })
@@ -130,7 +130,7 @@ export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: Proje
       .get('/teams/:teamId/projects', ({ actor, params, query }) => projects.teamProjects(actor, params.teamId, pageRequest(query)), {
         scopes: ['team_projects:read'],
         params: t.Object({ teamId: t.String() }),
-        query: t.Object(pageQuery()),
+        query: t.Object({ ...pageQuery(), ...cursorParameter() }),
         response: responses(PageEnvelope(TeamProject)),
         detail: {
           tags: ['Teams'],

@@ -3,15 +3,16 @@
  * and the organization-wide team → projects directory. Bound once (`createProjects`); every
  * function returns the resource in its API shape.
  */
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
 import type { Database, Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import { notFound } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
+import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import type { Actor } from '../../src/services/identity'
-import { selectPage, withIsoTimestamps, nextUpdatedAt } from '../../src/sql'
+import { nextUpdatedAt, selectListPage, withIsoTimestamps } from '../../src/sql'
 import type { Writes } from '../../src/writes'
 import type { TeamDirectory } from '../teams/api'
 import { visibleProjects } from './access'
@@ -35,16 +36,32 @@ const serializeProject = (project: ProjectRow) => ({
 const PROJECT_COLUMNS = `p.id, p.name, p.description, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt"`
 type ProjectTextRow = Omit<ReturnType<typeof serializeProject>, never>
 
-/** The list of the projects a caller sees (a page of rows, and the count for a page past the end), per kind of caller. */
-function listStatements(superadministrator: boolean): { rows: CompiledStatement; count: CompiledStatement } {
-  const rows = compileStatement(sql`select ${sql.raw(PROJECT_COLUMNS)}, count(*) over () as total from projects p where ${visibleProjects(superadministrator)} order by p.created_at, p.id`)
-  const count = compileStatement(sql`select count(*) as total from projects p where ${visibleProjects(superadministrator)}`)
-  // selectPage runs both on one list of values.
-  if (rows.parameters.join() !== count.parameters.join()) throw new Error('the project list and its count bind different parameters')
-  return { rows, count }
+/** The projects a caller sees, oldest first: its only order, which its cursors continue. */
+const PROJECT_LIST: ListShape = {
+  name: 'projects',
+  filters: {},
+  sorts: { createdAt: { column: 'p.created_at', cast: 'timestamptz' } },
+  defaultOrder: ['createdAt'],
+  tiebreaker: { column: 'p.id', cast: 'uuid' },
 }
-const MEMBER_LIST = listStatements(false)
-const SUPERADMINISTRATOR_LIST = listStatements(true)
+
+/**
+ * The condition of the project list per kind of caller (access.ts `visibleProjects`), compiled
+ * once: its `$1…` come first in the list statement's parameters, the page's follow.
+ */
+const MEMBER_VISIBLE: CompiledStatement = compileStatement(visibleProjects(false))
+const SUPERADMINISTRATOR_VISIBLE: CompiledStatement = compileStatement(visibleProjects(true))
+
+/** The team → projects directory ($1 team, $2 organization), in the order the links were made. */
+const TEAM_PROJECT_LIST: ListShape = {
+  name: 'team-projects',
+  filters: {},
+  sorts: { createdAt: { column: 'pt.created_at', cast: 'timestamptz' } },
+  defaultOrder: ['createdAt'],
+  tiebreaker: { column: 'pt.project_id', cast: 'uuid' },
+}
+const TEAM_PROJECTS_FROM = 'project_teams pt join projects p on p.id = pt.project_id and p.organization_id = pt.organization_id'
+const TEAM_PROJECTS_OF = ['pt.team_id = $1', 'pt.organization_id = $2']
 
 /** The organization's project `projectId`, as a condition (its primary key). */
 const theProject = (organizationId: string, projectId: string) => and(eq(projects.id, projectId), eq(projects.organizationId, organizationId))
@@ -65,16 +82,19 @@ export interface ProjectDeps {
 
 export function createProjects({ db, writes, access, teams }: ProjectDeps) {
   return {
-    /** Projects the caller can see, oldest first: a hot read, one statement. */
+    /** Projects the caller can see, oldest first, by page or cursor: a hot read, one statement. */
     list(actor: Actor, request: PageRequest) {
-      const statements = actor.role === 'superadministrator' ? SUPERADMINISTRATOR_LIST : MEMBER_LIST
-      return selectPage<ProjectTextRow & { total: string }, ProjectTextRow>(
+      const visible = actor.role === 'superadministrator' ? SUPERADMINISTRATOR_VISIBLE : MEMBER_VISIBLE
+      const parameters = new Parameters(bind(visible, { organization: actor.organizationId, user: actor.userId }))
+      const query = parseListQuery(PROJECT_LIST, {}, parameters)
+      // What a caller sees is their own list: a cursor is the caller's.
+      const identity = listIdentity(PROJECT_LIST, `${actor.organizationId} ${actor.userId}`, query)
+      const after = readCursor(request, identity, query.order)
+      return selectListPage<ProjectTextRow, ProjectTextRow>(
         db,
-        statements.rows.text,
-        statements.count.text,
-        bind(statements.rows, { organization: actor.organizationId, user: actor.userId }),
+        { columns: PROJECT_COLUMNS, from: 'projects p', conditions: [visible.text], parameters, order: query.order, total: `select count(*) from projects p where ${visible.text}`, identity, after },
         request,
-        ({ total: _total, ...row }) => withIsoTimestamps(row),
+        withIsoTimestamps,
       )
     },
 
@@ -145,17 +165,27 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
      * every linked project with the team's level, whether or not the caller can open it.
      */
     async teamProjects(actor: Actor, teamId: string, request: PageRequest) {
+      // The team id is bound as given: the statement runs only once the team is found.
+      const parameters = new Parameters([teamId, actor.organizationId])
+      const query = parseListQuery(TEAM_PROJECT_LIST, {}, parameters)
+      const identity = listIdentity(TEAM_PROJECT_LIST, `${actor.organizationId} ${teamId}`, query)
+      const after = readCursor(request, identity, query.order)
       const team = await teams.find(db, actor.organizationId, teamId)
       if (!team) throw notFound('No such team.')
-      return selectPage<{ id: string; name: string; accessLevel: AccessLevel; total: string }, { id: string; name: string; accessLevel: AccessLevel }>(
+      return selectListPage<{ id: string; name: string; accessLevel: AccessLevel }, { id: string; name: string; accessLevel: AccessLevel }>(
         db,
-        `select p.id, p.name, pt.access_level as "accessLevel", count(*) over () as total
-          from project_teams pt join projects p on p.id = pt.project_id and p.organization_id = pt.organization_id
-          where pt.team_id = $1 and pt.organization_id = $2 order by pt.created_at, pt.project_id`,
-        'select count(*) as total from project_teams where team_id = $1 and organization_id = $2',
-        [team.id, actor.organizationId],
+        {
+          columns: 'p.id, p.name, pt.access_level as "accessLevel"',
+          from: TEAM_PROJECTS_FROM,
+          conditions: TEAM_PROJECTS_OF,
+          parameters,
+          order: query.order,
+          total: `select count(*) from ${TEAM_PROJECTS_FROM} where ${TEAM_PROJECTS_OF.join(' and ')}`,
+          identity,
+          after,
+        },
         request,
-        ({ total: _total, ...row }) => row,
+        (row) => row,
       )
     },
   }

@@ -1,7 +1,7 @@
 /** MCP tools of the projects plugin: the same bound services as the REST routes. */
 import { t } from 'elysia'
 import { UuidString } from '../../src/http/models'
-import { pageArguments, pageRequest } from '../../src/http/pagination'
+import { cursorParameter, pageArguments, pageRequest } from '../../src/http/pagination'
 import { defineTool } from '../../src/plugin'
 import type { GrantService } from './grants'
 import type { ProjectService } from './service'
@@ -10,10 +10,10 @@ export function projectTools({ projects, grants }: { projects: ProjectService; g
   return [
     defineTool({
       name: 'list_projects',
-      description: 'Projects you can see, oldest first.',
+      description: 'Projects you can see, oldest first. Continue with `cursor` from meta.nextCursor.',
       scopes: ['projects:read'],
       readOnly: true,
-      input: t.Object(pageArguments(), { additionalProperties: false }),
+      input: t.Object({ ...pageArguments(), ...cursorParameter() }, { additionalProperties: false }),
       run: (actor, input) => projects.list(actor, pageRequest(input)),
     }),
     defineTool({
@@ -26,18 +26,18 @@ export function projectTools({ projects, grants }: { projects: ProjectService; g
     }),
     defineTool({
       name: 'list_project_members',
-      description: 'Direct members of a project with their access level.',
+      description: 'Direct members of a project with their access level. Continue with `cursor` from meta.nextCursor.',
       scopes: ['project_access:read'],
       readOnly: true,
-      input: t.Object({ projectId: UuidString(), ...pageArguments() }, { additionalProperties: false }),
+      input: t.Object({ projectId: UuidString(), ...pageArguments(), ...cursorParameter() }, { additionalProperties: false }),
       run: (actor, input) => grants.members.list(actor, input.projectId, pageRequest(input)),
     }),
     defineTool({
       name: 'list_team_projects',
-      description: "Projects linked to a team, with the team's level: an organization-wide directory (visible or not).",
+      description: "Projects linked to a team, with the team's level: an organization-wide directory (visible or not). Continue with `cursor` from meta.nextCursor.",
       scopes: ['team_projects:read'],
       readOnly: true,
-      input: t.Object({ teamId: UuidString(), ...pageArguments() }, { additionalProperties: false }),
+      input: t.Object({ teamId: UuidString(), ...pageArguments(), ...cursorParameter() }, { additionalProperties: false }),
       run: (actor, input) => projects.teamProjects(actor, input.teamId, pageRequest(input)),
     }),
   ]

@@ -11,10 +11,11 @@ import { FormatRegistry, Type } from '@sinclair/typebox'
 import { sql } from 'drizzle-orm'
 import { queryText, type Database, type Transaction } from '../../src/db'
 import { notFound } from '../../src/http/errors'
+import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
-import { isoFromText, selectPage } from '../../src/sql'
+import { isoFromText, selectListPage } from '../../src/sql'
 import { checkBody, type DisplayCalls, type DisplayPages, type Outcome, type PageCall } from '../display/api'
 
 export const MAX_MESSAGE = 4000
@@ -108,6 +109,16 @@ const COUNTS = `cross join lateral (
     from deliveries d where d.message_id = m.id and d.organization_id = $1
   ) c`
 
+/** A page's messages ($1 organization, $2 page), newest first: the list's only order, which its cursors continue. */
+const REPORT_LIST: ListShape = {
+  name: 'message-reports',
+  filters: {},
+  sorts: { createdAt: { column: 'm.created_at', cast: 'timestamptz' } },
+  defaultOrder: ['-createdAt'],
+  tiebreaker: { column: 'm.id', cast: 'uuid' },
+}
+const MESSAGES_OF = 'm.organization_id = $1 and m.page_id = $2'
+
 /** Messages and their delivery reports, bound once. */
 export function createMessages({ db, calls, pages, senderOn }: MessageDeps) {
   return {
@@ -135,16 +146,19 @@ export function createMessages({ db, calls, pages, senderOn }: MessageDeps) {
       return { ...row, createdAt: isoFromText(row.createdAt) }
     },
 
-    /** The messages of a page the actor can see, newest first; 404 for a page they cannot see. */
+    /** The messages of a page the actor can see, newest first, by page or cursor; 404 for a page they cannot see. */
     async reports(actor: Actor, pageId: string, request: PageRequest) {
-      const page = await pages.requireVisible(actor, pageId)
-      return selectPage<MessageReport & { total: string }, MessageReport>(
+      // The page id is bound as given: the statement runs only once the page is found visible.
+      const parameters = new Parameters([actor.organizationId, pageId])
+      const query = parseListQuery(REPORT_LIST, {}, parameters)
+      const identity = listIdentity(REPORT_LIST, `${actor.organizationId} ${pageId}`, query)
+      const after = readCursor(request, identity, query.order)
+      await pages.requireVisible(actor, pageId)
+      return selectListPage<MessageReport, MessageReport>(
         db,
-        `select ${REPORT_COLUMNS}, count(*) over () as total from messages m ${COUNTS} where m.organization_id = $1 and m.page_id = $2 order by m.created_at desc, m.id desc`,
-        `select count(*) as total from messages m where m.organization_id = $1 and m.page_id = $2`,
-        [actor.organizationId, page.id],
+        { columns: REPORT_COLUMNS, from: `messages m ${COUNTS}`, conditions: [MESSAGES_OF], parameters, order: query.order, total: `select count(*) from messages m where ${MESSAGES_OF}`, identity, after },
         request,
-        ({ total: _total, ...row }) => ({ ...row, createdAt: isoFromText(row.createdAt) }),
+        (row) => ({ ...row, createdAt: isoFromText(row.createdAt) }),
       )
     },
   }

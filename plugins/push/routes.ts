@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { Timestamp, UuidString } from '../../src/http/models'
-import { pageQuery, pageRequest } from '../../src/http/pagination'
+import { cursorParameter, pageQuery, pageRequest } from '../../src/http/pagination'
 import type { Database } from '../../src/db'
 import type { V1Kit } from '../../src/http/v1'
 import { routeOf, type Logger } from '../../src/log'
@@ -204,7 +204,7 @@ export function messageReportRoutes(v1: V1Kit, messages: MessageService) {
     .get('/:pageId/messages', ({ actor, params, query }) => messages.reports(actor, params.pageId, pageRequest(query)), {
       scopes: ['dashboards:read'],
       params: t.Object({ pageId: t.String() }),
-      query: t.Object(pageQuery()),
+      query: t.Object({ ...pageQuery(), ...cursorParameter() }),
       response: responses(PageEnvelope(MessageReport)),
       detail: { tags, summary: 'Messages sent to a page you can see (POST /api/message), newest first, with their delivery counts.' },
     })

@@ -3,7 +3,7 @@ import { Elysia, t } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { ifMatchHeader } from '../../src/http/answer'
 import { Deleted } from '../../src/http/models'
-import { pageQuery, pageRequest } from '../../src/http/pagination'
+import { cursorParameter, pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
 import { Team, TeamInput, TeamMember, TeamMemberInput, TeamPatch } from './model'
 import type { TeamService } from './service'
@@ -17,7 +17,7 @@ export function teamRoutes(v1: V1Kit, teams: TeamService) {
     .use(v1)
     .get('', ({ actor, query }) => teams.list(actor, pageRequest(query)), {
       scopes: ['teams:read'],
-      query: t.Object(pageQuery()),
+      query: t.Object({ ...pageQuery(), ...cursorParameter() }),
       response: responses(PageEnvelope(Team)),
       detail: { tags, summary: 'List the teams of your organization (oldest first).' },
     })
@@ -58,7 +58,7 @@ export function teamRoutes(v1: V1Kit, teams: TeamService) {
     .get('/:teamId/members', ({ actor, params, query }) => teams.members(actor, params.teamId, pageRequest(query)), {
       scopes: ['team_members:read'],
       params: TeamParams,
-      query: t.Object(pageQuery()),
+      query: t.Object({ ...pageQuery(), ...cursorParameter() }),
       response: responses(PageEnvelope(TeamMember)),
       detail: { tags, summary: 'Members of a team.' },
     })

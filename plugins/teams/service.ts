@@ -3,17 +3,18 @@
  * administrator or superadministrator, checked after the team is found (404 before 403). Bound
  * once per service (`createTeams`); every function returns the resource in its API shape.
  */
-import { and, asc, count, eq, ne, sql } from 'drizzle-orm'
+import { and, eq, ne, sql } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
 import { notify, type Database, type Executor } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import { conflict, forbidden, notFound } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
-import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
+import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
-import { isoFromText, selectPage, nextUpdatedAt } from '../../src/sql'
+import { isoFromText, nextUpdatedAt, selectListPage, withIsoTimestamps } from '../../src/sql'
 import { organizationVersion, type Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import type { TeamMembershipLoss, TeamRecord } from './api'
@@ -63,11 +64,29 @@ async function requireUniqueName(executor: Executor, actor: Actor, name: string,
   if (existing) throw conflict('A team with this name already exists.', existing.id, 'name')
 }
 
-/** A team's members, with identities from auth's user directory ($1 team, $2 organization). */
-const MEMBERS = `select tm.user_id as "userId", tm.created_at as "createdAt", u.username, u.display_name as "displayName", u.avatar_url as "avatarUrl",
-    count(*) over () as total
-  from team_members tm join user_directory u on u.id = tm.user_id and u.organization_id = tm.organization_id
-  where tm.team_id = $1 and tm.organization_id = $2 order by tm.created_at, tm.user_id`
+/** The teams list of an organization ($1), oldest first: its only order, which its cursors continue. */
+const TEAM_LIST: ListShape = {
+  name: 'teams',
+  filters: {},
+  sorts: { createdAt: { column: 't.created_at', cast: 'timestamptz' } },
+  defaultOrder: ['createdAt'],
+  tiebreaker: { column: 't.id', cast: 'uuid' },
+}
+const TEAM_COLUMNS = 't.id, t.name, t.description, t.created_at as "createdAt", t.updated_at as "updatedAt"'
+type TeamTextRow = Omit<ReturnType<typeof serializeTeam>, never>
+
+/** A team's members ($1 team, $2 organization) in the order they joined. */
+const MEMBER_LIST: ListShape = {
+  name: 'team-members',
+  filters: {},
+  sorts: { createdAt: { column: 'tm.created_at', cast: 'timestamptz' } },
+  defaultOrder: ['createdAt'],
+  tiebreaker: { column: 'tm.user_id', cast: 'uuid' },
+}
+/** A member's columns, with identities from auth's user directory (MEMBERS_FROM). */
+const MEMBER_COLUMNS = 'tm.user_id as "userId", tm.created_at as "createdAt", u.username, u.display_name as "displayName", u.avatar_url as "avatarUrl"'
+const MEMBERS_FROM = 'team_members tm join user_directory u on u.id = tm.user_id and u.organization_id = tm.organization_id'
+const MEMBERS_OF = ['tm.team_id = $1', 'tm.organization_id = $2']
 interface MemberRow {
   userId: string
   createdAt: string
@@ -90,19 +109,21 @@ export interface TeamDeps {
 
 export function createTeams({ db, lists, writes, users }: TeamDeps) {
   return {
+    /** The organization's teams, oldest first, by page or cursor; a cached page of the organization's version answers without reading rows. */
     async list(actor: Actor, request: PageRequest) {
+      const parameters = new Parameters([actor.organizationId])
+      const query = parseListQuery(TEAM_LIST, {}, parameters)
+      const identity = listIdentity(TEAM_LIST, actor.organizationId, query)
+      const after = readCursor(request, identity, query.order)
       const version = await organizationVersion(db, actor.organizationId)
-      return lists.page(`teams ${actor.organizationId} ${request.page} ${request.size}`, version, async () => {
-        const where = eq(teams.organizationId, actor.organizationId)
-        const rows = await db
-          .select({ team: teams, total: totalOver() })
-          .from(teams)
-          .where(where)
-          .orderBy(asc(teams.createdAt), asc(teams.id))
-          .limit(window(request).limit)
-          .offset(window(request).offset)
-        return pageWithTotal(rows, request, (row) => serializeTeam(row.team), async () => (await db.select({ value: count() }).from(teams).where(where))[0]!.value)
-      })
+      return lists.page(`teams ${actor.organizationId} ${request.cursor ?? request.page} ${request.size}`, version, () =>
+        selectListPage<TeamTextRow, TeamTextRow>(
+          db,
+          { columns: TEAM_COLUMNS, from: 'teams t', conditions: ['t.organization_id = $1'], parameters, order: query.order, total: 'select count(*) from teams t where t.organization_id = $1', identity, after },
+          request,
+          withIsoTimestamps,
+        ),
+      )
     },
 
     async get(actor: Actor, teamId: string) {
@@ -154,15 +175,28 @@ export function createTeams({ db, lists, writes, users }: TeamDeps) {
       })
     },
 
+    /** A team's members in the order they joined, by page or cursor (a cursor is checked before the team is looked up). */
     async members(actor: Actor, teamId: string, request: PageRequest) {
+      // The team id is bound as given: the statement runs only once findTeam has found it.
+      const parameters = new Parameters([teamId, actor.organizationId])
+      const query = parseListQuery(MEMBER_LIST, {}, parameters)
+      const identity = listIdentity(MEMBER_LIST, `${actor.organizationId} ${teamId}`, query)
+      const after = readCursor(request, identity, query.order)
       // Side by side: both precede the rows, which is all the version needs.
       const [version, team] = await Promise.all([organizationVersion(db, actor.organizationId), findTeam(db, actor, teamId)])
-      return lists.page(`team-members ${team.id} ${request.page} ${request.size}`, version, () =>
-        selectPage<MemberRow & { total: string }, ReturnType<typeof serializeMember>>(
+      return lists.page(`team-members ${team.id} ${request.cursor ?? request.page} ${request.size}`, version, () =>
+        selectListPage<MemberRow, ReturnType<typeof serializeMember>>(
           db,
-          MEMBERS,
-          'select count(*) as total from team_members where team_id = $1 and organization_id = $2',
-          [team.id, actor.organizationId],
+          {
+            columns: MEMBER_COLUMNS,
+            from: MEMBERS_FROM,
+            conditions: MEMBERS_OF,
+            parameters,
+            order: query.order,
+            total: `select count(*) from ${MEMBERS_FROM} where ${MEMBERS_OF.join(' and ')}`,
+            identity,
+            after,
+          },
           request,
           serializeMember,
         ),

@@ -1,7 +1,7 @@
 /** Request and response models of webhooks and their deliveries. */
 import { t } from 'elysia'
 import { Integer, Timestamp, UuidString } from '../../src/http/models'
-import { pageQuery } from '../../src/http/pagination'
+import { cursorParameter, pageQuery } from '../../src/http/pagination'
 import { URL_MAX } from './targets'
 
 export const DESCRIPTION_MAX = 500
@@ -88,7 +88,7 @@ export const DeliveryDetail = t.Object(
   { title: 'WebhookDeliveryDetail' },
 )
 
-export const DeliveryQuery = t.Object({ ...pageQuery(), status: t.Optional(DeliveryStatus) })
+export const DeliveryQuery = t.Object({ ...pageQuery(), ...cursorParameter(), status: t.Optional(DeliveryStatus) })
 
 export const WebhookParams = t.Object({ webhookId: t.String() })
 export const DeliveryParams = t.Object({ webhookId: t.String(), deliveryId: t.String() })

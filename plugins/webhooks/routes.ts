@@ -2,7 +2,7 @@
 import { Elysia } from 'elysia'
 import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
 import { Deleted } from '../../src/http/models'
-import { pageQuery, pageRequest } from '../../src/http/pagination'
+import { cursorParameter, pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
 import { t } from 'elysia'
 import { Delivery, DeliveryDetail, DeliveryParams, DeliveryQuery, Webhook, WebhookInput, WebhookParams, WebhookPatch, WebhookWithSecret } from './model'
@@ -18,7 +18,7 @@ export function webhookRoutes(v1: V1Kit, webhooks: WebhookService) {
     .use(v1)
     .get('', ({ actor, query }) => webhooks.list(actor, pageRequest(query)), {
       scopes: ['webhooks:read'],
-      query: t.Object(pageQuery()),
+      query: t.Object({ ...pageQuery(), ...cursorParameter() }),
       response: responses(PageEnvelope(Webhook)),
       detail: { tags, summary: "The organization's webhooks, oldest first (administrators: every webhook's configuration, never its secret)." },
     })

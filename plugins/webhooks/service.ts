@@ -15,14 +15,16 @@ import type { EventBus } from '../../src/events'
 import { created } from '../../src/http/answer'
 import { ApiError, badRequest, conflict, forbidden, notFound, rateLimited } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
+import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
-import { isoFromText, selectPage } from '../../src/sql'
+import { isoFromText, selectListPage } from '../../src/sql'
 import type { Write, Writes } from '../../src/writes'
 import type { ProjectAccessService } from '../projects/api'
 import type { DeliveryQuery, DeliveryResource, WebhookInput, WebhookPatch, WebhookResource } from './model'
 import { NO_PROJECT, OUTBOX_CHANNEL, recordEvent, WEBHOOKS_CHANNEL, type Subscriptions } from './outbox'
+import { DELIVERY_STATUSES } from './schema'
 import { generateSigningSecret, type SecretBox } from './secrets'
 import { checkTarget } from './targets'
 
@@ -40,6 +42,28 @@ const DELIVERY_COLUMNS = `d.id, d.webhook_id as "webhookId", d.event_id as "even
   d.last_response_status as "lastResponseStatus", d.last_duration_ms as "lastDurationMs", d.last_error as "lastError",
   d.last_attempt_at as "lastAttemptAt", case when d.status = 'pending' then d.next_attempt_at end as "nextAttemptAt",
   d.delivered_at as "deliveredAt", d.created_at as "createdAt"`
+
+/** The organization's webhooks ($1), oldest first: the list's only order, which its cursors continue. */
+const WEBHOOK_LIST: ListShape = {
+  name: 'webhooks',
+  filters: {},
+  sorts: { createdAt: { column: 'w.created_at', cast: 'timestamptz' } },
+  defaultOrder: ['createdAt'],
+  tiebreaker: { column: 'w.id', cast: 'uuid' },
+}
+
+/**
+ * A webhook's deliveries ($1 webhook, $2 organization), newest first, by `status` (one value: the
+ * route's schema takes one) as before; a cursor is valid only with the status it was issued for.
+ */
+const DELIVERY_LIST: ListShape = {
+  name: 'webhook-deliveries',
+  filters: { status: { type: 'enum', values: DELIVERY_STATUSES, column: 'd.status', description: 'Only deliveries in this status.' } },
+  sorts: { createdAt: { column: 'd.created_at', cast: 'timestamptz' } },
+  defaultOrder: ['-createdAt'],
+  tiebreaker: { column: 'd.id', cast: 'uuid' },
+}
+const DELIVERIES_FROM = 'webhook_deliveries d join webhook_events e on e.id = d.event_id and e.organization_id = d.organization_id'
 
 type TextTimes<T, K extends keyof T> = Omit<T, K> & { [P in K]: string | null }
 type WebhookRow = TextTimes<WebhookResource, 'lastSuccessAt' | 'failingSince' | 'previousSecretExpiresAt' | 'createdAt' | 'updatedAt'>
@@ -209,13 +233,16 @@ export function createWebhooks(deps: WebhookDeps) {
   }
 
   return {
+    /** The organization's webhooks, oldest first, by page or cursor. */
     async list(actor: Actor, request: PageRequest) {
+      const parameters = new Parameters([actor.organizationId])
+      const query = parseListQuery(WEBHOOK_LIST, {}, parameters)
+      const identity = listIdentity(WEBHOOK_LIST, actor.organizationId, query)
+      const after = readCursor(request, identity, query.order)
       requireAdministrator(actor)
-      return selectPage<WebhookRow & { total: string }, WebhookResource>(
+      return selectListPage<WebhookRow, WebhookResource>(
         db,
-        `select ${WEBHOOK_COLUMNS}, count(*) over () as total from webhooks w where w.organization_id = $1 order by w.created_at, w.id`,
-        'select count(*) as total from webhooks where organization_id = $1',
-        [actor.organizationId],
+        { columns: WEBHOOK_COLUMNS, from: 'webhooks w', conditions: ['w.organization_id = $1'], parameters, order: query.order, total: 'select count(*) from webhooks w where w.organization_id = $1', identity, after },
         request,
         fromWebhookRow,
       )
@@ -343,25 +370,26 @@ export function createWebhooks(deps: WebhookDeps) {
       return answer
     },
 
-    async deliveries(actor: Actor, webhookId: string, query: DeliveryQuery, request: PageRequest) {
+    /** A webhook's deliveries, newest first, by page or cursor (a cursor is checked before the webhook is). */
+    async deliveries(actor: Actor, webhookId: string, input: DeliveryQuery, request: PageRequest) {
+      // The webhook id is bound as given: the statement runs only once findWebhook has found it.
+      const parameters = new Parameters([webhookId, actor.organizationId])
+      const query = parseListQuery(DELIVERY_LIST, { status: input.status }, parameters)
+      const identity = listIdentity(DELIVERY_LIST, `${actor.organizationId} ${webhookId}`, query)
+      const after = readCursor(request, identity, query.order)
       requireAdministrator(actor)
-      const webhook = await findWebhook(db, actor, webhookId)
-      const parameters: unknown[] = [webhook.id, actor.organizationId]
-      let where = 'd.webhook_id = $1 and d.organization_id = $2'
-      if (query.status) where += ` and d.status = $${parameters.push(query.status)}`
+      await findWebhook(db, actor, webhookId)
+      const conditions = ['d.webhook_id = $1', 'd.organization_id = $2', ...query.conditions]
       // Only deliveries of projects the reader can see (pings have none); a superadministrator sees every one.
       if (actor.role !== 'superadministrator') {
-        const visible = access.visibleProjectIds(actor, parameters.length + 2)
-        where += ` and (d.project_key = $${parameters.push(NO_PROJECT)} or d.project_key in (${visible.sql}))`
-        parameters.push(...visible.parameters)
+        const noProject = parameters.bind(NO_PROJECT)
+        const visible = access.visibleProjectIds(actor, parameters.values.length + 1)
+        parameters.values.push(...visible.parameters)
+        conditions.push(`(d.project_key = ${noProject} or d.project_key in (${visible.sql}))`)
       }
-      return selectPage<DeliveryRow & { total: string }, DeliveryResource>(
+      return selectListPage<DeliveryRow, DeliveryResource>(
         db,
-        `select ${DELIVERY_COLUMNS}, count(*) over () as total from webhook_deliveries d
-          join webhook_events e on e.id = d.event_id and e.organization_id = d.organization_id
-          where ${where} order by d.created_at desc, d.id desc`,
-        `select count(*) as total from webhook_deliveries d where ${where}`,
-        parameters,
+        { columns: DELIVERY_COLUMNS, from: DELIVERIES_FROM, conditions, parameters, order: query.order, total: `select count(*) from ${DELIVERIES_FROM} where ${conditions.join(' and ')}`, identity, after },
         request,
         fromDeliveryRow,
       )

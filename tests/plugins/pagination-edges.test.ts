@@ -3,6 +3,7 @@
  * and a page past the end. Rows are bulk-inserted in SQL; the reads go through the API.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { writeAudit } from '../../src/audit'
 import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
@@ -89,8 +90,11 @@ const lists: List[] = [
     path: () => `/api/v1/projects/${projectId}/audit-logs`,
     base: 1,
     fill: async (n) => {
-      await run(sql`insert into audit_logs (id, organization_id, via, action, resource_type, resource_id, project_id)
-        select gen_random_uuid(), ${organizationId}, 'cli', 'test.filled', 'project', ${projectId}, ${projectId} from generate_series(1, ${n})`)
+      // Through the audit writer, which keeps the log's maintained count (audit_log_counts) with each record.
+      const actor = { organizationId, userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
+      await api.database.db.transaction(async (tx) => {
+        for (let i = 0; i < n; i++) await writeAudit(tx, actor, { action: 'test.filled', resourceType: 'project', resourceId: projectId, projectId })
+      })
     },
   },
 ]
