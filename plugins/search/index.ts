@@ -7,7 +7,7 @@ import { ProjectAccessRef } from '../projects/api'
 import { Entry } from '../entries/api'
 import { Relationship } from '../relationships/api'
 import { WorkItem } from '../work-items/api'
-import { createSearch } from './service'
+import { createSearch, searchFilterParameters, searchOptions } from './service'
 import { searchTools } from './tools'
 
 const SearchResult = t.Object(
@@ -27,14 +27,15 @@ export default definePlugin({
   routes: ({ http }, { search }) => {
     return new Elysia({ name: 'search', prefix: '/api/v1/projects/:projectId/search' }).use(http.v1).get(
       '',
-      ({ actor, params, query }) => search.search(actor, params.projectId, { q: query.q, limit: query.limit ?? 20 }),
+      ({ actor, params, query }) => search.search(actor, params.projectId, searchOptions(query)),
       {
         scopes: ['work_items:read', 'entries:read', 'relationships:read'],
         params: t.Object({ projectId: t.String() }),
         query: t.Object({
           q: t.String({ minLength: 1, maxLength: 200, description: 'Words to find; each matches as a prefix, and 3+ characters also as a substring of titles and bodies.' }),
           limit: t.Optional(queryInteger('limit', { minimum: 1, maximum: 100, default: 20, description: 'Results per kind, 1..100 (default 20).' })),
-        }),
+          ...searchFilterParameters(),
+        }, { additionalProperties: true }),
         response: responses(Envelope(SearchResult)),
         detail: {
           tags: ['Search'],

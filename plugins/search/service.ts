@@ -17,7 +17,8 @@ import type { Actor } from '../../src/services/identity'
 import { projectSummary } from './summary'
 import { ENTRY_COLUMNS, fromEntryText, type EntryTextRow } from '../entries/api'
 import { fromRelationshipText, RELATIONSHIP_COLUMNS, type RelationshipTextRow } from '../relationships/api'
-import { fromWorkItemText, WORK_ITEM_COLUMNS, type WorkItemTextRow } from '../work-items/api'
+import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_LIST, type WorkItemTextRow } from '../work-items/api'
+import { filterParameters, Parameters, parseListQuery, type ListShape } from '../../src/http/list-query'
 
 const SUBSTRING_MIN = 3
 
@@ -65,6 +66,10 @@ const BROADER = 10
 interface Kind {
   /** The read model. */
   table: string
+  /** Its columns the filters read (besides id, created_at, search_vector and `column`). */
+  filtered: string
+  /** The filters of the search on a row `t` of it ($8 statuses, $9 assignee: an id or `none`; null: any). */
+  filter: string
   /** The text the substring fallback looks in. */
   column: string
   /** Added to the rank when the substring matches that text. */
@@ -73,8 +78,16 @@ interface Kind {
   recency: string
 }
 
-const WORK_ITEM_KIND: Kind = { table: 'work_item_documents', column: 'title', bonus: 0.2, recency: 'updated_at desc nulls last, id desc nulls last' }
-const ENTRY_KIND: Kind = { table: 'entry_documents', column: 'body', bonus: 0.1, recency: 'created_at desc nulls last, id desc nulls last' }
+const WORK_ITEM_KIND: Kind = {
+  table: 'work_item_documents',
+  filtered: ', status, assignee_id',
+  filter: `($8::text[] is null or t.status = any($8::text[])) and ($9::text is null or case when $9::text = 'none' then t.assignee_id is null else t.assignee_id::text = $9::text end)`,
+  column: 'title',
+  bonus: 0.2,
+  recency: 'updated_at desc nulls last, id desc nulls last',
+}
+// Entries are not filtered by their work item's fields; $8 and $9 are named so every statement types them.
+const ENTRY_KIND: Kind = { table: 'entry_documents', filtered: '', filter: '($8::text[] is null or true) and ($9::text is null or true)', column: 'body', bonus: 0.1, recency: 'created_at desc nulls last, id desc nulls last' }
 
 /** A row's relevance: its rank for the words plus the kind's bonus when the substring matches. */
 const score = (kind: Kind) =>
@@ -82,7 +95,7 @@ const score = (kind: Kind) =>
 
 /** The project's `rows` most recent rows, with what matching and ranking read. */
 const recent = (kind: Kind, rows = RECENT_ROWS) =>
-  `(select id, created_at, search_vector, ${kind.column} from ${kind.table} where project_id = $1 and organization_id = $7 order by ${kind.recency} limit ${rows})`
+  `(select id, created_at, search_vector, ${kind.column}${kind.filtered} from ${kind.table} where project_id = $1 and organization_id = $7 order by ${kind.recency} limit ${rows})`
 
 /**
  * The ranked matches of a kind (`matches`: id, created_at, score), scored in the scan that finds
@@ -97,13 +110,14 @@ const recent = (kind: Kind, rows = RECENT_ROWS) =>
  * both ways has the same score both times, so the union keeps it once. `only` guards the whole.
  * $1 project, $2 tsquery text, $3 substring pattern (or null), $4 limit, $5 each word's tsquery text,
  * $6 whether the substring may be looked for through the trigram index (a term without spaces),
- * $7 the organization (named wherever a table is read: on Citus, one shard answers).
+ * $7 the organization (named wherever a table is read: on Citus, one shard answers), $8 and $9
+ * the filters (`Kind.filter`).
  */
 const matches = (kind: Kind, only = 'true') => `
   query as materialized (select to_tsquery('simple', $2) as q),
   recent_words as materialized (
     select t.id, t.created_at, ${score(kind)} as score from ${recent(kind)} t
-    where ${only} and t.search_vector @@ (select q from query) limit ${RANKING_WINDOW}
+    where ${only} and ${kind.filter} and t.search_vector @@ (select q from query) limit ${RANKING_WINDOW}
   ),
   indexed as materialized (
     select case when cardinality($5::text[]) < 2 then (select q from query) else (
@@ -117,18 +131,19 @@ const matches = (kind: Kind, only = 'true') => `
     select id, created_at, score from recent_words where (select count(*) from recent_words) >= $4
     union all
     (select t.id, t.created_at, ${score(kind)} from ${kind.table} t
-      where (select count(*) from recent_words) < $4 and ${only} and t.project_id = $1 and t.organization_id = $7
+      where (select count(*) from recent_words) < $4 and ${only} and t.project_id = $1 and t.organization_id = $7 and ${kind.filter}
         and t.search_vector @@ (select q from indexed) and ts_match_vq(t.search_vector, (select q from query))
       limit ${RANKING_WINDOW})
   ),
   recent_substrings as materialized (
-    select t.id, t.created_at, ${score(kind)} as score from ${recent(kind, SAMPLE_ROWS)} t where t.${kind.column} ilike $3
+    select t.id, t.created_at, ${score(kind)} as score from ${recent(kind, SAMPLE_ROWS)} t where t.${kind.column} ilike $3 and ${kind.filter}
   ),
   substrings as (
     select id, created_at, score from recent_substrings where (select count(*) from recent_substrings) >= $4 - (select count(*) from words)
     union all
     (select t.id, t.created_at, ${score(kind)} from ${kind.table} t
       where $6 and (select count(*) from recent_substrings) < $4 - (select count(*) from words) and t.project_id = $1 and t.organization_id = $7 and t.${kind.column} ilike $3
+        and ${kind.filter}
       limit (select $4 - count(*) from words))
   ),
   matches as (
@@ -163,13 +178,43 @@ const RELATIONSHIPS = `with ${matches(WORK_ITEM_KIND, 'exists (select 1 from rel
 interface SearchOptions {
   q: string
   limit: number
+  /** Work items in any of these statuses (null: any). */
+  statuses?: string[] | null
+  /** Work items assigned to this user, or `none` for unassigned (null: any). */
+  assignee?: string | null
+}
+
+/** The search's filters, in the list grammar (SPEC §8): `status` any of, `assigneeId` an id or `none`. */
+export const SEARCH_FILTERS: ListShape = {
+  name: 'search',
+  filters: {
+    status: { ...WORK_ITEM_LIST.filters.status!, description: 'Only work items (and relationships through a matching end) in these statuses; entries are not filtered.' },
+    assigneeId: { ...WORK_ITEM_LIST.filters.assigneeId!, description: 'Only work items (and relationships through a matching end) assigned to this user (`none`: unassigned).' },
+  },
+  sorts: {},
+  defaultOrder: [],
+  tiebreaker: WORK_ITEM_LIST.tiebreaker,
+}
+
+/** The query parameters (and MCP arguments) of the search's filters. */
+export function searchFilterParameters() {
+  const { sort: _sort, ...filters } = filterParameters(SEARCH_FILTERS)
+  return filters
+}
+
+/** The search options of a request's `q`, `limit` and filters (400 naming a bad filter or an unknown key). */
+export function searchOptions(input: Record<string, unknown>): SearchOptions {
+  const { q, limit, ...filters } = input as { q: string; limit?: number }
+  const { values } = parseListQuery(SEARCH_FILTERS, filters, new Parameters(), ['projectId'])
+  const assignee = values.assigneeId?.anyOf[0]
+  return { q, limit: limit ?? 20, statuses: (values.status?.anyOf as string[] | undefined) ?? null, assignee: assignee === undefined ? null : (assignee ?? 'none') }
 }
 
 /** Work items, entries and relationships of the project matching `q`, best first, `limit` each. */
 export async function searchProject(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, options: SearchOptions) {
   await access.requireProjectAccess(actor, projectId, 'viewer')
   const words = wordQueries(options.q)
-  const parameters = [projectId, words.join(' & '), substringPattern(options.q), options.limit, words, !/\s/.test(options.q.trim()), actor.organizationId]
+  const parameters = [projectId, words.join(' & '), substringPattern(options.q), options.limit, words, !/\s/.test(options.q.trim()), actor.organizationId, options.statuses ?? null, options.assignee ?? null]
   const [workItems, entries, relationships] = await Promise.all([
     queryText<WorkItemTextRow>(db, WORK_ITEMS, parameters),
     queryText<EntryTextRow>(db, ENTRIES, parameters),

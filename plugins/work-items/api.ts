@@ -7,7 +7,7 @@ import type { Executor, Transaction } from '../../src/db'
 import { serviceRef } from '../../src/services/registry'
 
 export { WORK_ITEM_STATUSES, type WorkItemStatus } from './schema'
-export { fromWorkItemText, WORK_ITEM_COLUMNS, WorkItem, type WorkItemResource, type WorkItemTextRow } from './model'
+export { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_LIST, WorkItem, type WorkItemResource, type WorkItemTextRow } from './model'
 
 export interface WorkItemsFace {
   /**
