@@ -46,6 +46,8 @@ CREATE INDEX "work_items_project_assignee_order_idx" ON "work_items" USING btree
 CREATE INDEX "work_items_project_created_idx" ON "work_items" USING btree ("project_id","created_at","id");--> statement-breakpoint
 CREATE INDEX "work_items_project_priority_idx" ON "work_items" USING btree ("project_id","priority","id");--> statement-breakpoint
 CREATE INDEX "work_items_project_due_idx" ON "work_items" USING btree ("project_id","due_date","id");--> statement-breakpoint
+CREATE VIEW "public"."relationship_type_counts" AS (select project_id, organization_id, type, items from relationship_counts);--> statement-breakpoint
+CREATE VIEW "public"."work_item_status_counts" AS (select project_id, organization_id, status, items from work_item_counts);--> statement-breakpoint
 INSERT INTO "work_item_counts" ("project_id", "status", "organization_id", "items") SELECT "project_id", "status", "organization_id", count(*) FROM "work_items" GROUP BY "project_id", "status", "organization_id";--> statement-breakpoint
 INSERT INTO "entry_counts" ("work_item_id", "kind", "organization_id", "items") SELECT "work_item_id", "kind", "organization_id", count(*) FROM "entries" GROUP BY "work_item_id", "kind", "organization_id";--> statement-breakpoint
 INSERT INTO "relationship_counts" ("project_id", "type", "organization_id", "items") SELECT "project_id", "type", "organization_id", count(*) FROM "relationships" GROUP BY "project_id", "type", "organization_id";

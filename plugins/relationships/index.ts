@@ -13,7 +13,10 @@ export default definePlugin({
   description: 'Typed links (blocks, relates_to, duplicates, parent_of) between work items of one project.',
   dependencies: ['auth', 'projects', 'work-items'],
   tables: { relationships, relationshipCounts },
-  readModels: { relationship_links: 'Every relationship column the API shows (search matches relationships through their ends).' },
+  readModels: {
+    relationship_links: 'Every relationship column the API shows (search matches relationships through their ends).',
+    relationship_type_counts: 'How many relationships each project has per type, maintained with every change (the project summary).',
+  },
   scopes: [
     { name: 'relationships:read', description: 'Read relationships.' },
     { name: 'relationships:write', description: 'Create, change and delete relationships (editors).' },

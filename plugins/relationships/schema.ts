@@ -74,3 +74,11 @@ export const relationshipLinks = pgView('relationship_links', {
   createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
   updatedAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
 }).as(sql`select id, organization_id, project_id, source_work_item_id, target_work_item_id, type, created_by, created_at, updated_at from relationships`)
+
+/** The maintained counts per type (relationship_counts) as other plugins read them (the project summary). */
+export const relationshipTypeCounts = pgView('relationship_type_counts', {
+  projectId: uuid().notNull(),
+  organizationId: uuid().notNull(),
+  type: text().notNull(),
+  items: integer().notNull(),
+}).as(sql`select project_id, organization_id, type, items from relationship_counts`)

@@ -4,14 +4,18 @@ import type { ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
 import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_STATUSES, type WorkItemStatus, type WorkItemTextRow } from '../work-items/api'
 
+/**
+ * Work items by status and relationships from the counts their owners maintain (a few rows
+ * whatever the project's size); entries are counted (their counts are kept per work item).
+ */
 const COUNTS = `select
-    (select coalesce(json_object_agg(status, n), '{}') from (select status, count(*) as n from work_item_documents where project_id = $1 and organization_id = $2 group by status) s) as "byStatus",
+    (select coalesce(json_object_agg(status, items), '{}') from work_item_status_counts where project_id = $1 and organization_id = $2) as "byStatus",
     (select count(*) from entry_documents where project_id = $1 and organization_id = $2) as entries,
-    (select count(*) from relationship_links where project_id = $1 and organization_id = $2) as relationships`
+    (select coalesce(sum(items), 0) from relationship_type_counts where project_id = $1 and organization_id = $2) as relationships`
 
 const RECENT = `select ${WORK_ITEM_COLUMNS} from work_item_documents w where w.project_id = $1 and w.organization_id = $2 order by w.updated_at desc, w.id desc limit 10`
 
-/** Counted in SQL (never by loading rows): two statements after the access check. */
+/** Two statements after the access check. */
 export async function projectSummary(db: Database, access: ProjectAccessService, actor: Actor, projectId: string) {
   await access.requireProjectAccess(actor, projectId, 'viewer')
   const [[counts], recent] = await Promise.all([

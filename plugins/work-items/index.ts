@@ -14,7 +14,10 @@ export default definePlugin({
   description: 'Work items of a project: viewers read, editors write; per-project numbers that never repeat.',
   dependencies: ['auth', 'projects'],
   tables: { workItems, workItemCounters, workItemCounts },
-  readModels: { work_item_documents: 'Every work item column the API shows, plus search_vector (search, summaries, content order).' },
+  readModels: {
+    work_item_documents: 'Every work item column the API shows, plus search_vector (search, summaries, content order).',
+    work_item_status_counts: 'How many work items each project has per status, maintained with every change (the project summary).',
+  },
   scopes: [
     { name: 'work_items:read', description: 'Read work items.' },
     { name: 'work_items:write', description: 'Create, update and delete work items (editors).' },

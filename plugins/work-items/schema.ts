@@ -113,3 +113,11 @@ export const workItemDocuments = pgView('work_item_documents', {
 }).as(
   sql`select id, organization_id, project_id, number, title, description, status, priority, assignee_id, due_date, position, created_by, created_at, updated_at, search_vector from work_items`,
 )
+
+/** The maintained counts per status (work_item_counts) as other plugins read them (the project summary). */
+export const workItemStatusCounts = pgView('work_item_status_counts', {
+  projectId: uuid().notNull(),
+  organizationId: uuid().notNull(),
+  status: text().notNull(),
+  items: integer().notNull(),
+}).as(sql`select project_id, organization_id, status, items from work_item_counts`)
