@@ -115,7 +115,7 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     handle = await openDatabase(cluster.url, { maxConnections: 4 })
     api = await startTestService({
       database: { ...handle, url: cluster.url },
-      plugins: ['auth', 'users', 'teams', 'projects', 'work-items', 'entries', 'relationships', 'content-order', 'search', 'account', 'webhooks', 'docs'],
+      plugins: ['auth', 'users', 'teams', 'projects', 'work-items', 'entries', 'relationships', 'content-order', 'search', 'audit-log', 'mcp', 'account', 'webhooks', 'docs'],
       // Events are recorded in the writes' transactions (the change feed's outbox); nothing is delivered.
       config: { webhooks: { workers: false, allowPrivateTargets: true } },
       log: createLogger('silent'),
@@ -232,6 +232,13 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     const problems = await spanningStatements({
       'work-item list (cold)': () => ok('GET', `/api/v1/projects/${projectId}/work-items`),
       'work-item list (cached)': () => ok('GET', `/api/v1/projects/${projectId}/work-items`),
+      'work-item list (filtered by status: maintained counts)': () => ok('GET', `/api/v1/projects/${projectId}/work-items?status=todo,in_progress&size=1`),
+      'work-item list (filtered by priority and sorted: counted)': () => ok('GET', `/api/v1/projects/${projectId}/work-items?priority=gte:0&sort=-updatedAt&size=1`),
+      'work-item list (a cursor page)': async () => {
+        const first = await ok('GET', `/api/v1/projects/${projectId}/work-items?size=1`)
+        await ok('GET', `/api/v1/projects/${projectId}/work-items?size=1&cursor=${first.body.meta.nextCursor}`)
+      },
+      'work-item list (past the end: the total alone)': () => ok('GET', `/api/v1/projects/${projectId}/work-items?size=100&page=3`),
     })
     expect(problems).toEqual([])
   })
@@ -281,6 +288,11 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
       'relationship DELETE': () => ok('DELETE', `/api/v1/projects/${projectId}/relationships/${relationshipId}`),
       'team member DELETE': () => ok('DELETE', `/api/v1/teams/${teamId}/members/${other.id}`),
       'project member DELETE': () => ok('DELETE', `/api/v1/projects/${projectId}/members/${other.id}`),
+      'work item DELETE (its relationships counted out first)': async () => {
+        const doomed = (await ok('POST', `/api/v1/projects/${projectId}/work-items`, { body: { title: 'Doomed' } })).body.data.id
+        await ok('POST', `/api/v1/projects/${projectId}/relationships`, { body: { sourceWorkItemId: doomed, targetWorkItemId: workItemId, type: 'blocks' } })
+        await ok('DELETE', `/api/v1/projects/${projectId}/work-items/${doomed}`)
+      },
     })
     expect(problems).toEqual([])
   })
@@ -295,6 +307,10 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
       'project GET': () => ok('GET', `/api/v1/projects/${projectId}`),
       'content order GET': () => ok('GET', `/api/v1/projects/${projectId}/content-order`),
       'search': () => ok('GET', `/api/v1/projects/${projectId}/search?q=first`),
+      'search (filtered)': () => ok('GET', `/api/v1/projects/${projectId}/search?q=first&status=todo,done&assigneeId=none`),
+      'audit log (project, counted)': () => ok('GET', `/api/v1/projects/${projectId}/audit-logs`),
+      'audit log (organization, counted)': () => ok('GET', '/api/v1/audit-logs'),
+      'project summary (maintained counts)': () => ok('POST', '/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'project_summary', arguments: { projectId } } }, headers: { accept: 'application/json, text/event-stream' } }),
     })
     expect(problems).toEqual([])
   })
