@@ -4,6 +4,7 @@
  */
 import { queryText, type Executor } from './db'
 import { uuidv7 } from './ids'
+import { countUpsert, type CountTable } from './counts'
 import type { AuditChanges } from './schema'
 import type { Via } from './services/identity'
 
@@ -38,30 +39,35 @@ function scrub(values: Record<string, unknown> | undefined): Record<string, unkn
 }
 
 /** The count of the record's scope (src/schema.ts auditLogCounts): its project, or the organization. */
-const COUNT_AUDIT = `counted as (
+const COUNT_STEP = `counted as (
     insert into audit_log_counts as c (scope_id, organization_id, records) values (coalesce($9::uuid, $1::uuid), $1::uuid, 1)
     on conflict (scope_id, organization_id) do update set records = c.records + 1
   )`
 
-/** The audit record and its scope's count, in one statement. */
-const INSERT_AUDIT = `with ${COUNT_AUDIT}
-  insert into audit_logs (id, organization_id, actor_user_id, api_key_id, via, action, resource_type, resource_id, project_id, changes, request_id)
-  values ($11, $1, $2, $3, $4, $5, $6, $7, $9, $10::jsonb, $8)`
-
-/**
- * The audit record, its scope's count and the version bump of the lists its change moves
- * (`change_versions`, scope $12: a project or the organization), in one statement.
- */
-const INSERT_AUDIT_AND_BUMP = `with bump as (
+/** The version bump of the lists the change moves (`change_versions`, scope $12: a project or the organization). */
+const BUMP_STEP = `bump as (
     insert into change_versions as v (scope_id, organization_id, version) values ($12::uuid, $1::uuid, 1)
     on conflict (scope_id, organization_id) do update set version = v.version + 1
-  ), ${INSERT_AUDIT.slice('with '.length)}`
+  )`
+
+const INSERT_RECORD = `insert into audit_logs (id, organization_id, actor_user_id, api_key_id, via, action, resource_type, resource_id, project_id, changes, request_id)
+  values ($11, $1, $2, $3, $4, $5, $6, $7, $9, $10::jsonb, $8)`
+
+/** The audit record with its scope's count: the statement of every record but a unit of work's first. */
+const INSERT_AUDIT = `with ${COUNT_STEP}\n  ${INSERT_RECORD}`
+
+/** A unit of work's count moves (src/counts.ts), carried by its audit record's statement. */
+export interface CountMoves {
+  counts: CountTable
+  scopeId: string
+  changes: Readonly<Record<string, number>>
+}
 
 /**
  * Writes one audit record on `executor`, which should be the transaction of the change; with
  * `bumpScopeId`, also advances that list scope's version (the unit of work's first record does).
  */
-export async function writeAudit(executor: Executor, actor: AuditActor, entry: AuditEntry, bumpScopeId?: string): Promise<void> {
+export async function writeAudit(executor: Executor, actor: AuditActor, entry: AuditEntry, bumpScopeId?: string, moves: readonly CountMoves[] = []): Promise<void> {
   const changes = entry.changes ? { before: scrub(entry.changes.before), after: scrub(entry.changes.after) } : null
   const parameters = [
     entry.organizationId ?? actor.organizationId,
@@ -76,8 +82,19 @@ export async function writeAudit(executor: Executor, actor: AuditActor, entry: A
     changes === null ? null : JSON.stringify(changes),
     uuidv7(),
   ]
-  if (bumpScopeId === undefined) await queryText(executor, INSERT_AUDIT, parameters)
-  else await queryText(executor, INSERT_AUDIT_AND_BUMP, [...parameters, bumpScopeId])
+  if (bumpScopeId === undefined && !moves.length) return void (await queryText(executor, INSERT_AUDIT, parameters))
+  // The version bump first, then the counts: one statement, so one round trip, and every write of
+  // a scope takes its rows in this order.
+  const steps = [COUNT_STEP]
+  if (bumpScopeId !== undefined) {
+    parameters.push(bumpScopeId)
+    steps.unshift(BUMP_STEP)
+  }
+  moves.forEach(({ counts, scopeId, changes }, index) => {
+    if (!Object.values(changes).some((delta) => delta !== 0)) return
+    steps.push(`moved${index} as (${countUpsert(counts, changes, parameters, `$${parameters.push(scopeId)}`, '$1')})`)
+  })
+  await queryText(executor, `with ${steps.join(', ')}\n  ${INSERT_RECORD}`, parameters)
 }
 
 /**

@@ -22,18 +22,24 @@ export interface CountTable {
  * before it met the existing row.)
  */
 export async function moveCounts(tx: Executor, counts: CountTable, organizationId: string, scopeId: string, changes: Readonly<Record<string, number>>): Promise<void> {
+  const parameters: unknown[] = [scopeId, organizationId]
+  const upsert = countUpsert(counts, changes, parameters, '$1', '$2')
+  if (upsert) await queryText(tx, upsert, parameters)
+}
+
+/**
+ * The upsert of `moveCounts` as statement text, its values bound into `parameters` (`scope` and
+ * `organization` are placeholders already bound), or undefined when nothing moves: for a
+ * statement that carries it as a data-modifying CTE (the audit record's, src/audit.ts).
+ */
+export function countUpsert(counts: CountTable, changes: Readonly<Record<string, number>>, parameters: unknown[], scope: string, organization: string): string | undefined {
   const moved = Object.entries(changes)
     .filter(([, delta]) => delta !== 0)
     .sort(([a], [b]) => (a < b ? -1 : 1))
-  if (!moved.length) return
-  const parameters: unknown[] = [scopeId, organizationId]
-  const rows = moved.map(([key, delta]) => `($1, $${parameters.push(key)}, $2, $${parameters.push(delta)}::int)`)
-  await queryText(
-    tx,
-    `insert into ${counts.table} (${counts.scope}, ${counts.key}, organization_id, items) values ${rows.join(', ')}
-       on conflict (${counts.scope}, ${counts.key}, organization_id) do update set items = ${counts.table}.items + excluded.items`,
-    parameters,
-  )
+  if (!moved.length) return undefined
+  const rows = moved.map(([key, delta]) => `(${scope}::uuid, $${parameters.push(key)}, ${organization}::uuid, $${parameters.push(delta)}::int)`)
+  return `insert into ${counts.table} (${counts.scope}, ${counts.key}, organization_id, items) values ${rows.join(', ')}
+       on conflict (${counts.scope}, ${counts.key}, organization_id) do update set items = ${counts.table}.items + excluded.items`
 }
 
 /**

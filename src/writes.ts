@@ -43,9 +43,9 @@ export interface Write {
   /** Records a change-feed event (webhooks observe it in this transaction). */
   emit(change: RecordedChange): Promise<void>
   /**
-   * Moves maintained counts (src/counts.ts) of `scopeId` by `changes`. They are moved together at
-   * the end of the work, after its audit record has taken the scope's version row: every write of
-   * a project takes that row first, so two writes never wait on each other's count rows in turn.
+   * Moves maintained counts (src/counts.ts) of `scopeId` by `changes`. They are moved by the next
+   * audit record's statement, after its version bump (or at the end of the work): every write of a
+   * project takes that row first, so two writes never wait on each other's count rows in turn.
    */
   count(counts: CountTable, scopeId: string, changes: Readonly<Record<string, number>>): void
   /**
@@ -89,7 +89,10 @@ export function createWrites(db: Database, feed: ChangeFeed): Writes {
         const scopeId = pending === null ? undefined : pending === 'organization' ? (entry.organizationId ?? actor.organizationId) : (entry.projectId ?? undefined)
         if (pending === 'project' && !entry.projectId) throw new Error(`${entry.action}: a change of a project's lists is audited with its projectId`)
         pending = null
-        await writeAudit(tx, actor, entry, scopeId)
+        // The counts moved so far travel in the record's statement; later ones at the end (flush).
+        const carried = [...moves.keys()].sort().map((key) => moves.get(key)!)
+        moves.clear()
+        await writeAudit(tx, actor, entry, scopeId, carried)
       },
       emit: (change) => feed.record(tx, actor, change),
     }
