@@ -34,7 +34,7 @@ interface SeedCounts {
  */
 const history = (total: number, done: number, g = 'g') => `now() - make_interval(secs => ${total} - (${done} + ${g}))`
 
-/** Adds `counts` rows to the project, in batches, numbering work items from where they are. */
+/** Adds `counts` rows to the project, in batches, numbering work items from where they are, then recounts the project (`recount`). */
 export async function seedWork(db: Database, target: SeedTarget, counts: SeedCounts): Promise<void> {
   const words = sql.raw(`array[${VOCABULARY.map((word) => `'${word}'`).join(',')}]`)
   const phrase = (length: number) =>
@@ -60,8 +60,26 @@ export async function seedWork(db: Database, target: SeedTarget, counts: SeedCou
       select gen_random_uuid(), ${target.organizationId}, ${target.projectId}, items.id, 'comment', ${phrase(15)}, ${target.userId}, g, ${sql.raw(history(counts.entries, done))}, ${sql.raw(history(counts.entries, done))}
       from generate_series(1, ${n}) as g, w, items where items.r = 1 + (${done} + g) % ${counts.workItems}`)
   }
+  await recount(db, target)
   await db.execute(sql`analyze work_items`)
   await db.execute(sql`analyze entries`)
+}
+
+/**
+ * The project's maintained counts (work_item_counts per status, entry_counts per work item and
+ * kind), recomputed from its rows: the seeding inserts by SQL, past the services that move them in
+ * each writing transaction, so without this a list's `totalItems` would not be the rows it has.
+ * Seeding only adds rows, so every count it could have changed is among those recomputed.
+ */
+export async function recount(db: Database, target: SeedTarget): Promise<void> {
+  await db.execute(sql`insert into work_item_counts (project_id, status, organization_id, items)
+    select project_id, status, organization_id, count(*) from work_items where project_id = ${target.projectId} and organization_id = ${target.organizationId}
+    group by project_id, status, organization_id
+    on conflict (project_id, status, organization_id) do update set items = excluded.items`)
+  await db.execute(sql`insert into entry_counts (work_item_id, kind, organization_id, items)
+    select work_item_id, kind, organization_id, count(*) from entries where project_id = ${target.projectId} and organization_id = ${target.organizationId}
+    group by work_item_id, kind, organization_id
+    on conflict (work_item_id, kind, organization_id) do update set items = excluded.items`)
 }
 
 async function setLastNumber(db: Database, target: SeedTarget, lastNumber: number): Promise<void> {
@@ -71,7 +89,7 @@ async function setLastNumber(db: Database, target: SeedTarget, lastNumber: numbe
 
 /**
  * Adds `counts` rows of realistic English (bench/corpus.ts) to an empty project: the same text on
- * every run. Entries go round-robin to the work items, as in seedWork.
+ * every run. Entries go round-robin to the work items, as in seedWork; the project is recounted (`recount`).
  */
 export async function seedRealisticWork(db: Database, target: SeedTarget, counts: SeedCounts): Promise<void> {
   const random = randomSource(7)
@@ -105,6 +123,7 @@ export async function seedRealisticWork(db: Database, target: SeedTarget, counts
       [target.organizationId, target.projectId, target.userId, done, workItemIds, bodies],
     )
   }
+  await recount(db, target)
   await db.execute(sql`analyze work_items`)
   await db.execute(sql`analyze entries`)
 }

@@ -8,11 +8,11 @@ import { MINIMUM_JUDGED_MINUTES, QUARTER_RATIO_THRESHOLD, SLOPE_THRESHOLD_MIB_PE
 import { readResults, round, writeSection, type BenchName, type RecordedResults, type Throughput } from './lib'
 import { keepsUp } from './webhooks'
 import { hotPathShare } from './citus'
-import type { GrowthRecord } from './growth'
+import { isAfter, judge, type GrowthBeforeRecord, type GrowthRecord } from './growth'
 
 /** Every benchmark: lib.ts's names and `growth` (whose figures lib.ts's types do not list: bench/growth.ts). */
 export type SummaryName = BenchName | 'growth'
-type AllResults = RecordedResults & { growth?: GrowthRecord }
+type AllResults = RecordedResults & { growth?: GrowthRecord | GrowthBeforeRecord; 'growth-before'?: GrowthBeforeRecord }
 
 /** The order of the summary (and of `npm run bench`). */
 export const BENCHMARKS: SummaryName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'pages', 'push', 'webhooks', 'sign-in', 'mixed', 'citus', 'growth']
@@ -251,6 +251,7 @@ function linesOf(results: AllResults, name: SummaryName): Line[] {
     case 'growth': {
       const r = results.growth
       if (!r) return []
+      if (isAfter(r)) return growthAfterLines(r, results['growth-before'])
       const sizes = r.figures.sizes
       const [small, large] = [sizes[0], sizes.at(-1)]
       if (!small || !large) return []
@@ -339,6 +340,87 @@ function linesOf(results: AllResults, name: SummaryName): Line[] {
       ]
     }
   }
+}
+
+/** The growth lines of an after run of issue 27 (bench/growth.ts), judged at 1M rows against the targets and the before run. */
+function growthAfterLines(r: GrowthRecord, before: GrowthBeforeRecord | undefined): Line[] {
+  const sizes = r.figures.sizes
+  const [small, large] = [sizes[0], sizes.at(-1)]
+  if (!small || !large) return []
+  const cold = large.cold
+  const pair = (l: { p50: number; p99: number } | undefined) => (l ? `p50 ${round(l.p50, 1)} / p99 ${round(l.p99, 1)} ms` : '—')
+  const verdict = judge(sizes, before?.figures.sizes)
+  // The targets are set at a million rows, growth from 10k; a smaller run is shown, not judged.
+  const judged = (met: boolean) => (verdict.judged ? { met } : { met: null, notJudged: 'not judged (not a 10k → 1M run)' })
+  const beforeLarge = before?.figures.sizes.find((s) => s.rows === large.rows)
+  const was = (l: { p50: number } | undefined) => (l ? `; before ${round(l.p50, 1)} ms p50` : '')
+  const at = `at ${large.label} rows`
+  const g = verdict.growth
+  const grew = (name: string, x: { p50: number; p99: number } | undefined) => (x ? `${name} p50 ${round(x.p50, 2)}×, p99 ${round(x.p99, 2)}×` : `${name} —`)
+  return [
+    {
+      benchmark: `growth: cold \`GET …/work-items?size=100\` page 0 (first read after a PATCH) ${at}`,
+      headline: `${pair(cold.page0)} (${small.label}: ${pair(small.cold.page0)}; cached: p50 ${round(large.cached.p50, 1)} ms${was(beforeLarge?.cold.page0)})`,
+      ceiling: '—',
+      ratio: '—',
+      target: 'p50 ≤ 15 ms, p99 ≤ 40 ms at 1M',
+      ...judged(verdict.page0),
+    },
+    {
+      benchmark: `growth: cold cursor pages ${at}`,
+      headline: `middle (page ${cold.middleCursor?.page}) ${pair(cold.middleCursor)}; last (page ${cold.lastCursor?.page}) ${pair(cold.lastCursor)}${was(beforeLarge?.cold.middle)} (middle by OFFSET)`,
+      ceiling: '—',
+      ratio: '—',
+      target: 'any cursor page p50 ≤ 15 ms, p99 ≤ 40 ms at 1M',
+      ...judged(verdict.cursor),
+    },
+    {
+      benchmark: `growth: cold page 0 and cursor pages, ${small.label} → ${large.label} rows`,
+      headline: `${grew('page 0', g.page0)}; ${grew('middle', g.middleCursor)}; ${grew('last', g.lastCursor)}`,
+      ceiling: '—',
+      ratio: g.page0 ? `${round(g.page0.p50, 2)}×` : '—',
+      target: '≤ 1.5× from 10k to 1M (p50 and p99)',
+      ...judged(verdict.growthMet),
+    },
+    {
+      benchmark: `growth: cold filtered page 0 ${at}`,
+      headline: `\`status=in_progress\` (25 %) ${pair(cold.status)}; \`assigneeId\` (1 %) ${pair(cold.assignee)}`,
+      ceiling: '—',
+      ratio: '—',
+      target: 'p50 ≤ 20 ms at 1M',
+      ...judged(verdict.filtered),
+    },
+    {
+      benchmark: `growth: cold \`page=5000\` (OFFSET) ${at}`,
+      headline: cold.deep ? pair(cold.deep) : 'the project has fewer than 5,001 pages',
+      ceiling: '—',
+      ratio: '—',
+      target: 'reported (expected to grow)',
+      met: null,
+      notJudged: 'reported',
+    },
+    {
+      benchmark: 'growth: `PATCH …/work-items/{id}` (rename) on the grown project, after vs before',
+      headline: sizes
+        .map((s) => {
+          const b = before?.figures.sizes.find((x) => x.rows === s.rows)
+          return `${s.label}: ${rps(s.patch.title.requestsPerSecond)}${b ? ` (before ${rps(b.patch.requestsPerSecond)})` : ''}`
+        })
+        .join('; '),
+      ceiling: 'the before run (another day: the machine is shared)',
+      ratio: verdict.patchVsBefore.map((p) => (p.ratio === undefined ? '—' : `${round(p.ratio, 2)}×`)).join(' / '),
+      target: '≥ 0.9× before',
+      ...judged(verdict.patchVsBeforeMet),
+    },
+    {
+      benchmark: 'growth: `PATCH` changing a status (moves the maintained counts) vs a rename, same run',
+      headline: sizes.map((s) => `${s.label}: ${rps(s.patch.status.requestsPerSecond)} vs ${rps(s.patch.title.requestsPerSecond)}`).join('; '),
+      ceiling: 'rename, same run',
+      ratio: sizes.map((s) => `${round(s.patch.statusOverTitle, 2)}×`).join(' / '),
+      target: '≥ 0.9×',
+      ...judged(verdict.statusOverTitleMet),
+    },
+  ]
 }
 
 /** Rewrites the summary section (first in RESULTS.md) from bench/results.json. */
