@@ -31,8 +31,12 @@ import { createClusterDatabase, type ClusterDatabase } from '../helpers/citus-cl
 
 const CITUS_URL = process.env.TEST_CITUS_URL
 const WAIT_MS = 30_000
-/** A failed webhook attempt is retried after this (long enough to see another organization's events go out meanwhile). */
-const RETRY_SECONDS = 3
+/**
+ * A failed webhook attempt is retried after this: long enough to see another organization's
+ * events go out meanwhile, the five writes that make them included (3 s was not, once, with two
+ * chunks of the suite sharing the cluster's two cores: the last arrived 0.46 s after the retry).
+ */
+const RETRY_SECONDS = 8
 
 interface LoggedLine {
   level: string
