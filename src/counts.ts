@@ -5,6 +5,7 @@
  * owning plugin's table has; the owner moves it in the transaction of each change, here.
  */
 import { queryText, type Executor } from './db'
+import type { ListQuery, Parameters } from './http/list-query'
 
 /** A count table: `(scope, key, organization_id)` → `items`. */
 export interface CountTable {
@@ -13,6 +14,8 @@ export interface CountTable {
   scope: string
   /** The counted column (e.g. `status`). */
   key: string
+  /** The list filter on that column (e.g. `status`): a list filtered by it alone reads the counts. */
+  filter: string
 }
 
 /**
@@ -43,8 +46,12 @@ export function countUpsert(counts: CountTable, changes: Readonly<Record<string,
 }
 
 /**
- * A scalar statement of the maintained total of a scope (`scope` and `organization` are bound
- * placeholders such as `$1`), over the keys `keys` names (a bound text array) or all of them.
+ * The scalar total of a list scoped by `$1` (the count's scope) and `$2` (the organization): the
+ * maintained counts when the query filters by nothing but `counts.filter` (the filter on the
+ * counted column), else a count of the rows `from` and `conditions` select (their index serves it).
  */
-export const countedTotal = (counts: CountTable, scope: string, organization: string, keys?: string) =>
-  `select coalesce(sum(c.items), 0) from ${counts.table} c where c.${counts.scope} = ${scope} and c.organization_id = ${organization}${keys ? ` and c.${counts.key} = any(${keys})` : ''}`
+export function listTotal(counts: CountTable, query: ListQuery, parameters: Parameters, from: string, conditions: readonly string[]): string {
+  if (!Object.keys(query.values).every((filter) => filter === counts.filter)) return `select count(*) from ${from} where ${conditions.join(' and ')}`
+  const keys = query.values[counts.filter]
+  return `select coalesce(sum(c.items), 0) from ${counts.table} c where c.${counts.scope} = $1 and c.organization_id = $2${keys ? ` and c.${counts.key} = any(${parameters.bind(keys.anyOf, 'text[]')})` : ''}`
+}

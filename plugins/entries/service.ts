@@ -14,7 +14,7 @@ import { isUuid } from '../../src/ids'
 import { assertLevel, levelRank, type AccessLevel, type ProjectAccess, type ProjectAccessService } from '../projects/api'
 import type { EntriesFace } from './api'
 import type { Actor } from '../../src/services/identity'
-import { countedTotal, type CountTable } from '../../src/counts'
+import { listTotal, type CountTable } from '../../src/counts'
 import { listIdentity, Parameters, parseListQuery, readCursor } from '../../src/http/list-query'
 import { selectListPage, nextUpdatedAt } from '../../src/sql'
 import type { Writes } from '../../src/writes'
@@ -73,7 +73,7 @@ function requireAuthorOrOwner(granted: ProjectAccess, actor: Actor, entry: Entry
 }
 
 /** A work item's maintained counts per kind (entry_counts), moved by the unit of work of each change. */
-const ENTRY_COUNTS: CountTable = { table: 'entry_counts', scope: 'work_item_id', key: 'kind' }
+const ENTRY_COUNTS: CountTable = { table: 'entry_counts', scope: 'work_item_id', key: 'kind', filter: 'kind' }
 
 /** The plugin's public face (api.ts): content order writes positions through it. */
 export const entriesFace: EntriesFace = {
@@ -107,10 +107,7 @@ export function createEntries(deps: EntryDeps) {
       const { version } = await deps.access.listAccess(actor, projectId)
       return deps.lists.page(`entries ${workItemId} ${query.canonical} ${request.cursor ?? request.page} ${request.size}`, version, () => {
         const conditions = ['e.work_item_id = $1', 'e.organization_id = $2', ...query.conditions]
-        const kinds = query.values.kind
-        const total = Object.keys(query.values).every((filter) => filter === 'kind')
-          ? countedTotal(ENTRY_COUNTS, '$1', '$2', kinds && parameters.bind(kinds.anyOf, 'text[]'))
-          : `select count(*) from entries e where ${conditions.join(' and ')}`
+        const total = listTotal(ENTRY_COUNTS, query, parameters, 'entries e', conditions)
         return selectListPage<EntryTextRow, EntryResource>(
           db,
           { columns: ENTRY_COLUMNS, from: 'entries e', conditions, parameters, order: query.order, total, identity, after },

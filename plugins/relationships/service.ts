@@ -15,7 +15,7 @@ import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
-import { countedTotal, type CountTable } from '../../src/counts'
+import { listTotal, type CountTable } from '../../src/counts'
 import { listIdentity, Parameters, parseListQuery, readCursor } from '../../src/http/list-query'
 import { selectListPage, nextUpdatedAt } from '../../src/sql'
 import type { Writes } from '../../src/writes'
@@ -64,7 +64,7 @@ async function requireNoDuplicate(executor: Executor, organizationId: string, so
 }
 
 /** A project's maintained counts per type (relationship_counts), moved by the unit of work of each change. */
-const RELATIONSHIP_COUNTS: CountTable = { table: 'relationship_counts', scope: 'project_id', key: 'type' }
+const RELATIONSHIP_COUNTS: CountTable = { table: 'relationship_counts', scope: 'project_id', key: 'type', filter: 'type' }
 
 /**
  * Keeps the counts exact when a work item is deleted: before the row goes, its relationships are
@@ -111,10 +111,7 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
       const { version } = await access.listAccess(actor, projectId)
       return lists.page(`relationships ${projectId} ${query.canonical} ${request.cursor ?? request.page} ${request.size}`, version, () => {
         const conditions = ['r.project_id = $1', 'r.organization_id = $2', ...query.conditions]
-        const types = query.values.type
-        const total = Object.keys(query.values).every((filter) => filter === 'type')
-          ? countedTotal(RELATIONSHIP_COUNTS, '$1', '$2', types && parameters.bind(types.anyOf, 'text[]'))
-          : `select count(*) from relationships r where ${conditions.join(' and ')}`
+        const total = listTotal(RELATIONSHIP_COUNTS, query, parameters, 'relationships r', conditions)
         return selectListPage<RelationshipTextRow, RelationshipResource>(
           db,
           { columns: RELATIONSHIP_COLUMNS, from: 'relationships r', conditions, parameters, order: query.order, total, identity, after },

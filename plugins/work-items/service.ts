@@ -4,7 +4,7 @@
  */
 import { and, eq } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
-import { countedTotal, type CountTable } from '../../src/counts'
+import { listTotal, type CountTable } from '../../src/counts'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import type { IdempotentRequest } from '../../src/http/idempotency'
@@ -54,7 +54,7 @@ async function findWorkItem(executor: Executor, organizationId: string, projectI
 }
 
 /** The project's maintained counts per status (work_item_counts), moved by the unit of work of each change. */
-const WORK_ITEM_COUNTS: CountTable = { table: 'work_item_counts', scope: 'project_id', key: 'status' }
+const WORK_ITEM_COUNTS: CountTable = { table: 'work_item_counts', scope: 'project_id', key: 'status', filter: 'status' }
 
 /** The plugin's public face (api.ts): ordering and lookups for dependents' transactions. */
 export const workItemsFace: WorkItemsFace = {
@@ -121,11 +121,7 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
       const key = `work-items ${projectId} ${query.canonical} ${request.cursor ?? request.page} ${request.size}`
       return lists.page(key, version, () => {
         const conditions = ['w.project_id = $1', 'w.organization_id = $2', ...query.conditions]
-        const statuses = query.values.status
-        const counted = Object.keys(query.values).every((filter) => filter === 'status')
-        const total = counted
-          ? countedTotal(WORK_ITEM_COUNTS, '$1', '$2', statuses && parameters.bind(statuses.anyOf, 'text[]'))
-          : `select count(*) from work_items w where ${conditions.join(' and ')}`
+        const total = listTotal(WORK_ITEM_COUNTS, query, parameters, 'work_items w', conditions)
         return selectListPage<WorkItemTextRow, WorkItemResource>(
           db,
           { columns: WORK_ITEM_COLUMNS, from: 'work_items w', conditions, parameters, order: query.order, total, identity, after },
