@@ -262,7 +262,7 @@ async function statementOf(seeded: Seeded, shape: ShapeRequest): Promise<{ text:
   const db = { session: { client: { unsafe: async (text: string, parameters: unknown[]) => (captured.push({ text, parameters }), []) } } } as unknown as Database
   const lists = { page: (_key: string, _version: string, load: () => Promise<unknown>) => load() } as unknown as ListCache
   const access = { listAccess: async () => ({ version: '0' }) } as unknown as ProjectAccessService
-  const service = createWorkItems({ db, lists, access, writes: undefined as never, users: undefined as never })
+  const service = createWorkItems({ db, lists, access, writes: undefined as never, users: undefined as never, extensions: [] })
   const actor = { organizationId: seeded.organizationId, userId: seeded.userId } as Actor
   await service.list(actor, seeded.projectId, shape.input, shape.cursor === undefined ? { page: shape.page, size: PAGE_SIZE } : { page: 0, size: PAGE_SIZE, cursor: shape.cursor })
   if (!captured.length) throw new Error(`${shape.name}: the list ran no statement`)

@@ -4,9 +4,11 @@ import account from './account'
 import auditLog from './audit-log'
 import auth from './auth'
 import contentOrder from './content-order'
+import customFields from './custom-fields'
 import display from './display'
 import docs from './docs'
 import entries from './entries'
+import labels from './labels'
 import mcp from './mcp'
 import projects from './projects'
 import push from './push'
@@ -17,4 +19,4 @@ import users from './users'
 import webhooks from './webhooks'
 import workItems from './work-items'
 
-export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, entries, relationships, contentOrder, search, auditLog, mcp, account, display, push, webhooks, docs]
+export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, labels, customFields, entries, relationships, contentOrder, search, auditLog, mcp, account, display, push, webhooks, docs]

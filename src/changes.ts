@@ -26,6 +26,8 @@ export interface RecordedChange {
    * it costs a read, called only if an observer wants the event.
    */
   data: unknown | (() => Promise<unknown>)
+  /** For an update: the old values of the fields that changed, and only those (SPEC §12). */
+  previous?: Record<string, unknown>
 }
 
 /** A change as observers see it. */
@@ -36,6 +38,8 @@ export interface ChangeEvent {
   actor: { userId: string | null; via: string }
   /** Reads (or returns) the resource; call it only if the event is wanted. */
   data(): Promise<unknown>
+  /** For an update: the old values of the fields that changed. */
+  previous?: Record<string, unknown>
 }
 
 /**
@@ -99,6 +103,7 @@ export function createChangeFeed(types: readonly EventTypeDefinition[]): ChangeF
         organizationId,
         projectId: change.projectId,
         actor: { userId: actor.userId, via: actor.via },
+        previous: change.previous,
         data: () => (read ??= typeof change.data === 'function' ? (change.data as () => Promise<unknown>)() : Promise.resolve(change.data)),
       }
       for (const observer of observers) if (observer.wants(organizationId, change.type, change.projectId)) await observer.observe(tx, event)
@@ -109,6 +114,6 @@ export function createChangeFeed(types: readonly EventTypeDefinition[]): ChangeF
 /** The `created`, `updated` and `deleted` events of one resource, e.g. `crudEvents('work_item', 'a work item')`. */
 export const crudEvents = (resource: string, what: string): EventTypeDefinition[] => [
   { name: `${resource}.created`, description: `${what} was created; data: the new resource.` },
-  { name: `${resource}.updated`, description: `${what} was changed; data: the resource after the change.` },
+  { name: `${resource}.updated`, description: `${what} was changed; data: the resource after the change; previous: the old values of the fields that changed.` },
   { name: `${resource}.deleted`, description: `${what} was deleted; data: the resource before the deletion.` },
 ]

@@ -96,7 +96,11 @@ export function createContentOrder({ db, writes, access, workItems, entries }: C
           changes: { after: { ...(input.workItems ? { workItems: input.workItems } : {}), ...(input.entries ? { entries: input.entries } : {}) } },
         })
         const order = await readOrder(tx, actor.organizationId, projectId)
-        await emit({ type: 'content_order.updated', projectId, data: order })
+        // The old order of what the request named: the project's work items, and each named item's entries.
+        const previous: Record<string, unknown> = {}
+        if (input.workItems) previous.workItems = current.workItems
+        if (input.entries) previous.entries = Object.fromEntries(Object.keys(input.entries).map((workItemId) => [workItemId, current.entries[workItemId]]))
+        await emit({ type: 'content_order.updated', projectId, data: order, previous })
         return order
       })
     },

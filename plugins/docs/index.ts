@@ -70,7 +70,7 @@ export default definePlugin({
     // The change feed's catalog (what webhooks can subscribe to), from the enabled plugins' manifests.
     const events = changes.types.length
       ? `\n\n**Change events** (webhook \`events\`, or \`*\`): ${changes.types.map((type) => `\`${type.name}\``).join(', ')}. ` +
-        'Payload `{type, id, occurredAt, organizationId, projectId, actor: {userId, via}, data}`, `data` being the resource as API v1 returns it (after the change; before it for a delete).'
+        'Payload `{type, id, occurredAt, organizationId, projectId, actor: {userId, via}, data, previous?}`, `data` being the resource as API v1 returns it (after the change; before it for a delete), and `previous`, on `*.updated` events, the old values of the fields that changed (and only those).'
       : ''
     return new Elysia({ name: 'docs' })
       .onAfterHandle(({ path, responseValue }) => {

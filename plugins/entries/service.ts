@@ -159,7 +159,7 @@ export function createEntries(deps: EntryDeps) {
         if (row!.kind !== current.kind) count(ENTRY_COUNTS, workItemId, { [current.kind]: -1, [row!.kind]: 1 })
         await audit({ action: 'entry.updated', resourceType: 'entry', resourceId: current.id, projectId: granted.projectId, changes })
         const updated = serializeEntry(row!)
-        await emit({ type: 'entry.updated', projectId: granted.projectId, data: updated })
+        await emit({ type: 'entry.updated', projectId: granted.projectId, data: updated, previous: changes.before })
         return updated
       })
     },

@@ -147,8 +147,8 @@ export interface GrantDeps {
 /** Members and team links of projects, bound once. */
 export function createGrants({ db, writes, lists, access, users, teams }: GrantDeps) {
   /** Records the grant's event, if its kind has events (members do, team links do not). */
-  const record = (emit: Write['emit'], kind: GrantKind, verb: 'created' | 'updated' | 'deleted', projectId: string, data: unknown) =>
-    kind.events ? emit({ type: `${kind.events}.${verb}`, projectId, data }) : Promise.resolve()
+  const record = (emit: Write['emit'], kind: GrantKind, verb: 'created' | 'updated' | 'deleted', projectId: string, data: unknown, previous?: Record<string, unknown>) =>
+    kind.events ? emit({ type: `${kind.events}.${verb}`, projectId, data, previous }) : Promise.resolve()
   /** Checks owner access and locks the project row, so grant changes on one project queue up. */
   const lockAsOwner = async (tx: Transaction, actor: Actor, projectId: string) => {
     await access.requireProjectAccess(actor, projectId, 'owner', tx)
@@ -216,7 +216,7 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
         changes: { before: { [kind.field]: principalId, accessLevel: current.accessLevel }, after: { [kind.field]: principalId, accessLevel } },
       })
       const updated = serialize(kind, { ...current, accessLevel })
-      await record(emit, kind, 'updated', projectId, updated)
+      await record(emit, kind, 'updated', projectId, updated, { accessLevel: current.accessLevel })
       return updated
     })
 

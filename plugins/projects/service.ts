@@ -141,7 +141,7 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
           .returning()
         await audit({ action: 'project.updated', resourceType: 'project', resourceId: projectId, projectId, changes })
         const updated = serializeProject(project!)
-        await emit({ type: 'project.updated', projectId, data: updated })
+        await emit({ type: 'project.updated', projectId, data: updated, previous: changes.before })
         return updated
       })
     },

@@ -190,7 +190,7 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
           changes: { before: { type: current.type }, after: { type } },
         })
         const updated = serializeRelationship(row!)
-        await emit({ type: 'relationship.updated', projectId, data: updated })
+        await emit({ type: 'relationship.updated', projectId, data: updated, previous: { type: current.type } })
         return updated
       })
     },

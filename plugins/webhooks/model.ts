@@ -82,7 +82,7 @@ export const Delivery = t.Object(
 export const DeliveryDetail = t.Object(
   {
     ...Delivery.properties,
-    payload: t.Unknown({ description: 'The event as it is sent: `{type, id, occurredAt, organizationId, projectId, actor, data}`.' }),
+    payload: t.Unknown({ description: 'The event as it is sent: `{type, id, occurredAt, organizationId, projectId, actor, data, previous?}` (`previous`: an update\'s old values of the fields that changed).' }),
     lastResponseBody: t.Union([t.String(), t.Null()], { description: 'The start (2 KiB) of the last answer.' }),
   },
   { title: 'WebhookDeliveryDetail' },

@@ -32,7 +32,7 @@ const SELECT_ENABLED = `select id, organization_id as "organizationId", project_
 
 /**
  * $1 organization, $2 project (or null), $3 type, $4 event id, $5 actor user, $6 via, $7 data (JSON),
- * $8 ids of webhooks granted a project.deleted, $9 the no-project key. Takes the project's
+* $8 ids of webhooks granted a project.deleted, $9 the no-project key, $10 previous values (JSON or null). Takes the project's
  * sequence row (so events of a project are numbered in commit order), then writes the event and
  * its deliveries, and wakes the workers at commit, naming the organization (on Citus the
  * statement's last step runs on the coordinator, where the workers listen); nothing at all when
@@ -46,8 +46,8 @@ const recordStatement = (webhooks: string) => `with w as (${webhooks}),
     returning last_seq
   ),
   e as (
-    insert into webhook_events (id, organization_id, project_id, seq, type, actor_user_id, via, data)
-    select $4, $1, $2::uuid, s.last_seq, $3, $5, $6, $7::json from s
+    insert into webhook_events (id, organization_id, project_id, seq, type, actor_user_id, via, data, previous)
+    select $4, $1, $2::uuid, s.last_seq, $3, $5, $6, $7::json, $10::json from s
     returning id, seq
   ),
   d as (
@@ -61,7 +61,7 @@ const RECORD_FOR_MATCHING = recordStatement(
   `select id from webhooks where organization_id = $1 and enabled and (project_id is null or project_id = $2::uuid) and events && array[$3::text, split_part($3::text, '.', 1) || '.*', '*']`,
 )
 /** The same for one webhook ($10), whatever it subscribes to: a test ping. */
-const RECORD_FOR_ONE = recordStatement('select id from webhooks where organization_id = $1 and id = $10')
+const RECORD_FOR_ONE = recordStatement('select id from webhooks where organization_id = $1 and id = $11')
 
 
 
@@ -71,13 +71,16 @@ export interface RecordedEvent {
   type: string
   actor: { userId: string | null; via: string }
   data: unknown
+  /** An update's old values of the changed fields. */
+  previous?: Record<string, unknown>
 }
 
 /** Writes an event and its deliveries for the matching webhooks (all of them, or `only` one), in `executor`'s transaction. */
 export async function recordEvent(executor: Executor, event: RecordedEvent, options: { granted?: readonly string[]; only?: string } = {}): Promise<string> {
   const { granted = [], only } = options
   const id = uuidv7()
-  const parameters = [event.organizationId, event.projectId, event.type, id, event.actor.userId, event.actor.via, JSON.stringify(event.data), granted, NO_PROJECT]
+  const previous = event.previous === undefined ? null : JSON.stringify(event.previous)
+  const parameters = [event.organizationId, event.projectId, event.type, id, event.actor.userId, event.actor.via, JSON.stringify(event.data), granted, NO_PROJECT, previous]
   if (only) await queryText(executor, RECORD_FOR_ONE, [...parameters, only])
   else await queryText(executor, RECORD_FOR_MATCHING, parameters)
   return id
@@ -143,7 +146,7 @@ export function webhookObserver(subscriptions: Subscriptions, access: ProjectAcc
             granted.push(...hooks.filter((hook) => hook.createdBy === creator).map((hook) => hook.id))
         if (granted.length) await queryText(tx, GRANT_QUEUED, [event.organizationId, event.projectId, granted])
       }
-      const recorded = { organizationId: event.organizationId, projectId: event.projectId, type: event.type, actor: event.actor, data: await event.data() }
+      const recorded = { organizationId: event.organizationId, projectId: event.projectId, type: event.type, actor: event.actor, data: await event.data(), previous: event.previous }
       await recordEvent(tx, recorded, { granted })
     },
   }

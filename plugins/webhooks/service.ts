@@ -114,16 +114,25 @@ async function findDelivery(
   deliveryId: string,
 ): Promise<DeliveryRow & { payload: unknown; lastResponseBody: string | null }> {
   if (!isUuid(deliveryId)) throw notFound('No such delivery.')
-  const [row] = await queryText<DeliveryRow & { payload: unknown; lastResponseBody: string | null; data: unknown; occurredAt: string; actorUserId: string | null; via: string }>(
+  const [row] = await queryText<DeliveryRow & { payload: unknown; lastResponseBody: string | null; data: unknown; previous: unknown; occurredAt: string; actorUserId: string | null; via: string }>(
     executor,
-    `select ${DELIVERY_COLUMNS}, d.last_response_body as "lastResponseBody", e.data, e.occurred_at as "occurredAt", e.actor_user_id as "actorUserId", e.via
+    `select ${DELIVERY_COLUMNS}, d.last_response_body as "lastResponseBody", e.data, e.previous, e.occurred_at as "occurredAt", e.actor_user_id as "actorUserId", e.via
       from webhook_deliveries d join webhook_events e on e.id = d.event_id and e.organization_id = d.organization_id
       where d.id = $1 and d.webhook_id = $2 and d.organization_id = $3`,
     [deliveryId, webhookId, actor.organizationId],
   )
   if (!row || !(await readerSees(executor, access, actor, row.projectId))) throw notFound('No such delivery.')
-  const { data, occurredAt, actorUserId, via, ...delivery } = row
-  const payload = { type: row.eventType, id: row.eventId, occurredAt: isoFromText(occurredAt), organizationId: actor.organizationId, projectId: row.projectId, actor: { userId: actorUserId, via }, data }
+  const { data, previous, occurredAt, actorUserId, via, ...delivery } = row
+  const payload = {
+    type: row.eventType,
+    id: row.eventId,
+    occurredAt: isoFromText(occurredAt),
+    organizationId: actor.organizationId,
+    projectId: row.projectId,
+    actor: { userId: actorUserId, via },
+    data,
+    ...(previous === null || previous === undefined ? {} : { previous }),
+  }
   return { ...delivery, payload }
 }
 

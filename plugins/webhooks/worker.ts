@@ -55,6 +55,8 @@ interface Claimed {
   actorUserId: string | null
   via: string
   data: string
+  /** An update's old values of the changed fields (JSON text), or null. */
+  previous: string | null
   url: string
   createdBy: string
   secretSealed: string
@@ -89,12 +91,12 @@ export const CLAIM = `with heads as (
     from batch, webhook_events e, webhooks w
     where d.organization_id = $5 and d.id = batch.id and e.id = d.event_id and e.organization_id = $5 and w.id = d.webhook_id and w.organization_id = $5
     returning d.id, d.organization_id, d.webhook_id, d.project_key, d.seq, d.attempts, d.granted,
-      e.id as event_id, e.type, e.occurred_at, e.project_id, e.actor_user_id, e.via, e.data::text as data,
+      e.id as event_id, e.type, e.occurred_at, e.project_id, e.actor_user_id, e.via, e.data::text as data, e.previous::text as previous,
       w.url, w.created_by, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
   )
   -- Read from the updated rows rather than in RETURNING, where Citus allows no now() (nor any function that is not immutable).
   select id, organization_id as "organizationId", webhook_id as "webhookId", project_key as "projectKey", seq, attempts, granted,
-    event_id as "eventId", type, occurred_at as "occurredAt", project_id as "projectId", actor_user_id as "actorUserId", via, data,
+    event_id as "eventId", type, occurred_at as "occurredAt", project_id as "projectId", actor_user_id as "actorUserId", via, data, previous,
     url, created_by as "createdBy", secret_sealed as "secretSealed",
     case when previous_secret_expires_at > now() then previous_secret_sealed end as "previousSecretSealed"
   from claimed`
@@ -183,7 +185,7 @@ export function retryDelaySeconds(failedAttempts: number, options: Pick<WorkerOp
 }
 
 /** The JSON body of an event (built once per attempt from the stored parts; `data` is spliced in as stored). */
-export function payloadOf(row: Pick<Claimed, 'type' | 'eventId' | 'occurredAt' | 'organizationId' | 'projectId' | 'actorUserId' | 'via' | 'data'>): string {
+export function payloadOf(row: Pick<Claimed, 'type' | 'eventId' | 'occurredAt' | 'organizationId' | 'projectId' | 'actorUserId' | 'via' | 'data'> & { previous?: string | null }): string {
   const head = JSON.stringify({
     type: row.type,
     id: row.eventId,
@@ -192,7 +194,7 @@ export function payloadOf(row: Pick<Claimed, 'type' | 'eventId' | 'occurredAt' |
     projectId: row.projectId,
     actor: { userId: row.actorUserId, via: row.via },
   })
-  return `${head.slice(0, -1)},"data":${row.data}}`
+  return `${head.slice(0, -1)},"data":${row.data}${row.previous ? `,"previous":${row.previous}` : ''}}`
 }
 
 export class DeliveryWorker {

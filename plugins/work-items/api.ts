@@ -3,7 +3,10 @@
  * that read work items through the `work_item_documents` read model, aliased `w`), and the
  * functions other plugins may call inside their own transactions.
  */
+import type { TSchema } from 'elysia'
 import type { Executor, Transaction } from '../../src/db'
+import type { Filter, SortKey } from '../../src/http/list-query'
+import type { Actor } from '../../src/services/identity'
 import { serviceRef } from '../../src/services/registry'
 
 export { WORK_ITEM_STATUSES, type WorkItemStatus } from './schema'
@@ -23,6 +26,54 @@ export interface WorkItemsFace {
   projectOf(executor: Executor, organizationId: string, workItemId: string): Promise<string | undefined>
   /** Of `ids`, those of work items in the organization's project. */
   inProject(executor: Executor, organizationId: string, projectId: string, ids: readonly string[]): Promise<string[]>
+  /**
+   * Adds a property to work items (labels, custom fields): shown on every read, accepted on
+   * create and PATCH (bulk included), filterable. Called in a plugin's `setup`; the work item
+   * document and tools are built after every setup, so a disabled plugin's property is nowhere.
+   */
+  extend(extension: WorkItemExtension): void
+}
+
+/** A work item after a write, for an extension: which item, in which project. */
+export interface ExtendedItem {
+  id: string
+  projectId: string
+}
+
+/** What an extension's write changed: the property's old and new values (`previous` of update events). */
+export interface ExtensionChange {
+  previous: unknown
+  next: unknown
+}
+
+/** A property another plugin adds to work items (WorkItemsFace.extend). */
+export interface WorkItemExtension {
+  /** The property's name on the work item and in create and PATCH bodies (`labels`, `fields`). */
+  property: string
+  /** Its schema on the work item. */
+  schema: TSchema
+  /** Its schema in a create or PATCH body. */
+  input: TSchema
+  /** A SQL expression over a `work_items` row aliased `w` giving its value (JSON): part of every read. */
+  column: string
+  /**
+   * Writes the value a create or PATCH gave (`undefined`: not given; a create still calls it, to
+   * refuse a missing required value) in the change's transaction, after the work item row is
+   * written. Throws a 400 (or a 404 for a reference the caller cannot see) naming the property's
+   * path (`fields.severity`, `labels[2]`); returns the change, or undefined when nothing changed.
+   */
+  write(tx: Transaction, actor: Actor, item: ExtendedItem, value: unknown, creating: boolean): Promise<ExtensionChange | undefined>
+  /** Filters and sorts it adds to every work-item list, with their query parameters' documentation. */
+  filters?: Readonly<Record<string, Filter>>
+  /**
+   * Filters and sorts whose keys start with `prefix` (`field.`): the organization's own (read only
+   * when a request names one), with a line describing them for the documentation.
+   */
+  dynamic?: {
+    prefix: string
+    description: string
+    load(executor: Executor, organizationId: string): Promise<{ filters: Record<string, Filter>; sorts: Record<string, SortKey> }>
+  }
 }
 
 export const WorkItemsRef = serviceRef<WorkItemsFace>('work-items.face', 'work-items')

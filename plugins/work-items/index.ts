@@ -3,10 +3,11 @@ import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
 import { UserDirectoryRef } from '../auth/api'
 import { ProjectAccessRef } from '../projects/api'
-import { WorkItemsRef } from './api'
+import { WorkItemsRef, type WorkItemExtension } from './api'
+import { workItemModels } from './model'
 import { workItemRoutes } from './routes'
 import { workItemCounters, workItemCounts, workItems } from './schema'
-import { createWorkItems, workItemsFace } from './service'
+import { BULK_MAX, createWorkItems, workItemsFace } from './service'
 import { workItemTools } from './tools'
 
 export default definePlugin({
@@ -27,9 +28,14 @@ export default definePlugin({
   events: crudEvents('work_item', 'A work item'),
 
   setup({ db, services, lists, writes }) {
-    services.provide(WorkItemsRef, workItemsFace)
-    return { workItems: createWorkItems({ db, lists, writes, access: services.get(ProjectAccessRef), users: services.get(UserDirectoryRef) }) }
+    // Properties other plugins add (labels, custom fields): registered in their setup, which runs
+    // after this one and before any route or tool is built.
+    const extensions: WorkItemExtension[] = []
+    services.provide(WorkItemsRef, { ...workItemsFace, extend: (extension) => void extensions.push(extension) })
+    const workItems = createWorkItems({ db, lists, writes, extensions, access: services.get(ProjectAccessRef), users: services.get(UserDirectoryRef) })
+    let models: ReturnType<typeof workItemModels> | undefined
+    return { workItems, models: () => (models ??= workItemModels(extensions, BULK_MAX)) }
   },
-  routes: ({ http }, { workItems }) => workItemRoutes(http.v1, workItems),
-  tools: (_context, { workItems }) => workItemTools(workItems),
+  routes: ({ http }, { workItems, models }) => workItemRoutes(http.v1, workItems, models()),
+  tools: (_context, { workItems, models }) => workItemTools(workItems, models()),
 })

@@ -1,9 +1,11 @@
 /** Request and response models of work items. */
 import { t } from 'elysia'
+import type { TObject } from '@sinclair/typebox'
 import { CalendarDate, Integer, Timestamp, UuidString } from '../../src/http/models'
 import { filterParameters, type ListShape } from '../../src/http/list-query'
 import { cursorParameter, pageQuery } from '../../src/http/pagination'
 import { withIsoTimestamps } from '../../src/sql'
+import type { WorkItemExtension } from './api'
 import { WORK_ITEM_STATUSES } from './schema'
 
 export const TITLE_MAX = 500
@@ -78,6 +80,52 @@ export const WORK_ITEM_LIST: ListShape = {
   defaultOrder: ['position', 'createdAt'],
   tiebreaker: { column: 'w.id', cast: 'uuid' },
 }
+
+/**
+ * The work item models with the properties extensions add (api.ts WorkItemExtension: labels,
+ * custom fields), built once every plugin is set up: what routes validate and document, and
+ * what tools take. Without extensions they are the models above.
+ */
+export function workItemModels(extensions: readonly WorkItemExtension[], bulkMax: number) {
+  const extend = (model: TObject, pick: 'schema' | 'input', title?: string) =>
+    extensions.length
+      ? t.Object({ ...model.properties, ...Object.fromEntries(extensions.map((extension) => [extension.property, pick === 'input' ? t.Optional(extension.input) : extension[pick]])) }, {
+          ...(title ? { title } : {}),
+          ...(model.additionalProperties === false ? { additionalProperties: false } : {}),
+          ...(model.minProperties ? { minProperties: model.minProperties } : {}),
+        })
+      : model
+  const item = extend(WorkItem, 'schema', 'WorkItem')
+  const input = extend(WorkItemInput, 'input')
+  const patch = extend(WorkItemPatch, 'input')
+  const bulkPatch = t.Object(
+    {
+      id: UuidString({ description: 'The work item to change.' }),
+      ifMatch: t.Optional(t.String({ maxLength: 200, description: "The work item's ETag as read (If-Match for this item): 409 for the whole request if it changed since." })),
+      ...patch.properties,
+    },
+    { additionalProperties: false, minProperties: 2 },
+  )
+  const filters = Object.assign({}, WORK_ITEM_LIST.filters, ...extensions.map((extension) => extension.filters ?? {}))
+  const dynamic = extensions.flatMap((extension) => (extension.dynamic ? [`\`${extension.dynamic.prefix}<key>\`: ${extension.dynamic.description}`] : []))
+  const query = t.Object({ ...pageQuery(), ...cursorParameter(), ...filterParameters({ ...WORK_ITEM_LIST, filters }) }, {
+    additionalProperties: true,
+    ...(dynamic.length ? { description: dynamic.join(' ') } : {}),
+  })
+  return {
+    item,
+    query,
+    /** The MCP list tool's filter arguments (dynamic keys such as `field.<key>` are taken too). */
+    filterArguments: filterParameters({ ...WORK_ITEM_LIST, filters }),
+    input,
+    patch,
+    bulkCreate: t.Object({ items: t.Array(input, { minItems: 1, maxItems: bulkMax, description: `1 to ${bulkMax} work items, created in this order.` }) }, { additionalProperties: false }),
+    bulkUpdate: t.Object({ items: t.Array(bulkPatch, { minItems: 1, maxItems: bulkMax, description: `1 to ${bulkMax} changes, each naming its work item once.` }) }, { additionalProperties: false }),
+    bulkResult: t.Array(item, { description: 'Every work item of the request, in its order, after the change.' }),
+  }
+}
+
+export type WorkItemModels = ReturnType<typeof workItemModels>
 
 export const WorkItemQuery = t.Object({ ...pageQuery(), ...cursorParameter(), ...filterParameters(WORK_ITEM_LIST) }, { additionalProperties: true })
 

@@ -2,23 +2,23 @@
  * Work items of a project: viewers read, editors write; numbers come from a per-project counter.
  * Bound once (`createWorkItems`); every function returns the resource in its API shape.
  */
-import { and, eq } from 'drizzle-orm'
+import { and, eq, inArray } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
 import { listTotal, type CountTable } from '../../src/counts'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import type { IdempotentRequest } from '../../src/http/idempotency'
-import { notFound } from '../../src/http/errors'
+import { ApiError, notFound, type ErrorItem } from '../../src/http/errors'
 import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
-import { listIdentity, Parameters, parseListQuery, readCursor } from '../../src/http/list-query'
+import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import { selectListPage, nextUpdatedAt } from '../../src/sql'
-import type { Writes } from '../../src/writes'
+import type { Write, Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
-import type { WorkItemsFace } from './api'
+import type { WorkItemExtension, WorkItemsFace } from './api'
 import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_LIST, type WorkItemInput, type WorkItemPatch, type WorkItemQuery, type WorkItemResource, type WorkItemTextRow } from './model'
 import { workItems, type WorkItemRow } from './schema'
 
@@ -56,8 +56,8 @@ async function findWorkItem(executor: Executor, organizationId: string, projectI
 /** The project's maintained counts per status (work_item_counts), moved by the unit of work of each change. */
 const WORK_ITEM_COUNTS: CountTable = { table: 'work_item_counts', scope: 'project_id', key: 'status', filter: 'status' }
 
-/** The plugin's public face (api.ts): ordering and lookups for dependents' transactions. */
-export const workItemsFace: WorkItemsFace = {
+/** The plugin's public face (api.ts) without `extend`: ordering and lookups for dependents' transactions. */
+export const workItemsFace: Omit<WorkItemsFace, 'extend'> = {
   async lockOrdering(tx, organizationId, projectId, advance = false) {
     const [row] = await queryText<{ lastNumber: number }>(
       tx,
@@ -98,12 +98,158 @@ export interface WorkItemDeps {
   writes: Writes
   access: ProjectAccessService
   users: UserDirectory
+  /** The properties other plugins add (labels, custom fields), registered during their setup. */
+  extensions: readonly WorkItemExtension[]
 }
 
-export function createWorkItems({ db, lists, writes, access, users }: WorkItemDeps) {
+/** At most this many work items in one bulk request. */
+export const BULK_MAX = 100
+
+/** A bulk request's failures, each naming its item (`items[3].title`): one status when they share it, else 400. */
+export class BulkFailure extends ApiError {
+  constructor(readonly items: ErrorItem[], status: number) {
+    super(status, items[0]!.code, items[0]!.message, items[0]!.field)
+  }
+  override toItems(): ErrorItem[] {
+    return this.items
+  }
+}
+
+/** A bulk update's item: the work item's id, its expected ETag, and the changes. */
+export type BulkPatch = WorkItemPatch & { id: string; ifMatch?: string } & Record<string, unknown>
+
+export function createWorkItems({ db, lists, writes, access, users, extensions }: WorkItemDeps) {
   const checkAssignee = async (executor: Executor, actor: Actor, assigneeId: string | null | undefined) => {
     if (assigneeId) await users.requireActiveUser(executor, actor.organizationId, assigneeId, 'assigneeId')
   }
+  /** Every column a work item shows: its own and its extensions'. */
+  const columns = () => [WORK_ITEM_COLUMNS, ...extensions.map((extension) => `${extension.column} as "${extension.property}"`)].join(',\n  ')
+
+  /** The work item as API v1 shows it, extensions included (after a write, in its transaction). */
+  const readItem = async (executor: Executor, organizationId: string, projectId: string, workItemId: string): Promise<WorkItemResource> => {
+    const [row] = await queryText<WorkItemTextRow>(executor, `select ${columns()} from work_items w where w.id = $1 and w.organization_id = $2 and w.project_id = $3`, [
+      workItemId,
+      organizationId,
+      projectId,
+    ])
+    if (!row) throw notFound('No such work item.')
+    return fromWorkItemText(row)
+  }
+
+  /** The list's filters and sorts for this request: its own, the extensions', and the organization's dynamic ones it names. */
+  const listShape = async (organizationId: string, input: WorkItemQuery): Promise<ListShape> => {
+    if (!extensions.length) return WORK_ITEM_LIST
+    const filters = { ...WORK_ITEM_LIST.filters }
+    const sorts = { ...WORK_ITEM_LIST.sorts }
+    const sort = typeof input.sort === 'string' ? input.sort : ''
+    for (const extension of extensions) {
+      Object.assign(filters, extension.filters)
+      const dynamic = extension.dynamic
+      if (!dynamic) continue
+      const named = Object.keys(input).some((key) => key.startsWith(dynamic.prefix)) || sort.includes(dynamic.prefix)
+      if (!named) continue
+      const loaded = await dynamic.load(db, organizationId)
+      Object.assign(filters, loaded.filters)
+      Object.assign(sorts, loaded.sorts)
+    }
+    return { ...WORK_ITEM_LIST, filters, sorts }
+  }
+
+  /** The values a body gives the extensions' properties, apart from the work item's own fields. */
+  const split = <T extends Record<string, unknown>>(body: T) => {
+    const own: Record<string, unknown> = { ...body }
+    const extended: Record<string, unknown> = {}
+    for (const { property } of extensions) {
+      extended[property] = own[property]
+      delete own[property]
+    }
+    return { own: own as T, extended }
+  }
+
+  /** Creates one work item in the unit of work `w` (the caller checked editor access). */
+  async function createIn({ tx, audit, emit, count }: Write, actor: Actor, projectId: string, input: WorkItemInput): Promise<WorkItemResource> {
+    const { own, extended } = split(input)
+    await checkAssignee(tx, actor, own.assigneeId)
+    const number = await workItemsFace.lockOrdering(tx as Transaction, actor.organizationId, projectId, true)
+    const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(position) + 1, 0)::int as next from work_items where project_id = $1 and organization_id = $2', [
+      projectId,
+      actor.organizationId,
+    ])) as [{ next: number }]
+    const [row] = await tx
+      .insert(workItems)
+      .values({
+        organizationId: actor.organizationId,
+        projectId,
+        number,
+        title: own.title,
+        description: own.description ?? null,
+        status: own.status ?? 'todo',
+        priority: own.priority ?? 0,
+        assigneeId: own.assigneeId ?? null,
+        dueDate: own.dueDate ?? null,
+        position: next,
+        createdBy: actor.userId,
+      })
+      .returning()
+    const after: Record<string, unknown> = { number, title: row!.title, status: row!.status, priority: row!.priority, assigneeId: row!.assigneeId, dueDate: row!.dueDate }
+    for (const extension of extensions) {
+      const change = await extension.write(tx as Transaction, actor, { id: row!.id, projectId }, extended[extension.property], true)
+      if (change) after[extension.property] = change.next
+    }
+    count(WORK_ITEM_COUNTS, projectId, { [row!.status]: 1 })
+    await audit({ action: 'work_item.created', resourceType: 'work_item', resourceId: row!.id, projectId, changes: { after } })
+    const item = extensions.length ? await readItem(tx, actor.organizationId, projectId, row!.id) : serializeWorkItem(row!)
+    await emit({ type: 'work_item.created', projectId, data: item })
+    return item
+  }
+
+  /** Updates one locked work item in the unit of work `w` (the caller checked editor access and If-Match). */
+  async function updateIn({ tx, audit, emit, count }: Write, actor: Actor, projectId: string, current: WorkItemRow, patch: WorkItemPatch): Promise<WorkItemResource> {
+    const { own, extended } = split(patch as Record<string, unknown>)
+    await checkAssignee(tx, actor, own.assigneeId as string | null | undefined)
+    const changes = changedFields(current, own as WorkItemPatch) ?? { before: {}, after: {} }
+    for (const extension of extensions) {
+      if (extended[extension.property] === undefined) continue
+      const change = await extension.write(tx as Transaction, actor, { id: current.id, projectId }, extended[extension.property], false)
+      if (!change) continue
+      changes.before![extension.property] = change.previous
+      changes.after![extension.property] = change.next
+    }
+    if (!Object.keys(changes.after!).length) return extensions.length ? readItem(tx, actor.organizationId, projectId, current.id) : serializeWorkItem(current)
+    const [row] = await tx
+      .update(workItems)
+      .set({ ...(own as WorkItemPatch), updatedAt: nextUpdatedAt(current.updatedAt) })
+      .where(theWorkItem(actor.organizationId, current.id))
+      .returning()
+    if (row!.status !== current.status) count(WORK_ITEM_COUNTS, projectId, { [current.status]: -1, [row!.status]: 1 })
+    await audit({ action: 'work_item.updated', resourceType: 'work_item', resourceId: current.id, projectId, changes })
+    const updated = extensions.length ? await readItem(tx, actor.organizationId, projectId, current.id) : serializeWorkItem(row!)
+    await emit({ type: 'work_item.updated', projectId, data: updated, previous: changes.before })
+    return updated
+  }
+
+  /**
+   * Runs `each` for every item of a bulk request in one unit of work; an item's API error is
+   * collected with its index (`items[3].title`) and the others still run, so one answer names
+   * every failing item; any failure rolls the whole request back.
+   */
+  async function everyItem<I, R>(items: readonly I[], each: (item: I, index: number) => Promise<R>): Promise<R[]> {
+    const results: R[] = []
+    const failures: ErrorItem[] = []
+    const statuses = new Set<number>()
+    for (const [index, item] of items.entries()) {
+      try {
+        results.push(await each(item, index))
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error
+        statuses.add(error.status)
+        for (const failure of error.toItems()) failures.push({ ...failure, field: `items[${index}]${failure.field ? (failure.field.startsWith('[') ? '' : '.') + failure.field : ''}` })
+      }
+    }
+    if (failures.length) throw new BulkFailure(failures.slice(0, 100), statuses.size === 1 ? [...statuses][0]! : 400)
+    return results
+  }
+
   return {
     /**
      * The work items of a project, filtered and sorted (model.ts WORK_ITEM_LIST; content order by
@@ -114,8 +260,9 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
      */
     async list(actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest) {
       const parameters = new Parameters([projectId, actor.organizationId])
-      const query = parseListQuery(WORK_ITEM_LIST, input, parameters)
-      const identity = listIdentity(WORK_ITEM_LIST, `${actor.organizationId} ${projectId}`, query)
+      const shape = await listShape(actor.organizationId, input)
+      const query = parseListQuery(shape, input, parameters)
+      const identity = listIdentity(shape, `${actor.organizationId} ${projectId}`, query)
       const after = readCursor(request, identity, query.order)
       const { version } = await access.listAccess(actor, projectId)
       const key = `work-items ${projectId} ${query.canonical} ${request.cursor ?? request.page} ${request.size}`
@@ -124,7 +271,7 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
         const total = listTotal(WORK_ITEM_COUNTS, query, parameters, 'work_items w', conditions)
         return selectListPage<WorkItemTextRow, WorkItemResource>(
           db,
-          { columns: WORK_ITEM_COLUMNS, from: 'work_items w', conditions, parameters, order: query.order, total, identity, after },
+          { columns: columns(), from: 'work_items w', conditions, parameters, order: query.order, total, identity, after },
           request,
           fromWorkItemText,
         )
@@ -133,69 +280,67 @@ export function createWorkItems({ db, lists, writes, access, users }: WorkItemDe
 
     async get(actor: Actor, projectId: string, workItemId: string) {
       await access.requireProjectAccess(actor, projectId, 'viewer')
-      return serializeWorkItem(await findWorkItem(db, actor.organizationId, projectId, workItemId))
+      if (!isUuid(workItemId)) throw notFound('No such work item.')
+      return readItem(db, actor.organizationId, projectId, workItemId)
     },
 
     /** Creates a work item at the end of the project's order, with the project's next number. */
     create(actor: Actor, projectId: string, input: WorkItemInput, request?: IdempotentRequest) {
-      return writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
-        await access.requireProjectAccess(actor, projectId, 'editor', tx)
-        await checkAssignee(tx, actor, input.assigneeId)
-        const number = await workItemsFace.lockOrdering(tx as Transaction, actor.organizationId, projectId, true)
-        const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(position) + 1, 0)::int as next from work_items where project_id = $1 and organization_id = $2', [
-          projectId,
-          actor.organizationId,
-        ])) as [{ next: number }]
-        const [row] = await tx
-          .insert(workItems)
-          .values({
-            organizationId: actor.organizationId,
-            projectId,
-            number,
-            title: input.title,
-            description: input.description ?? null,
-            status: input.status ?? 'todo',
-            priority: input.priority ?? 0,
-            assigneeId: input.assigneeId ?? null,
-            dueDate: input.dueDate ?? null,
-            position: next,
-            createdBy: actor.userId,
-          })
-          .returning()
-        count(WORK_ITEM_COUNTS, projectId, { [row!.status]: 1 })
-        await audit({
-          action: 'work_item.created',
-          resourceType: 'work_item',
-          resourceId: row!.id,
-          projectId,
-          changes: { after: { number, title: row!.title, status: row!.status, priority: row!.priority, assigneeId: row!.assigneeId, dueDate: row!.dueDate } },
-        })
-        const item = serializeWorkItem(row!)
-        await emit({ type: 'work_item.created', projectId, data: item })
-        return created(item)
+      return writes.change(actor, 'project', async (w) => {
+        await access.requireProjectAccess(actor, projectId, 'editor', w.tx)
+        return created(await createIn(w, actor, projectId, input))
       }, request)
     },
 
     update(actor: Actor, projectId: string, workItemId: string, patch: WorkItemPatch, ifMatch?: string) {
-      return writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
-        const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
-        const current = await findWorkItem(tx, actor.organizationId, projectId, workItemId, true)
+      return writes.change(actor, 'project', async (w) => {
+        const granted = await access.requireProjectAccess(actor, projectId, 'viewer', w.tx)
+        const current = await findWorkItem(w.tx, actor.organizationId, projectId, workItemId, true)
         assertLevel(granted, 'editor')
         checkIfMatch(ifMatch, current.updatedAt)
-        await checkAssignee(tx, actor, patch.assigneeId)
-        const changes = changedFields(current, patch)
-        if (!changes) return serializeWorkItem(current)
-        const [row] = await tx
-          .update(workItems)
-          .set({ ...patch, updatedAt: nextUpdatedAt(current.updatedAt) })
-          .where(theWorkItem(actor.organizationId, current.id))
-          .returning()
-        if (row!.status !== current.status) count(WORK_ITEM_COUNTS, projectId, { [current.status]: -1, [row!.status]: 1 })
-        await audit({ action: 'work_item.updated', resourceType: 'work_item', resourceId: current.id, projectId, changes })
-        const updated = serializeWorkItem(row!)
-        await emit({ type: 'work_item.updated', projectId, data: updated })
-        return updated
+        return updateIn(w, actor, projectId, current, patch)
       })
+    },
+
+    /** Creates up to BULK_MAX work items in order, in one transaction: all or none. */
+    bulkCreate(actor: Actor, projectId: string, items: readonly WorkItemInput[], request?: IdempotentRequest) {
+      return writes.change(actor, 'project', async (w) => {
+        await access.requireProjectAccess(actor, projectId, 'editor', w.tx)
+        return everyItem(items, (item) => createIn(w, actor, projectId, item))
+      }, request)
+    },
+
+    /**
+     * Updates up to BULK_MAX work items, each with its own changes and optional `ifMatch`, in one
+     * transaction: all or none. Every item is locked first, in id order (two bulk requests over
+     * the same items never wait on each other in turn), then changed in the request's order.
+     */
+    bulkUpdate(actor: Actor, projectId: string, items: readonly BulkPatch[], request?: IdempotentRequest) {
+      return writes.change(actor, 'project', async (w) => {
+        const granted = await access.requireProjectAccess(actor, projectId, 'viewer', w.tx)
+        const ids = [...new Set(items.map((item) => item.id).filter(isUuid).map((id) => id.toLowerCase()))].sort()
+        const locked = ids.length
+          ? await w.tx
+              .select()
+              .from(workItems)
+              .where(and(eq(workItems.organizationId, actor.organizationId), eq(workItems.projectId, projectId), inArray(workItems.id, ids)))
+              .orderBy(workItems.id)
+              .for('update')
+          : []
+        assertLevel(granted, 'editor')
+        const byId = new Map(locked.map((row) => [row.id, row]))
+        const seen = new Set<string>()
+        return everyItem(items, async ({ id, ifMatch, ...patch }) => {
+          const current = isUuid(id) ? byId.get(id.toLowerCase()) : undefined
+          if (!current) throw new ApiError(404, 'NOT_FOUND', 'No such work item.', 'id')
+          if (seen.has(current.id)) throw new ApiError(400, 'BAD_REQUEST', 'This work item is named by an earlier item of the request.', 'id')
+          seen.add(current.id)
+          checkIfMatch(ifMatch, current.updatedAt)
+          const updated = await updateIn(w, actor, projectId, current, patch as WorkItemPatch)
+          // A later item naming it again is refused above; its row changed under this transaction.
+          return updated
+        })
+      }, request)
     },
 
     /** Deletes the work item; its entries and relationships go with it. */

@@ -22,13 +22,27 @@ export type FilterType =
   | { type: 'integer'; minimum: number; maximum: number }
   | { type: 'timestamp' }
   | { type: 'date'; none?: boolean }
+  /** Exact strings, any of (label names, text custom fields); `aliases` maps other accepted spellings (an option's name) to the stored value. */
+  | { type: 'text'; aliases?: Readonly<Record<string, string>> }
+  /** Decimal numbers with the integer operators (number custom fields). */
+  | { type: 'number' }
+  /** Option ids (or, through `aliases`, names) of a `uuid[]` column: rows holding any of them (select custom fields). */
+  | { type: 'options'; values: readonly string[]; aliases: Readonly<Record<string, string>> }
 
-export type Filter = FilterType & { column: string; description: string }
+export type Filter = FilterType & {
+  column: string
+  description: string
+  /**
+   * Wraps the filter's condition over `column` when the column is not the list row's own, e.g. a
+   * value in another table: `exists (select 1 from … where … and ${condition})`.
+   */
+  within?: (condition: string) => string
+}
 
 /** A column the list can be sorted by; `cast` is its SQL type, for cursor values given back as text. */
 export interface SortKey {
   column: string
-  cast: 'int' | 'timestamptz' | 'date' | 'uuid' | 'text'
+  cast: 'int' | 'numeric' | 'timestamptz' | 'date' | 'uuid' | 'text'
   nullable?: boolean
 }
 
@@ -119,6 +133,12 @@ function describeFilter(filter: Filter): string {
       return `${filter.description} RFC 3339 date-times with terms \`gt:\`, \`gte:\`, \`lt:\`, \`lte:\`, \`eq:\`, comma-separated, e.g. \`gte:2026-11-01T00:00:00Z\`.`
     case 'date':
       return `${filter.description} YYYY-MM-DD dates with terms \`gt:\`, \`gte:\`, \`lt:\`, \`lte:\`, \`eq:\`, comma-separated${filter.none ? ', or `none`' : ''}.`
+    case 'text':
+      return `${filter.description} Any of these values, comma-separated (or the parameter repeated).`
+    case 'options':
+      return `${filter.description} Any of these option ids or names, comma-separated.`
+    case 'number':
+      return `${filter.description} Numbers with terms \`eq:\` (or a bare value: any of), \`gt:\`, \`gte:\`, \`lt:\`, \`lte:\` (all hold), comma-separated, e.g. \`gte:2.5\`.`
   }
 }
 
@@ -128,6 +148,7 @@ function describeFilter(filter: Filter): string {
  * ones. Conditions are bound into `parameters`.
  */
 export function parseListQuery(shape: ListShape, input: Record<string, unknown>, parameters: Parameters, ignore: readonly string[] = ['page', 'size', 'cursor']): ListQuery {
+  // A repeated parameter (`label=a&label=b`) arrives as an array: any of its values.
   const errors: ErrorItem[] = []
   const conditions: string[] = []
   const values: Record<string, ParsedFilter> = {}
@@ -176,6 +197,18 @@ function parseFilter(filter: Filter, text: string): ParsedFilter | string {
       if (!parsed.anyOf.includes(term)) parsed.anyOf.push(term)
       continue
     }
+    if (filter.type === 'options') {
+      const value = filter.values.includes(term.toLowerCase()) ? term.toLowerCase() : filter.aliases[term]
+      if (value === undefined) return `Must be one or more option ids or names of this field: ${Object.keys(filter.aliases).slice(0, 50).join(', ')}.`
+      if (!parsed.anyOf.includes(value)) parsed.anyOf.push(value)
+      continue
+    }
+    if (filter.type === 'text') {
+      if (!term.length || term.length > 200) return 'Must be comma-separated values of 1 to 200 characters.'
+      const value = filter.aliases?.[term] ?? term
+      if (!parsed.anyOf.includes(value)) parsed.anyOf.push(value)
+      continue
+    }
     if (filter.type === 'uuid') {
       if (terms.length > 1) return `One id${filter.none ? ' or `none`' : ''}.`
       if (filter.none && term === 'none') parsed.anyOf.push(null)
@@ -206,6 +239,8 @@ function checkValue(filter: Filter, value: string): string | undefined {
       const number = Number(value)
       return number >= filter.minimum && number <= filter.maximum ? String(number) : undefined
     }
+    case 'number':
+      return /^-?\d{1,15}(\.\d{1,6})?$/.test(value) ? String(Number(value)) : undefined
     case 'timestamp':
       return parseDateTime(value)?.toISOString()
     case 'date':
@@ -221,15 +256,23 @@ function valueRule(filter: Filter): string {
       return `Must be comma-separated terms eq:, gt:, gte:, lt:, lte: (or a bare value) with integers ${filter.minimum}..${filter.maximum}, e.g. gte:2.`
     case 'timestamp':
       return 'Must be comma-separated terms eq:, gt:, gte:, lt:, lte: with RFC 3339 date-times (e.g. gte:2026-11-01T00:00:00Z).'
+    case 'number':
+      return 'Must be comma-separated terms eq:, gt:, gte:, lt:, lte: (or a bare value) with numbers, e.g. gte:2.5.'
     default:
       return `Must be comma-separated terms eq:, gt:, gte:, lt:, lte: with dates YYYY-MM-DD${filter.type === 'date' && filter.none ? ', or none' : ''}.`
   }
 }
 
-const CASTS: Record<Filter['type'], string | undefined> = { enum: undefined, uuid: 'uuid', integer: 'int', timestamp: 'timestamptz', date: 'date' }
+const CASTS: Record<Filter['type'], string | undefined> = { enum: undefined, uuid: 'uuid', integer: 'int', timestamp: 'timestamptz', date: 'date', text: undefined, number: 'numeric', options: 'uuid' }
 
 function filterCondition(filter: Filter, parsed: ParsedFilter, parameters: Parameters): string {
+  const condition = columnCondition(filter, parsed, parameters)
+  return filter.within ? filter.within(condition) : condition
+}
+
+function columnCondition(filter: Filter, parsed: ParsedFilter, parameters: Parameters): string {
   if (filter.type === 'timestamp') return timestampCondition(filter.column, parsed, parameters)
+  if (filter.type === 'options') return `${filter.column} && ${parameters.bind(parsed.anyOf, 'uuid[]')}`
   const cast = CASTS[filter.type]
   const parts: string[] = []
   const listed = parsed.anyOf.filter((value) => value !== null)
@@ -301,6 +344,7 @@ const invalidCursor = (message = 'Not a cursor of this list (with these filters 
 
 const KEY_FORMATS: Record<SortKey['cast'], (value: string) => boolean> = {
   int: (value) => /^-?\d{1,10}$/.test(value),
+  numeric: (value) => /^-?\d{1,30}(\.\d{1,30})?$/.test(value),
   timestamptz: (value) => /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/.test(value) && !Number.isNaN(Date.parse(value.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00'))),
   date: isCalendarDate,
   uuid: isUuid,

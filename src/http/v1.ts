@@ -54,7 +54,8 @@ export function createV1Kit(services: ServiceRegistry, writes: Writes, seed: str
          * credential and the Idempotency-Key (idempotency.ts).
          */
         resolve({ actor, request, path, body }: any) {
-          const key = request.method === 'POST' ? request.headers.get(IDEMPOTENCY_HEADER) : null
+          // POSTs, and the bulk PATCH (one transaction whose answer is recorded with it).
+          const key = request.method === 'POST' || (request.method === 'PATCH' && path.endsWith('/bulk')) ? request.headers.get(IDEMPOTENCY_HEADER) : null
           const idempotency = key === null || !actor.apiKeyId ? undefined : idempotentRequest(actor, bearerToken(request.headers.get('authorization'))!, key, path, body)
           return { actor: actor as Actor, idempotency: idempotency as IdempotentRequest | undefined }
         },

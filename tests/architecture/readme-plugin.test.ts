@@ -43,8 +43,13 @@ beforeAll(async () => {
   rmSync(SCRATCH, { recursive: true, force: true })
   mkdirSync(join(SCRATCH, 'plugins'), { recursive: true })
   symlinkSync(join(ROOT, 'src'), join(SCRATCH, 'src'))
+  // The example's own folder is never a link: writing it must not reach into a real plugin.
+  const exampleFolders = new Set([...files.keys()].map((path) => path.split('/')[1]))
   for (const name of readdirSync(join(ROOT, 'plugins'), { withFileTypes: true }))
-    if (name.isDirectory()) symlinkSync(join(ROOT, 'plugins', name.name), join(SCRATCH, 'plugins', name.name))
+    if (name.isDirectory()) {
+      if (exampleFolders.has(name.name)) throw new Error(`the README's example plugin "${name.name}" has the name of a real plugin: rename the example`)
+      symlinkSync(join(ROOT, 'plugins', name.name), join(SCRATCH, 'plugins', name.name))
+    }
   for (const [path, text] of files) {
     mkdirSync(join(SCRATCH, path, '..'), { recursive: true })
     writeFileSync(join(SCRATCH, path), text)
@@ -75,9 +80,9 @@ afterAll(async () => {
 
 describe("the README's example plugin", () => {
   test('has the four files the README shows, and a manifest the loader accepts', () => {
-    expect([...files.keys()].sort()).toEqual(['plugins/labels/api.ts', 'plugins/labels/index.ts', 'plugins/labels/schema.ts', 'plugins/labels/service.ts'])
-    expect(example.name).toBe('labels')
-    expect(api.service.core.tools.map((tool) => tool.name)).toContain('list_labels')
+    expect([...files.keys()].sort()).toEqual(['plugins/milestones/api.ts', 'plugins/milestones/index.ts', 'plugins/milestones/schema.ts', 'plugins/milestones/service.ts'])
+    expect(example.name).toBe('milestones')
+    expect(api.service.core.tools.map((tool) => tool.name)).toContain('list_milestones')
   })
 
   test('imports and SQL stay within its declared dependencies', () => {
@@ -86,18 +91,18 @@ describe("the README's example plugin", () => {
     expect(sqlViolations(files, all, [])).toEqual([])
     // The checks see the example: the same files with an undeclared import fail.
     const planted = new Map(files)
-    planted.set('plugins/labels/extra.ts', "import { workItems } from '../work-items/schema'\nexport const x = workItems\n")
+    planted.set('plugins/milestones/extra.ts', "import { workItems } from '../work-items/schema'\nexport const x = workItems\n")
     expect(importViolations(planted, all)).toHaveLength(1)
   })
 
   test('its table is ready for Citus', async () => {
-    const tables = (await readSchema(database.db)).filter((table) => table.name === 'labels')
+    const tables = (await readSchema(database.db)).filter((table) => table.name === 'milestones')
     expect(tables).toHaveLength(1)
     const placements = new Map(registry.flatMap((plugin) => Object.entries(plugin.placement ?? {}).map(([table, placement]) => [table, placement.kind] as const)))
     expect(placementProblems(tables, (table) => placements.get(table) ?? 'distributed')).toEqual([])
     // On Citus (undefined elsewhere) its migration distributed it, as a tenant table with no declared placement.
     const placed = await readPlacement(database.db)
-    if (placed) expect(placed.labels).toBe('distributed')
+    if (placed) expect(placed.milestones).toBe('distributed')
   })
 
   test('viewers read, editors add, other organizations see nothing, over REST and MCP', async () => {
@@ -105,13 +110,13 @@ describe("the README's example plugin", () => {
     const owner = await api.createUser(organization)
     const viewer = await api.createUser(organization)
     const stranger = await api.createUser(await api.createOrganization(), 'superadministrator')
-    const ownerKey = (await api.createKey(owner.id, ['projects:write', 'project_access:write', 'labels:read', 'labels:write'])).secret
-    const viewerKey = (await api.createKey(viewer.id, ['labels:read', 'labels:write'])).secret
-    const strangerKey = (await api.createKey(stranger.id, ['labels:read', 'labels:write'])).secret
-    const project = (await api.request('POST', '/api/v1/projects', { key: ownerKey, body: { name: 'Labelled' } })).body.data
+    const ownerKey = (await api.createKey(owner.id, ['projects:write', 'project_access:write', 'milestones:read', 'milestones:write'])).secret
+    const viewerKey = (await api.createKey(viewer.id, ['milestones:read', 'milestones:write'])).secret
+    const strangerKey = (await api.createKey(stranger.id, ['milestones:read', 'milestones:write'])).secret
+    const project = (await api.request('POST', '/api/v1/projects', { key: ownerKey, body: { name: 'Milestoneled' } })).body.data
     expect((await api.request('POST', `/api/v1/projects/${project.id}/members`, { key: ownerKey, body: { userId: viewer.id, accessLevel: 'viewer' } })).status).toBe(201)
 
-    const path = `/api/v1/projects/${project.id}/labels`
+    const path = `/api/v1/projects/${project.id}/milestones`
     const added = await api.request('POST', path, { key: ownerKey, body: { name: 'bug' } })
     expect(added.status).toBe(201)
     expect(added.body.data).toEqual({ id: expect.any(String), name: 'bug' })
@@ -122,12 +127,12 @@ describe("the README's example plugin", () => {
     expect((await api.request('GET', path, { key: strangerKey })).status).toBe(404)
     expect((await api.request('POST', path, { key: strangerKey, body: { name: 'theirs' } })).status).toBe(404)
 
-    const [audit] = await queryText<{ action: string }>(database.db, "select action from audit_logs where resource_type = 'label' and resource_id = $1", [added.body.data.id])
-    expect(audit).toEqual({ action: 'label.created' })
+    const [audit] = await queryText<{ action: string }>(database.db, "select action from audit_logs where resource_type = 'milestone' and resource_id = $1", [added.body.data.id])
+    expect(audit).toEqual({ action: 'milestone.created' })
 
     const client = await connectMcp(http.url, viewerKey)
     try {
-      const listed = await callTool(client, 'list_labels', { projectId: project.id })
+      const listed = await callTool(client, 'list_milestones', { projectId: project.id })
       expect(listed.isError).toBe(false)
       expect(listed.data).toEqual({ items: [added.body.data] })
     } finally {

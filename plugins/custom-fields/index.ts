@@ -1,0 +1,49 @@
+/** The `custom-fields` plugin: typed custom fields on work items (`fields`), defined per organization, enabled per project. */
+import { crudEvents } from '../../src/changes'
+import { definePlugin } from '../../src/plugin'
+import { UserDirectoryRef } from '../auth/api'
+import { ProjectAccessRef } from '../projects/api'
+import { WorkItemsRef } from '../work-items/api'
+import { FieldValues } from './model'
+import { customFieldRoutes } from './routes'
+import { customFields, projectCustomFields, workItemFieldValues } from './schema'
+import { createCustomFields } from './service'
+import { customFieldTools } from './tools'
+import { fieldWriter, FIELDS_COLUMN, loadFieldFilters } from './values'
+
+export default definePlugin({
+  name: 'custom-fields',
+  description: 'Custom fields of the organization (text, number, date, selects, user, url), enabled per project, on work items as `fields`: validated, filtered and sorted.',
+  dependencies: ['auth', 'projects', 'work-items'],
+  tables: { customFields, projectCustomFields, workItemFieldValues },
+  scopes: [
+    { name: 'custom_fields:read', description: 'Read custom field definitions and which projects enable them.' },
+    { name: 'custom_fields:write', description: 'Define custom fields (administrators) and enable them for projects (owners).' },
+  ],
+  tags: [
+    {
+      name: 'Custom fields',
+      description:
+        "Typed fields of the organization's work items. Administrators define them; a project's owners enable them; work items take values in `fields` (`{key: value}`), and lists filter (`field.<key>=…`) and sort (`sort=field.<key>`) by them.",
+    },
+  ],
+  events: crudEvents('custom_field', 'A custom field definition'),
+
+  setup({ db, services, lists, writes }) {
+    services.get(WorkItemsRef).extend({
+      property: 'fields',
+      schema: FieldValues,
+      input: FieldValues,
+      column: FIELDS_COLUMN,
+      write: fieldWriter(services.get(UserDirectoryRef)),
+      dynamic: {
+        prefix: 'field.',
+        description: 'filter by a custom field of the organization (number and date fields take the operators of `priority`; selects take option ids or names), and `sort=field.<key>` (text, url, number and date fields).',
+        load: loadFieldFilters,
+      },
+    })
+    return { fields: createCustomFields({ db, lists, writes, access: services.get(ProjectAccessRef) }) }
+  },
+  routes: ({ http }, { fields }) => customFieldRoutes(http.v1, fields),
+  tools: (_context, { fields }) => customFieldTools(fields),
+})

@@ -1,0 +1,250 @@
+/**
+ * Custom fields: definitions (organization-wide; administrators write, members read), enabled per
+ * project by its owners. Deleting a definition removes its values; disabling it for a project
+ * removes its values there. Values are written through the work-items extension (values.ts).
+ */
+import { queryText, type Database, type Executor } from '../../src/db'
+import { checkIfMatch, created } from '../../src/http/answer'
+import { badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
+import type { IdempotentRequest } from '../../src/http/idempotency'
+import type { ListCache } from '../../src/http/list-cache'
+import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import type { PageRequest } from '../../src/http/pagination'
+import { isUuid, uuidv7 } from '../../src/ids'
+import { isAdministrator, type Actor } from '../../src/services/identity'
+import { isoFromText, selectListPage } from '../../src/sql'
+import { organizationVersion, type Writes } from '../../src/writes'
+import type { ProjectAccessService } from '../projects/api'
+import type { CustomFieldInput, CustomFieldPatch, CustomFieldResource } from './model'
+import type { FieldOption, FieldType } from './schema'
+
+export const COLUMNS = 'd.id, d.key, d.name, d.type, d.options, d.required, d.created_at as "createdAt", d.updated_at as "updatedAt"'
+type FieldTextRow = CustomFieldResource
+export const fromText = (row: FieldTextRow): CustomFieldResource => ({ ...row, createdAt: isoFromText(row.createdAt), updatedAt: isoFromText(row.updatedAt) })
+
+const SELECTS: readonly FieldType[] = ['single_select', 'multi_select']
+
+/** The organization's definitions ($1) by key. */
+const FIELD_LIST: ListShape = {
+  name: 'custom-fields',
+  filters: {},
+  sorts: { key: { column: 'd.key', cast: 'text' } },
+  defaultOrder: ['key'],
+  tiebreaker: { column: 'd.id', cast: 'uuid' },
+}
+
+/** A project's enabled definitions ($1 project, $2 organization) by key. */
+const PROJECT_FIELD_LIST: ListShape = { ...FIELD_LIST, name: 'project-custom-fields' }
+const PROJECT_FIELDS_FROM = 'project_custom_fields p join custom_fields d on d.id = p.field_id and d.organization_id = p.organization_id'
+
+function requireAdministrator(actor: Actor) {
+  if (!isAdministrator(actor)) throw forbidden('Only an administrator or superadministrator may change custom fields.')
+}
+
+async function findField(executor: Executor, organizationId: string, fieldId: string, lock = false, field = 'fieldId'): Promise<CustomFieldResource & { updatedAtDate: Date }> {
+  const [row] = isUuid(fieldId)
+    ? await queryText<FieldTextRow>(executor, `select ${COLUMNS} from custom_fields d where d.id = $1 and d.organization_id = $2${lock ? ' for update' : ''}`, [fieldId, organizationId])
+    : []
+  if (!row) throw Object.assign(notFound('No such custom field.'), field === 'fieldId' ? {} : { field })
+  const resource = fromText(row)
+  return { ...resource, updatedAtDate: new Date(resource.updatedAt) }
+}
+
+const strip = ({ updatedAtDate: _, ...field }: CustomFieldResource & { updatedAtDate: Date }): CustomFieldResource => field
+
+/** The options of a select field after an input list: ids kept where named, new ones made; 400 naming the problem. */
+function resolveOptions(type: FieldType, input: CustomFieldInput['options'], current: readonly FieldOption[] = []): FieldOption[] {
+  if (!SELECTS.includes(type)) {
+    if (input?.length) throw badRequest('Only select fields have options.', 'options')
+    return []
+  }
+  if (!input?.length) throw badRequest('A select field needs at least one option.', 'options')
+  const known = new Map(current.map((option) => [option.id, option]))
+  const names = new Set<string>()
+  return input.map((option, index) => {
+    const name = option.name.trim()
+    if (!name) throw badRequest('An option needs a name.', `options[${index}].name`)
+    if (names.has(name.toLowerCase())) throw badRequest('Option names must be unique (case-insensitive).', `options[${index}].name`)
+    names.add(name.toLowerCase())
+    if (option.id !== undefined && !known.has(option.id.toLowerCase())) throw badRequest('Not an option of this field; leave `id` out for a new option.', `options[${index}].id`)
+    return { id: option.id?.toLowerCase() ?? uuidv7(), name, color: (option.color ?? known.get(option.id?.toLowerCase() ?? '')?.color ?? '#6b7280').toLowerCase() }
+  })
+}
+
+export interface CustomFieldDeps {
+  db: Database
+  lists: ListCache
+  writes: Writes
+  access: ProjectAccessService
+}
+
+export function createCustomFields({ db, lists, writes, access }: CustomFieldDeps) {
+  return {
+    /** The organization's definitions by key, by page or cursor. */
+    async list(actor: Actor, request: PageRequest) {
+      const parameters = new Parameters([actor.organizationId])
+      const query = parseListQuery(FIELD_LIST, {}, parameters)
+      const identity = listIdentity(FIELD_LIST, actor.organizationId, query)
+      const after = readCursor(request, identity, query.order)
+      const version = await organizationVersion(db, actor.organizationId)
+      return lists.page(`custom-fields ${actor.organizationId} ${request.cursor ?? request.page} ${request.size}`, version, () =>
+        selectListPage<FieldTextRow, CustomFieldResource>(
+          db,
+          { columns: COLUMNS, from: 'custom_fields d', conditions: ['d.organization_id = $1'], parameters, order: query.order, total: 'select count(*) from custom_fields d where d.organization_id = $1', identity, after },
+          request,
+          fromText,
+        ),
+      )
+    },
+
+    async get(actor: Actor, fieldId: string) {
+      return strip(await findField(db, actor.organizationId, fieldId))
+    },
+
+    create(actor: Actor, input: CustomFieldInput, request?: IdempotentRequest) {
+      requireAdministrator(actor)
+      const options = resolveOptions(input.type, input.options)
+      return writes.change(actor, 'organization', async ({ tx, audit, emit }) => {
+        const [row] = await queryText<FieldTextRow>(
+          tx,
+          `insert into custom_fields as d (id, organization_id, key, name, type, options, required) values ($1, $2, $3, $4, $5, $6::jsonb, $7)
+             on conflict do nothing returning ${COLUMNS}`,
+          [uuidv7(), actor.organizationId, input.key, input.name, input.type, JSON.stringify(options), input.required ?? false],
+        )
+        if (!row) {
+          const [existing] = await queryText<{ id: string }>(tx, 'select id from custom_fields where organization_id = $1 and key = $2', [actor.organizationId, input.key])
+          throw conflict('A custom field with this key already exists.', existing?.id, 'key')
+        }
+        const field = fromText(row)
+        await audit({ action: 'custom_field.created', resourceType: 'custom_field', resourceId: field.id, changes: { after: { key: field.key, name: field.name, type: field.type, options, required: field.required } } })
+        await emit({ type: 'custom_field.created', projectId: null, data: field })
+        return created(field)
+      }, request)
+    },
+
+    /** Renames, changes options (ids kept; removed options leave every value) or `required`; the key and type never change. */
+    update(actor: Actor, fieldId: string, patch: CustomFieldPatch, ifMatch?: string) {
+      return writes.change(actor, 'organization', async ({ tx, audit, emit }) => {
+        const current = await findField(tx, actor.organizationId, fieldId, true)
+        requireAdministrator(actor)
+        checkIfMatch(ifMatch, current.updatedAtDate)
+        const next = {
+          name: patch.name ?? current.name,
+          options: patch.options === undefined ? current.options : resolveOptions(current.type, patch.options, current.options),
+          required: patch.required ?? current.required,
+        }
+        const before: Record<string, unknown> = {}
+        const after: Record<string, unknown> = {}
+        for (const key of ['name', 'options', 'required'] as const)
+          if (JSON.stringify(next[key]) !== JSON.stringify(current[key])) {
+            before[key] = current[key]
+            after[key] = next[key]
+          }
+        if (!Object.keys(after).length) return strip(current)
+        const [row] = await queryText<FieldTextRow>(
+          tx,
+          `update custom_fields d set name = $3, options = $4::jsonb, required = $5, updated_at = greatest(now(), $6::timestamptz) where d.id = $1 and d.organization_id = $2 returning ${COLUMNS}`,
+          [current.id, actor.organizationId, next.name, JSON.stringify(next.options), next.required, new Date(current.updatedAtDate.getTime() + 1).toISOString()],
+        )
+        const kept = new Set(next.options.map((option) => option.id))
+        const removed = current.options.filter((option) => !kept.has(option.id)).map((option) => option.id)
+        if (removed.length) await removeOptions(tx, actor.organizationId, current.id, removed)
+        const field = fromText(row!)
+        await audit({ action: 'custom_field.updated', resourceType: 'custom_field', resourceId: field.id, changes: { before, after } })
+        await emit({ type: 'custom_field.updated', projectId: null, data: field, previous: before })
+        return field
+      })
+    },
+
+    /** Deletes the definition with every value of it (its project enablements go too). */
+    delete(actor: Actor, fieldId: string, ifMatch?: string) {
+      return writes.change(actor, 'organization', async ({ tx, audit, emit }) => {
+        const current = await findField(tx, actor.organizationId, fieldId, true)
+        requireAdministrator(actor)
+        checkIfMatch(ifMatch, current.updatedAtDate)
+        await queryText(tx, 'delete from custom_fields where id = $1 and organization_id = $2', [current.id, actor.organizationId])
+        await audit({ action: 'custom_field.deleted', resourceType: 'custom_field', resourceId: current.id, changes: { before: { key: current.key, name: current.name, type: current.type } } })
+        await emit({ type: 'custom_field.deleted', projectId: null, data: strip(current) })
+        return { id: current.id }
+      })
+    },
+
+    /** The fields enabled for a project (viewer), by key. */
+    async projectFields(actor: Actor, projectId: string, request: PageRequest) {
+      const parameters = new Parameters([projectId, actor.organizationId])
+      const query = parseListQuery(PROJECT_FIELD_LIST, {}, parameters)
+      const identity = listIdentity(PROJECT_FIELD_LIST, `${actor.organizationId} ${projectId}`, query)
+      const after = readCursor(request, identity, query.order)
+      const { version } = await access.listAccess(actor, projectId)
+      return lists.page(`project-custom-fields ${projectId} ${request.cursor ?? request.page} ${request.size}`, version, () =>
+        selectListPage<FieldTextRow, CustomFieldResource>(
+          db,
+          {
+            columns: COLUMNS,
+            from: PROJECT_FIELDS_FROM,
+            conditions: ['p.project_id = $1', 'p.organization_id = $2'],
+            parameters,
+            order: query.order,
+            total: `select count(*) from project_custom_fields p where p.project_id = $1 and p.organization_id = $2`,
+            identity,
+            after,
+          },
+          request,
+          fromText,
+        ),
+      )
+    },
+
+    /** Enables a field for a project (owner); enabling it again changes nothing. */
+    enable(actor: Actor, projectId: string, fieldId: string) {
+      return writes.change(actor, 'project', async ({ tx, audit }) => {
+        await access.requireProjectAccess(actor, projectId, 'owner', tx)
+        const field = await findField(tx, actor.organizationId, fieldId, false, 'fieldId')
+        const [added] = await queryText<{ fieldId: string }>(
+          tx,
+          'insert into project_custom_fields (project_id, field_id, organization_id) values ($1, $2, $3) on conflict do nothing returning field_id as "fieldId"',
+          [projectId, field.id, actor.organizationId],
+        )
+        if (added) await audit({ action: 'project.custom_field_enabled', resourceType: 'project', resourceId: projectId, projectId, changes: { after: { fieldId: field.id, key: field.key } } })
+        return created(strip(field))
+      })
+    },
+
+    /** Disables a field for a project (owner): its values on the project's work items are removed. */
+    disable(actor: Actor, projectId: string, fieldId: string) {
+      return writes.change(actor, 'project', async ({ tx, audit }) => {
+        await access.requireProjectAccess(actor, projectId, 'owner', tx)
+        const [removed] = isUuid(fieldId)
+          ? await queryText<{ fieldId: string }>(tx, 'delete from project_custom_fields where project_id = $1 and field_id = $2 and organization_id = $3 returning field_id as "fieldId"', [
+              projectId,
+              fieldId,
+              actor.organizationId,
+            ])
+          : []
+        if (!removed) throw notFound('This custom field is not enabled for the project.')
+        await queryText(tx, 'delete from work_item_field_values where project_id = $1 and field_id = $2 and organization_id = $3', [projectId, removed.fieldId, actor.organizationId])
+        await audit({ action: 'project.custom_field_disabled', resourceType: 'project', resourceId: projectId, projectId, changes: { before: { fieldId: removed.fieldId } } })
+        return { id: removed.fieldId }
+      })
+    },
+  }
+}
+
+/** Takes removed options out of every value of the field: a single select loses its value, a multi select the option. */
+async function removeOptions(executor: Executor, organizationId: string, fieldId: string, removed: readonly string[]) {
+  await queryText(
+    executor,
+    `with changed as (
+       select work_item_id, array(select o from unnest(option_ids) o where o <> all($3::uuid[])) as kept
+         from work_item_field_values where organization_id = $1 and field_id = $2 and option_ids && $3::uuid[]
+     ), emptied as (
+       delete from work_item_field_values v using changed c
+        where v.organization_id = $1 and v.field_id = $2 and v.work_item_id = c.work_item_id and cardinality(c.kept) = 0
+     )
+     update work_item_field_values v set option_ids = c.kept, value = to_jsonb(c.kept)
+       from changed c where v.organization_id = $1 and v.field_id = $2 and v.work_item_id = c.work_item_id and cardinality(c.kept) > 0`,
+    [organizationId, fieldId, removed],
+  )
+}
+
+export type CustomFieldService = ReturnType<typeof createCustomFields>

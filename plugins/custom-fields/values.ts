@@ -1,0 +1,216 @@
+/**
+ * Work items' custom field values, through the work-items extension: `fields` on every work item,
+ * validated against the definitions enabled for the item's project, and the `field.<key>` filters
+ * and sorts of work-item lists.
+ */
+import { queryText, type Executor, type Transaction } from '../../src/db'
+import { ApiError, type ErrorItem } from '../../src/http/errors'
+import type { Filter, SortKey } from '../../src/http/list-query'
+import { isCalendarDate } from '../../src/http/models'
+import { isUuid } from '../../src/ids'
+import { ValidationFailure } from '../../src/validate'
+import type { Actor } from '../../src/services/identity'
+import type { UserDirectory } from '../auth/api'
+import type { ExtendedItem, ExtensionChange } from '../work-items/api'
+import { TEXT_MAX, URL_MAX } from './model'
+import type { FieldOption, FieldType } from './schema'
+
+interface Definition {
+  id: string
+  key: string
+  name: string
+  type: FieldType
+  options: FieldOption[]
+  required: boolean
+}
+
+/** A work item's values as `{key: value}`: the `fields` column of every work item read (`w`). */
+export const FIELDS_COLUMN = `coalesce((select json_object_agg(v.field_key, v.value order by v.field_key) from work_item_field_values v
+    where v.work_item_id = w.id and v.organization_id = w.organization_id), '{}'::json)`
+
+const invalid = (key: string, message: string) => new ApiError(400, 'BAD_REQUEST', message, `fields.${key}`)
+
+/** A value's typed columns (and its canonical shown form), or a 400 naming `fields.<key>`. */
+async function typed(executor: Executor, users: UserDirectory, actor: Actor, field: Definition, value: unknown) {
+  const columns = { value: value as unknown, numberValue: null as string | null, dateValue: null as string | null, textValue: null as string | null, userId: null as string | null, optionIds: null as string[] | null }
+  const allowed = () => field.options.map((option) => `${option.id} (${option.name})`).join(', ')
+  switch (field.type) {
+    case 'text':
+      if (typeof value !== 'string' || !value.length || value.length > TEXT_MAX) throw invalid(field.key, `A text of 1 to ${TEXT_MAX} characters.`)
+      columns.textValue = value
+      return columns
+    case 'url': {
+      let ok = false
+      if (typeof value === 'string' && value.length <= URL_MAX) {
+        try {
+          ok = ['http:', 'https:'].includes(new URL(value).protocol)
+        } catch {}
+      }
+      if (!ok) throw invalid(field.key, `An http or https URL of at most ${URL_MAX} characters.`)
+      columns.textValue = value as string
+      return columns
+    }
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value) || Math.abs(value) >= 1e15) throw invalid(field.key, 'A number (JSON), less than 10^15 in magnitude.')
+      columns.numberValue = String(value)
+      return columns
+    case 'date':
+      if (typeof value !== 'string' || !isCalendarDate(value)) throw invalid(field.key, 'A date YYYY-MM-DD.')
+      columns.dateValue = value
+      return columns
+    case 'user':
+      if (typeof value !== 'string' || !isUuid(value)) throw invalid(field.key, 'A user id (UUID).')
+      await users.requireActiveUser(executor, actor.organizationId, value, `fields.${field.key}`)
+      columns.userId = columns.value = value.toLowerCase()
+      return columns
+    case 'single_select': {
+      const option = typeof value === 'string' ? field.options.find((candidate) => candidate.id === value.toLowerCase()) : undefined
+      if (!option) throw invalid(field.key, `An option id of this field; allowed: ${allowed()}.`)
+      columns.value = option.id
+      columns.optionIds = [option.id]
+      return columns
+    }
+    case 'multi_select': {
+      if (!Array.isArray(value)) throw invalid(field.key, `An array of option ids of this field; allowed: ${allowed()}.`)
+      const ids: string[] = []
+      for (const [index, entry] of value.entries()) {
+        const option = typeof entry === 'string' ? field.options.find((candidate) => candidate.id === entry.toLowerCase()) : undefined
+        if (!option) throw new ApiError(400, 'BAD_REQUEST', `An option id of this field; allowed: ${allowed()}.`, `fields.${field.key}[${index}]`)
+        if (!ids.includes(option.id)) ids.push(option.id)
+      }
+      if (!ids.length) throw invalid(field.key, 'At least one option id (null clears the field).')
+      columns.value = ids
+      columns.optionIds = ids
+      return columns
+    }
+  }
+}
+
+/**
+ * Writes the `fields` a create or PATCH gave (`{key: value|null}`: named keys change, null clears,
+ * others stay); a create also refuses a missing required field. 400 names `fields.<key>`.
+ */
+export function fieldWriter(users: UserDirectory) {
+  return async (tx: Transaction, actor: Actor, item: ExtendedItem, value: unknown, creating: boolean): Promise<ExtensionChange | undefined> => {
+    if (value === undefined && !creating) return undefined
+    if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) throw new ApiError(400, 'BAD_REQUEST', 'An object of values by custom field key.', 'fields')
+    const given = (value ?? {}) as Record<string, unknown>
+    const definitions = await queryText<Definition>(
+      tx,
+      `select d.id, d.key, d.name, d.type, d.options, d.required from project_custom_fields p join custom_fields d on d.id = p.field_id and d.organization_id = p.organization_id
+        where p.project_id = $1 and p.organization_id = $2`,
+      [item.projectId, actor.organizationId],
+    )
+    const byKey = new Map(definitions.map((definition) => [definition.key, definition]))
+    const unknown = Object.keys(given).filter((key) => !byKey.has(key))
+    if (unknown.length)
+      throw new ValidationFailure(
+        unknown.slice(0, 20).map((key) => ({
+          code: 'BAD_REQUEST',
+          field: `fields.${key.slice(0, 64)}`,
+          message: `No custom field with this key is enabled for the project${definitions.length ? `; enabled: ${definitions.map((d) => d.key).sort().join(', ')}` : ''}.`,
+        })),
+      )
+    const current = creating
+      ? []
+      : await queryText<{ fieldId: string; value: unknown }>(tx, 'select field_id as "fieldId", value from work_item_field_values where work_item_id = $1 and organization_id = $2', [
+          item.id,
+          actor.organizationId,
+        ])
+    const had = new Map(current.map((row) => [row.fieldId, row.value]))
+    const missing = definitions.filter((definition) => definition.required && (creating ? given[definition.key] === undefined || given[definition.key] === null : given[definition.key] === null))
+    if (missing.length)
+      throw new ValidationFailure(
+        missing.map((definition) => ({
+          code: 'BAD_REQUEST',
+          field: `fields.${definition.key}`,
+          message: creating ? "Required for this project's work items." : "Required for this project's work items: it cannot be cleared.",
+        })),
+      )
+    // Every value is checked before any is written, so one answer names every bad key.
+    const checked = new Map<string, Awaited<ReturnType<typeof typed>>>()
+    const problems: ErrorItem[] = []
+    for (const [key, next] of Object.entries(given)) {
+      if (next === null) continue
+      try {
+        checked.set(key, await typed(tx, users, actor, byKey.get(key)!, next))
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error
+        problems.push(...error.toItems())
+      }
+    }
+    if (problems.length) throw new ValidationFailure(problems)
+    const previous: Record<string, unknown> = {}
+    const after: Record<string, unknown> = {}
+    for (const [key, next] of Object.entries(given)) {
+      const definition = byKey.get(key)!
+      const old = had.has(definition.id) ? had.get(definition.id) : null
+      if (next === null) {
+        if (old === null) continue
+        await queryText(tx, 'delete from work_item_field_values where work_item_id = $1 and field_id = $2 and organization_id = $3', [item.id, definition.id, actor.organizationId])
+        previous[key] = old
+        after[key] = null
+        continue
+      }
+      const columns = checked.get(key)!
+      if (JSON.stringify(columns.value) === JSON.stringify(old)) continue
+      await queryText(
+        tx,
+        `insert into work_item_field_values (work_item_id, field_id, organization_id, project_id, field_key, value, number_value, date_value, text_value, user_id, option_ids)
+           values ($1, $2, $3, $4, $5, $6::jsonb, $7::numeric, $8::date, $9, $10::uuid, $11::uuid[])
+         on conflict (work_item_id, field_id, organization_id) do update set value = excluded.value, number_value = excluded.number_value, date_value = excluded.date_value,
+           text_value = excluded.text_value, user_id = excluded.user_id, option_ids = excluded.option_ids`,
+        [item.id, definition.id, actor.organizationId, item.projectId, definition.key, JSON.stringify(columns.value), columns.numberValue, columns.dateValue, columns.textValue, columns.userId, columns.optionIds],
+      )
+      previous[key] = old
+      after[key] = columns.value
+    }
+    if (!Object.keys(after).length) return undefined
+    return { previous, next: after }
+  }
+}
+
+/** The value row of one field of the list's work item `w` (`fieldId` is a definition's id, a UUID read from the table). */
+const valueOf = (fieldId: string) => `v.work_item_id = w.id and v.organization_id = w.organization_id and v.field_id = '${fieldId}'`
+
+/** The `field.<key>` filters and sorts of the organization's definitions. */
+export async function loadFieldFilters(executor: Executor, organizationId: string): Promise<{ filters: Record<string, Filter>; sorts: Record<string, SortKey> }> {
+  const definitions = await queryText<Definition>(executor, 'select id, key, name, type, options, required from custom_fields where organization_id = $1 order by key', [organizationId])
+  const filters: Record<string, Filter> = {}
+  const sorts: Record<string, SortKey> = {}
+  for (const definition of definitions) {
+    if (!isUuid(definition.id)) continue
+    const within = (condition: string) => `exists (select 1 from work_item_field_values v where ${valueOf(definition.id)} and ${condition})`
+    const sorted = (column: string, cast: SortKey['cast']) => ({ column: `(select ${column} from work_item_field_values v where ${valueOf(definition.id)})`, cast, nullable: true })
+    const description = `Custom field ${definition.name} (${definition.type}).`
+    const name = `field.${definition.key}`
+    switch (definition.type) {
+      case 'number':
+        filters[name] = { type: 'number', column: 'v.number_value', within, description }
+        sorts[name] = sorted('v.number_value', 'numeric')
+        break
+      case 'date':
+        filters[name] = { type: 'date', column: 'v.date_value', within, description }
+        sorts[name] = sorted('v.date_value', 'date')
+        break
+      case 'text':
+      case 'url':
+        filters[name] = { type: 'text', column: 'v.text_value', within, description }
+        sorts[name] = sorted('v.text_value', 'text')
+        break
+      case 'user':
+        filters[name] = { type: 'uuid', column: 'v.user_id', within, description }
+        break
+      default:
+        filters[name] = {
+          type: 'options',
+          values: definition.options.map((option) => option.id),
+          aliases: Object.fromEntries(definition.options.map((option) => [option.name, option.id])),
+          column: 'v.option_ids',
+          within,
+          description,
+        }
+    }
+  }
+  return { filters, sorts }
+}

@@ -1,0 +1,201 @@
+/**
+ * Labels: organization-wide, read by every member, written by administrators (404 before 403);
+ * attached to work items through the work-items plugin's extension (`labels` on every work item).
+ */
+import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
+import { checkIfMatch, created } from '../../src/http/answer'
+import { ApiError, conflict, forbidden, notFound } from '../../src/http/errors'
+import type { IdempotentRequest } from '../../src/http/idempotency'
+import type { ListCache } from '../../src/http/list-cache'
+import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import type { PageRequest } from '../../src/http/pagination'
+import { isUuid, uuidv7 } from '../../src/ids'
+import { isAdministrator, type Actor } from '../../src/services/identity'
+import { isoFromText, selectListPage } from '../../src/sql'
+import { organizationVersion, type Writes } from '../../src/writes'
+import type { ExtensionChange, ExtendedItem } from '../work-items/api'
+import type { LabelInput, LabelPatch, LabelResource } from './model'
+
+/** At most this many labels on one work item. */
+export const LABELS_PER_ITEM = 50
+
+const COLUMNS = 'l.id, l.name, l.color, l.created_at as "createdAt", l.updated_at as "updatedAt"'
+type LabelTextRow = LabelResource
+const fromText = (row: LabelTextRow): LabelResource => ({ ...row, createdAt: isoFromText(row.createdAt), updatedAt: isoFromText(row.updatedAt) })
+
+/** The organization's labels ($1) by name. */
+const LABEL_LIST: ListShape = {
+  name: 'labels',
+  filters: {},
+  sorts: { name: { column: 'l.name', cast: 'text' } },
+  defaultOrder: ['name'],
+  tiebreaker: { column: 'l.id', cast: 'uuid' },
+}
+
+/** A work item's labels as JSON `[{id, name, color}]` by name: the `labels` column of every work item read (`w`). */
+export const LABELS_COLUMN = `coalesce((select json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) order by l.name, l.id)
+    from work_item_labels wl join labels l on l.id = wl.label_id and l.organization_id = wl.organization_id
+    where wl.work_item_id = w.id and wl.organization_id = w.organization_id), '[]'::json)`
+
+/** The `label` filter of work-item lists: items carrying any of the named labels (exact names). */
+export const labelFilterWithin = (condition: string) =>
+  `exists (select 1 from work_item_labels wl join labels l on l.id = wl.label_id and l.organization_id = wl.organization_id
+    where wl.work_item_id = w.id and wl.organization_id = w.organization_id and ${condition})`
+
+function requireAdministrator(actor: Actor) {
+  if (!isAdministrator(actor)) throw forbidden('Only an administrator or superadministrator may change labels.')
+}
+
+type Found = LabelResource & { updatedAtDate: Date }
+
+async function findLabel(executor: Executor, actor: Actor, labelId: string, lock = false): Promise<Found> {
+  const [row] = isUuid(labelId)
+    ? await queryText<LabelTextRow>(executor, `select ${COLUMNS} from labels l where l.id = $1 and l.organization_id = $2${lock ? ' for update' : ''}`, [labelId, actor.organizationId])
+    : []
+  if (!row) throw notFound('No such label.')
+  const label = fromText(row)
+  return { ...label, updatedAtDate: new Date(label.updatedAt) }
+}
+
+async function requireUniqueName(executor: Executor, actor: Actor, name: string, exceptId: string | null = null) {
+  const [existing] = await queryText<{ id: string }>(executor, 'select id from labels where organization_id = $1 and lower(name) = lower($2) and ($3::uuid is null or id <> $3::uuid)', [
+    actor.organizationId,
+    name,
+    exceptId,
+  ])
+  if (existing) throw conflict('A label with this name already exists.', existing.id, 'name')
+}
+
+const strip = ({ updatedAtDate: _, ...label }: Found): LabelResource => label
+const ref = (label: { id: string; name: string; color: string }) => ({ id: label.id, name: label.name, color: label.color })
+
+export interface LabelDeps {
+  db: Database
+  lists: ListCache
+  writes: Writes
+}
+
+export function createLabels({ db, lists, writes }: LabelDeps) {
+  return {
+    /** The organization's labels by name, by page or cursor (a cached page of the organization's version answers without reading rows). */
+    async list(actor: Actor, request: PageRequest) {
+      const parameters = new Parameters([actor.organizationId])
+      const query = parseListQuery(LABEL_LIST, {}, parameters)
+      const identity = listIdentity(LABEL_LIST, actor.organizationId, query)
+      const after = readCursor(request, identity, query.order)
+      const version = await organizationVersion(db, actor.organizationId)
+      return lists.page(`labels ${actor.organizationId} ${request.cursor ?? request.page} ${request.size}`, version, () =>
+        selectListPage<LabelTextRow, LabelResource>(
+          db,
+          { columns: COLUMNS, from: 'labels l', conditions: ['l.organization_id = $1'], parameters, order: query.order, total: 'select count(*) from labels l where l.organization_id = $1', identity, after },
+          request,
+          fromText,
+        ),
+      )
+    },
+
+    async get(actor: Actor, labelId: string) {
+      return strip(await findLabel(db, actor, labelId))
+    },
+
+    create(actor: Actor, input: LabelInput, request?: IdempotentRequest) {
+      requireAdministrator(actor)
+      return writes.change(actor, 'organization', async ({ tx, audit, emit }) => {
+        await requireUniqueName(tx, actor, input.name)
+        const [row] = await queryText<LabelTextRow>(
+          tx,
+          `insert into labels as l (id, organization_id, name, color) values ($1, $2, $3, lower($4)) on conflict do nothing returning ${COLUMNS}`,
+          [uuidv7(), actor.organizationId, input.name, input.color ?? '#6b7280'],
+        )
+        // A concurrent create of the same name committed between the check and the insert.
+        if (!row) await requireUniqueName(tx, actor, input.name)
+        const label = fromText(row!)
+        await audit({ action: 'label.created', resourceType: 'label', resourceId: label.id, changes: { after: { name: label.name, color: label.color } } })
+        await emit({ type: 'label.created', projectId: null, data: label })
+        return created(label)
+      }, request)
+    },
+
+    update(actor: Actor, labelId: string, patch: LabelPatch, ifMatch?: string) {
+      return writes.change(actor, 'organization', async ({ tx, audit, emit }) => {
+        const current = await findLabel(tx, actor, labelId, true)
+        requireAdministrator(actor)
+        checkIfMatch(ifMatch, current.updatedAtDate)
+        const next = { name: patch.name ?? current.name, color: (patch.color ?? current.color).toLowerCase() }
+        const before: Record<string, unknown> = {}
+        const after: Record<string, unknown> = {}
+        for (const key of ['name', 'color'] as const)
+          if (next[key] !== current[key]) {
+            before[key] = current[key]
+            after[key] = next[key]
+          }
+        if (!Object.keys(after).length) return strip(current)
+        if (after.name !== undefined) await requireUniqueName(tx, actor, next.name, current.id)
+        const [row] = await queryText<LabelTextRow>(
+          tx,
+          `update labels l set name = $3, color = $4, updated_at = greatest(now(), $5::timestamptz) where l.id = $1 and l.organization_id = $2 returning ${COLUMNS}`,
+          [current.id, actor.organizationId, next.name, next.color, new Date(current.updatedAtDate.getTime() + 1).toISOString()],
+        )
+        const label = fromText(row!)
+        await audit({ action: 'label.updated', resourceType: 'label', resourceId: label.id, changes: { before, after } })
+        await emit({ type: 'label.updated', projectId: null, data: label, previous: before })
+        return label
+      })
+    },
+
+    /** Deletes the label; the work items that carried it stay (without it). */
+    delete(actor: Actor, labelId: string, ifMatch?: string) {
+      return writes.change(actor, 'organization', async ({ tx, audit, emit }) => {
+        const current = await findLabel(tx, actor, labelId, true)
+        requireAdministrator(actor)
+        checkIfMatch(ifMatch, current.updatedAtDate)
+        await queryText(tx, 'delete from labels where id = $1 and organization_id = $2', [current.id, actor.organizationId])
+        await audit({ action: 'label.deleted', resourceType: 'label', resourceId: current.id, changes: { before: { name: current.name, color: current.color } } })
+        await emit({ type: 'label.deleted', projectId: null, data: strip(current) })
+        return { id: current.id }
+      })
+    },
+  }
+}
+
+export type LabelService = ReturnType<typeof createLabels>
+
+/**
+ * Sets a work item's labels to `value` (label ids: the whole set) in the change's transaction.
+ * An id that is not a label of the organization is 404 naming `labels[i]`.
+ */
+export async function writeItemLabels(tx: Transaction, actor: Actor, item: ExtendedItem, value: unknown, creating: boolean): Promise<ExtensionChange | undefined> {
+  if (value === undefined || value === null) return undefined
+  const ids = (value as string[]).map((id) => id.toLowerCase())
+  const wanted = [...new Set(ids)]
+  const current = creating
+    ? []
+    : await queryText<{ id: string; name: string; color: string }>(
+        tx,
+        `select l.id, l.name, l.color from work_item_labels wl join labels l on l.id = wl.label_id and l.organization_id = wl.organization_id
+          where wl.work_item_id = $1 and wl.organization_id = $2 order by l.name, l.id`,
+        [item.id, actor.organizationId],
+      )
+  const known = wanted.length
+    ? await queryText<{ id: string; name: string; color: string }>(tx, 'select id, name, color from labels where organization_id = $1 and id = any($2::uuid[]) order by name, id', [
+        actor.organizationId,
+        wanted.filter(isUuid),
+      ])
+    : []
+  const found = new Set(known.map((label) => label.id))
+  const missing = ids.findIndex((id) => !found.has(id))
+  if (missing >= 0) throw new ApiError(404, 'NOT_FOUND', 'No such label.', `labels[${missing}]`)
+  const had = new Set(current.map((label) => label.id))
+  if (had.size === found.size && [...found].every((id) => had.has(id))) return undefined
+  const removed = [...had].filter((id) => !found.has(id))
+  const added = [...found].filter((id) => !had.has(id))
+  if (removed.length) await queryText(tx, 'delete from work_item_labels where work_item_id = $1 and organization_id = $2 and label_id = any($3::uuid[])', [item.id, actor.organizationId, removed])
+  if (added.length)
+    await queryText(tx, 'insert into work_item_labels (work_item_id, label_id, organization_id, project_id) select $1, unnest($3::uuid[]), $2, $4', [
+      item.id,
+      actor.organizationId,
+      added,
+      item.projectId,
+    ])
+  return { previous: current.map(ref), next: known.map(ref) }
+}
