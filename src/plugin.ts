@@ -75,6 +75,12 @@ export interface ToolDefinition<S extends TSchema = TSchema> {
   input: S
   readOnly?: boolean
   destructive?: boolean
+  /**
+   * The arguments as this caller's organization sees them (its custom fields' keys, types and
+   * options), listed to the caller instead of `input`; `input` still validates. `memo` is shared
+   * by the tools of one listing, so they read what they share once.
+   */
+  describe?(actor: Actor, memo: Map<string, Promise<unknown>>): Promise<TSchema>
   /** Returns the resource, a Page (answered as `{items, meta}`), an array (`{items}`) or another JSON value (`{value}`). */
   run(actor: Actor, input: Static<S>): Promise<unknown>
 }

@@ -9,7 +9,7 @@ import { customFieldRoutes } from './routes'
 import { customFields, projectCustomFields, workItemFieldValues } from './schema'
 import { createCustomFields } from './service'
 import { customFieldTools } from './tools'
-import { fieldWriter, FIELDS_COLUMN, loadFieldFilters } from './values'
+import { describeFields, fieldWriter, FIELDS_COLUMN, loadFieldFilters } from './values'
 
 export default definePlugin({
   name: 'custom-fields',
@@ -36,6 +36,7 @@ export default definePlugin({
       input: FieldValues,
       column: FIELDS_COLUMN,
       write: fieldWriter(services.get(UserDirectoryRef)),
+      describe: describeFields,
       dynamic: {
         prefix: 'field.',
         description: 'filter by a custom field of the organization (number and date fields take the operators of `priority`; selects take option ids or names), and `sort=field.<key>` (text, url, number and date fields).',

@@ -3,6 +3,7 @@
  * validated against the definitions enabled for the item's project, and the `field.<key>` filters
  * and sorts of work-item lists.
  */
+import { t, type TSchema } from 'elysia'
 import { queryText, type Executor, type Transaction } from '../../src/db'
 import { ApiError, type ErrorItem } from '../../src/http/errors'
 import type { Filter, SortKey } from '../../src/http/list-query'
@@ -170,12 +171,40 @@ export function fieldWriter(users: UserDirectory) {
   }
 }
 
+/** The organization's definitions, by key. */
+const definitionsOf = (executor: Executor, organizationId: string) =>
+  queryText<Definition>(executor, 'select id, key, name, type, options, required from custom_fields where organization_id = $1 order by key', [organizationId])
+
+/**
+ * `fields` as one organization's definitions constrain it (MCP tools list it to their caller):
+ * each key with its type, options (ids, named) and whether it is required where enabled.
+ */
+export async function describeFields(executor: Executor, organizationId: string): Promise<TSchema> {
+  const properties: Record<string, TSchema> = {}
+  for (const definition of await definitionsOf(executor, organizationId)) {
+    const about = `${definition.name}${definition.required ? ' (required in projects that enable it)' : ''}. null clears it.`
+    const choices = definition.options.map((option) => t.Literal(option.id, { title: option.name }))
+    const schema: Record<FieldType, () => TSchema> = {
+      text: () => t.String({ minLength: 1, maxLength: TEXT_MAX }),
+      url: () => t.String({ format: 'uri', maxLength: URL_MAX }),
+      number: () => t.Number(),
+      date: () => t.String({ format: 'date' }),
+      user: () => t.String({ format: 'uuid', description: 'A user id.' }),
+      single_select: () => t.Union(choices),
+      multi_select: () => t.Array(t.Union(choices), { minItems: 1 }),
+    }
+    const options = definition.options.length ? ` Options: ${definition.options.map((option) => `${option.id} (${option.name})`).join(', ')}.` : ''
+    properties[definition.key] = t.Optional(t.Union([schema[definition.type](), t.Null()], { description: about + options }))
+  }
+  return t.Object(properties, { additionalProperties: false, description: "Custom field values by key (only fields enabled for the item's project)." })
+}
+
 /** The value row of one field of the list's work item `w` (`fieldId` is a definition's id, a UUID read from the table). */
 const valueOf = (fieldId: string) => `v.work_item_id = w.id and v.organization_id = w.organization_id and v.field_id = '${fieldId}'`
 
 /** The `field.<key>` filters and sorts of the organization's definitions. */
 export async function loadFieldFilters(executor: Executor, organizationId: string): Promise<{ filters: Record<string, Filter>; sorts: Record<string, SortKey> }> {
-  const definitions = await queryText<Definition>(executor, 'select id, key, name, type, options, required from custom_fields where organization_id = $1 order by key', [organizationId])
+  const definitions = await definitionsOf(executor, organizationId)
   const filters: Record<string, Filter> = {}
   const sorts: Record<string, SortKey> = {}
   for (const definition of definitions) {

@@ -47,16 +47,20 @@ const schemaValidator = new AjvJsonSchemaValidator()
 
 export function createMcpServer(tools: readonly ToolDefinition[], actor: Actor, log: Logger): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, jsonSchemaValidator: schemaValidator })
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: tools
-      .filter((tool) => allowed(tool, actor))
-      .map((tool) => ({
-        name: tool.name,
-        description: tool.description,
-        inputSchema: jsonSchema(tool.input),
-        annotations: { readOnlyHint: tool.readOnly ?? false, destructiveHint: tool.destructive ?? false },
-      })),
-  }))
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const memo = new Map<string, Promise<unknown>>()
+    const listed = tools.filter((tool) => allowed(tool, actor))
+    return {
+      tools: await Promise.all(
+        listed.map(async (tool) => ({
+          name: tool.name,
+          description: tool.description,
+          inputSchema: jsonSchema(tool.describe ? await tool.describe(actor, memo) : tool.input),
+          annotations: { readOnlyHint: tool.readOnly ?? false, destructiveHint: tool.destructive ?? false },
+        })),
+      ),
+    }
+  })
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: args } = request.params
     const tool = tools.find((candidate) => candidate.name === name)

@@ -63,6 +63,8 @@ export interface WorkItemExtension {
    * path (`fields.severity`, `labels[2]`); returns the change, or undefined when nothing changed.
    */
   write(tx: Transaction, actor: Actor, item: ExtendedItem, value: unknown, creating: boolean): Promise<ExtensionChange | undefined>
+  /** Its input schema for one organization (MCP tools list their caller's own: custom field keys, types, options). */
+  describe?(executor: Executor, organizationId: string): Promise<TSchema>
   /** Filters and sorts it adds to every work-item list, with their query parameters' documentation. */
   filters?: Readonly<Record<string, Filter>>
   /**

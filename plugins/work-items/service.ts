@@ -19,7 +19,7 @@ import type { Write, Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { WorkItemExtension, WorkItemsFace } from './api'
-import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_LIST, type WorkItemInput, type WorkItemPatch, type WorkItemQuery, type WorkItemResource, type WorkItemTextRow } from './model'
+import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_LIST, workItemModels, type WorkItemInput, type WorkItemPatch, type WorkItemQuery, type WorkItemResource, type WorkItemTextRow } from './model'
 import { workItems, type WorkItemRow } from './schema'
 
 const serializeWorkItem = (row: WorkItemRow): WorkItemResource => ({
@@ -251,6 +251,18 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
   }
 
   return {
+    /** The work item models as one organization sees them: its custom fields' keys, types and options (MCP tool listings). */
+    async modelsFor(organizationId: string) {
+      const described = await Promise.all(
+        extensions.map(async (extension) => ({
+          ...extension,
+          input: extension.describe ? await extension.describe(db, organizationId) : extension.input,
+          filters: { ...extension.filters, ...(extension.dynamic ? (await extension.dynamic.load(db, organizationId)).filters : {}) },
+        })),
+      )
+      return workItemModels(described, BULK_MAX)
+    },
+
     /**
      * The work items of a project, filtered and sorted (model.ts WORK_ITEM_LIST; content order by
      * default), by page or cursor: a hot read. The access check reads the project's version; a
