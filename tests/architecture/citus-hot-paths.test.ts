@@ -115,7 +115,7 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     handle = await openDatabase(cluster.url, { maxConnections: 4 })
     api = await startTestService({
       database: { ...handle, url: cluster.url },
-      plugins: ['auth', 'users', 'teams', 'projects', 'work-items', 'entries', 'relationships', 'content-order', 'search', 'audit-log', 'mcp', 'account', 'webhooks', 'docs'],
+      plugins: ['auth', 'users', 'teams', 'projects', 'work-items', 'labels', 'custom-fields', 'entries', 'relationships', 'content-order', 'search', 'audit-log', 'mcp', 'account', 'webhooks', 'docs'],
       // Events are recorded in the writes' transactions (the change feed's outbox); nothing is delivered.
       config: { webhooks: { workers: false, allowPrivateTargets: true } },
       log: createLogger('silent'),
@@ -253,6 +253,43 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
   })
 
   // The idempotency record's claim gives its times as parameters: Citus refuses now() in an ON CONFLICT clause.
+  test('labels, custom fields and bulk changes run on one shard: their writes, the work items that show them, their filters and sorts', async () => {
+    let labelId = ''
+    let fieldId = ''
+    let optionId = ''
+    let itemId = ''
+    const problems = await spanningStatements({
+      'label POST': async () => (labelId = (await ok('POST', '/api/v1/labels', { body: { name: 'routed' } })).body.data.id),
+      'custom field POST': async () => {
+        const field = (await ok('POST', '/api/v1/custom-fields', { body: { key: 'severity', name: 'Severity', type: 'single_select', options: [{ name: 'High' }, { name: 'Low' }] } })).body.data
+        ;[fieldId, optionId] = [field.id, field.options[0].id]
+      },
+      'custom field enabled for the project': () => ok('POST', `/api/v1/projects/${projectId}/custom-fields`, { body: { fieldId } }),
+      'work item POST with labels and fields': async () => (itemId = (await ok('POST', `/api/v1/projects/${projectId}/work-items`, { body: { title: 'Labelled', labels: [labelId], fields: { severity: optionId } } })).body.data.id),
+      'work item PATCH of labels and fields': () => ok('PATCH', `/api/v1/projects/${projectId}/work-items/${itemId}`, { body: { labels: [], fields: { severity: null } } }),
+      'work item list (labels and fields shown, cold)': () => ok('GET', `/api/v1/projects/${projectId}/work-items?size=5`),
+      'work item list (label filter)': () => ok('GET', `/api/v1/projects/${projectId}/work-items?label=routed`),
+      'work item list (custom field filter)': () => ok('GET', `/api/v1/projects/${projectId}/work-items?field.severity=High,Low`),
+      'work item list (sorted by a custom field)': async () => {
+        const points = (await ok('POST', '/api/v1/custom-fields', { body: { key: 'points', name: 'Points', type: 'number' } })).body.data
+        await ok('POST', `/api/v1/projects/${projectId}/custom-fields`, { body: { fieldId: points.id } })
+        await ok('PATCH', `/api/v1/projects/${projectId}/work-items/${itemId}`, { body: { fields: { points: 3 } } })
+        await ok('GET', `/api/v1/projects/${projectId}/work-items?field.points=gte:1`)
+        const first = await ok('GET', `/api/v1/projects/${projectId}/work-items?sort=-field.points&size=1`)
+        await ok('GET', `/api/v1/projects/${projectId}/work-items?sort=-field.points&size=1&cursor=${first.body.meta.nextCursor}`)
+      },
+      'bulk POST': () => ok('POST', `/api/v1/projects/${projectId}/work-items/bulk`, { body: { items: [{ title: 'Bulk one', labels: [labelId] }, { title: 'Bulk two', fields: { severity: optionId } }] } }),
+      'bulk PATCH': () => ok('PATCH', `/api/v1/projects/${projectId}/work-items/bulk`, { body: { items: [{ id: itemId, status: 'done' }, { id: workItemId, labels: [labelId] }] } }),
+      'label PATCH': () => ok('PATCH', `/api/v1/labels/${labelId}`, { body: { name: 'renamed' } }),
+      'labels list': () => ok('GET', '/api/v1/labels'),
+      'custom fields of the project': () => ok('GET', `/api/v1/projects/${projectId}/custom-fields`),
+      'custom field PATCH (an option removed)': () => ok('PATCH', `/api/v1/custom-fields/${fieldId}`, { body: { options: [{ id: optionId, name: 'Urgent' }] } }),
+      'custom field DELETE (its values go)': () => ok('DELETE', `/api/v1/custom-fields/${fieldId}`),
+      'label DELETE': () => ok('DELETE', `/api/v1/labels/${labelId}`),
+    })
+    expect(problems).toEqual([])
+  })
+
   test('a work item POST with Idempotency-Key, and its replay, run on one shard with the idempotency record', async () => {
     const idempotent = { body: { title: 'Once' }, headers: { 'idempotency-key': `hot-${randomBytes(4).toString('hex')}` } }
     const problems = await spanningStatements({

@@ -39,11 +39,12 @@ describe('tools/list', () => {
       'project_summary',
       'search_project',
     ])
-    expect((await toolNames(['work_items:write'])).map((tool) => tool.name).sort()).toEqual(['create_work_item', 'delete_work_item', 'update_work_item'])
+    expect((await toolNames(['work_items:write'])).map((tool) => tool.name).sort()).toEqual(['bulk_create_work_items', 'bulk_update_work_items', 'create_work_item', 'delete_work_item', 'update_work_item'])
     expect(await toolNames([])).toEqual([])
     expect((await toolNames(everything)).map((tool) => tool.name).sort()).toEqual(
       [
-        'create_entry', 'create_relationship', 'create_work_item', 'delete_entry', 'delete_relationship', 'delete_work_item', 'get_project', 'get_user',
+        'bulk_create_work_items', 'bulk_update_work_items', 'create_entry', 'create_label', 'create_relationship', 'create_work_item', 'delete_label', 'list_custom_fields', 'list_labels',
+        'list_project_custom_fields', 'update_label', 'delete_entry', 'delete_relationship', 'delete_work_item', 'get_project', 'get_user',
         'get_work_item', 'list_audit_logs', 'list_entries', 'list_project_members', 'list_projects', 'list_relationships', 'list_team_members',
         'list_team_projects', 'list_teams', 'list_webhooks', 'list_work_items', 'project_summary', 'reorder_content', 'search_project', 'update_entry', 'update_work_item',
       ].sort(),
@@ -60,7 +61,7 @@ describe('tools/list', () => {
       expect(tool.inputSchema.type).toBe('object')
     }
     expect(byName.get('create_work_item')!.inputSchema.required).toEqual(['projectId', 'title'])
-    expect(Object.keys(byName.get('list_work_items')!.inputSchema.properties!)).toEqual(['projectId', 'page', 'size', 'cursor', 'status', 'assigneeId', 'priority', 'createdAt', 'updatedAt', 'dueDate', 'sort'])
+    expect(Object.keys(byName.get('list_work_items')!.inputSchema.properties!)).toEqual(['projectId', 'page', 'size', 'cursor', 'status', 'assigneeId', 'priority', 'createdAt', 'updatedAt', 'dueDate', 'label', 'sort'])
   })
 
   test('a disabled plugin takes its tools with it', async () => {
