@@ -39,7 +39,7 @@ export default definePlugin({
       describe: describeFields,
       dynamic: {
         prefix: 'field.',
-        description: 'filter by a custom field of the organization (number and date fields take the operators of `priority`; selects take option ids or names), and `sort=field.<key>` (text, url, number and date fields).',
+        description: 'filter by a custom field of the organization (number and date fields take the operators of `priority`; selects take option ids or names), and `sort=field.<key>` (number and date fields; text and url fields by their first 50 characters).',
         load: loadFieldFilters,
       },
     })

@@ -199,6 +199,13 @@ export async function describeFields(executor: Executor, organizationId: string)
   return t.Object(properties, { additionalProperties: false, description: "Custom field values by key (only fields enabled for the item's project)." })
 }
 
+/**
+ * Text and url fields sort by their first this many characters (then by id): a cursor carries the
+ * sort values of the page's last item and is at most 1024 characters (src/http/list-query.ts), so a
+ * whole value (up to TEXT_MAX, URL_MAX) would make a next-page cursor the list then refuses.
+ */
+export const TEXT_SORT_PREFIX = 50
+
 /** The value row of one field of the list's work item `w` (`fieldId` is a definition's id, a UUID read from the table). */
 const valueOf = (fieldId: string) => `v.work_item_id = w.id and v.organization_id = w.organization_id and v.field_id = '${fieldId}'`
 
@@ -225,7 +232,9 @@ export async function loadFieldFilters(executor: Executor, organizationId: strin
       case 'text':
       case 'url':
         filters[name] = { type: 'text', column: 'v.text_value', within, description }
-        sorts[name] = sorted('v.text_value', 'text')
+        // By a prefix: the next page's cursor carries the last item's sort value, and a cursor is
+        // at most MAX_CURSOR_LENGTH characters (values are up to TEXT_MAX and URL_MAX).
+        sorts[name] = sorted(`left(v.text_value, ${TEXT_SORT_PREFIX})`, 'text')
         break
       case 'user':
         filters[name] = { type: 'uuid', column: 'v.user_id', within, description }

@@ -204,7 +204,7 @@ function parseFilter(filter: Filter, text: string): ParsedFilter | string {
       continue
     }
     if (filter.type === 'text') {
-      if (!term.length || term.length > 200) return 'Must be comma-separated values of 1 to 200 characters.'
+      if (!term.length || term.length > 1000) return 'Must be comma-separated values of 1 to 1000 characters.'
       const value = filter.aliases?.[term] ?? term
       if (!parsed.anyOf.includes(value)) parsed.anyOf.push(value)
       continue
