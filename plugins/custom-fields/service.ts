@@ -13,7 +13,8 @@ import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
 import { isoFromText, selectListPage } from '../../src/sql'
-import { organizationVersion, type Writes } from '../../src/writes'
+import { organizationListPage } from '../../src/organization-lists'
+import type { Writes } from '../../src/writes'
 import type { ProjectAccessService } from '../projects/api'
 import type { CustomFieldInput, CustomFieldPatch, CustomFieldResource } from './model'
 import type { FieldOption, FieldType } from './schema'
@@ -81,20 +82,8 @@ export interface CustomFieldDeps {
 export function createCustomFields({ db, lists, writes, access }: CustomFieldDeps) {
   return {
     /** The organization's definitions by key, by page or cursor. */
-    async list(actor: Actor, request: PageRequest) {
-      const parameters = new Parameters([actor.organizationId])
-      const query = parseListQuery(FIELD_LIST, {}, parameters)
-      const identity = listIdentity(FIELD_LIST, actor.organizationId, query)
-      const after = readCursor(request, identity, query.order)
-      const version = await organizationVersion(db, actor.organizationId)
-      return lists.page(`custom-fields ${actor.organizationId} ${request.cursor ?? request.page} ${request.size}`, version, () =>
-        selectListPage<FieldTextRow, CustomFieldResource>(
-          db,
-          { columns: COLUMNS, from: 'custom_fields d', conditions: ['d.organization_id = $1'], parameters, order: query.order, total: 'select count(*) from custom_fields d where d.organization_id = $1', identity, after },
-          request,
-          fromText,
-        ),
-      )
+    list(actor: Actor, request: PageRequest) {
+      return organizationListPage(db, actor.organizationId, { shape: FIELD_LIST, from: 'custom_fields d', columns: COLUMNS, toItem: fromText }, request, lists)
     },
 
     async get(actor: Actor, fieldId: string) {

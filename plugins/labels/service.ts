@@ -7,12 +7,13 @@ import { checkIfMatch, created } from '../../src/http/answer'
 import { ApiError, conflict, forbidden, notFound } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
-import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import type { ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
-import { isoFromText, selectListPage } from '../../src/sql'
-import { organizationVersion, type Writes } from '../../src/writes'
+import { organizationListPage } from '../../src/organization-lists'
+import { isoFromText } from '../../src/sql'
+import type { Writes } from '../../src/writes'
 import type { ExtensionChange, ExtendedItem } from '../work-items/api'
 import type { LabelInput, LabelPatch, LabelResource } from './model'
 
@@ -78,20 +79,8 @@ export interface LabelDeps {
 export function createLabels({ db, lists, writes }: LabelDeps) {
   return {
     /** The organization's labels by name, by page or cursor (a cached page of the organization's version answers without reading rows). */
-    async list(actor: Actor, request: PageRequest) {
-      const parameters = new Parameters([actor.organizationId])
-      const query = parseListQuery(LABEL_LIST, {}, parameters)
-      const identity = listIdentity(LABEL_LIST, actor.organizationId, query)
-      const after = readCursor(request, identity, query.order)
-      const version = await organizationVersion(db, actor.organizationId)
-      return lists.page(`labels ${actor.organizationId} ${request.cursor ?? request.page} ${request.size}`, version, () =>
-        selectListPage<LabelTextRow, LabelResource>(
-          db,
-          { columns: COLUMNS, from: 'labels l', conditions: ['l.organization_id = $1'], parameters, order: query.order, total: 'select count(*) from labels l where l.organization_id = $1', identity, after },
-          request,
-          fromText,
-        ),
-      )
+    list(actor: Actor, request: PageRequest) {
+      return organizationListPage(db, actor.organizationId, { shape: LABEL_LIST, from: 'labels l', columns: COLUMNS, toItem: fromText }, request, lists)
     },
 
     async get(actor: Actor, labelId: string) {

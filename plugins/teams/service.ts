@@ -15,6 +15,7 @@ import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
 import { isoFromText, nextUpdatedAt, selectListPage, withIsoTimestamps } from '../../src/sql'
+import { organizationListPage } from '../../src/organization-lists'
 import { organizationVersion, type Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import type { TeamMembershipLoss, TeamRecord } from './api'
@@ -110,20 +111,8 @@ export interface TeamDeps {
 export function createTeams({ db, lists, writes, users }: TeamDeps) {
   return {
     /** The organization's teams, oldest first, by page or cursor; a cached page of the organization's version answers without reading rows. */
-    async list(actor: Actor, request: PageRequest) {
-      const parameters = new Parameters([actor.organizationId])
-      const query = parseListQuery(TEAM_LIST, {}, parameters)
-      const identity = listIdentity(TEAM_LIST, actor.organizationId, query)
-      const after = readCursor(request, identity, query.order)
-      const version = await organizationVersion(db, actor.organizationId)
-      return lists.page(`teams ${actor.organizationId} ${request.cursor ?? request.page} ${request.size}`, version, () =>
-        selectListPage<TeamTextRow, TeamTextRow>(
-          db,
-          { columns: TEAM_COLUMNS, from: 'teams t', conditions: ['t.organization_id = $1'], parameters, order: query.order, total: 'select count(*) from teams t where t.organization_id = $1', identity, after },
-          request,
-          withIsoTimestamps,
-        ),
-      )
+    list(actor: Actor, request: PageRequest) {
+      return organizationListPage<TeamTextRow, TeamTextRow>(db, actor.organizationId, { shape: TEAM_LIST, from: 'teams t', columns: TEAM_COLUMNS, toItem: withIsoTimestamps }, request, lists)
     },
 
     async get(actor: Actor, teamId: string) {

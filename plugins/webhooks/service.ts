@@ -19,6 +19,7 @@ import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } 
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
+import { organizationListPage } from '../../src/organization-lists'
 import { isoFromText, selectListPage } from '../../src/sql'
 import type { Write, Writes } from '../../src/writes'
 import type { ProjectAccessService } from '../projects/api'
@@ -244,17 +245,8 @@ export function createWebhooks(deps: WebhookDeps) {
   return {
     /** The organization's webhooks, oldest first, by page or cursor. */
     async list(actor: Actor, request: PageRequest) {
-      const parameters = new Parameters([actor.organizationId])
-      const query = parseListQuery(WEBHOOK_LIST, {}, parameters)
-      const identity = listIdentity(WEBHOOK_LIST, actor.organizationId, query)
-      const after = readCursor(request, identity, query.order)
       requireAdministrator(actor)
-      return selectListPage<WebhookRow, WebhookResource>(
-        db,
-        { columns: WEBHOOK_COLUMNS, from: 'webhooks w', conditions: ['w.organization_id = $1'], parameters, order: query.order, total: 'select count(*) from webhooks w where w.organization_id = $1', identity, after },
-        request,
-        fromWebhookRow,
-      )
+      return organizationListPage(db, actor.organizationId, { shape: WEBHOOK_LIST, from: 'webhooks w', columns: WEBHOOK_COLUMNS, toItem: fromWebhookRow }, request)
     },
 
     async get(actor: Actor, webhookId: string) {
