@@ -166,7 +166,8 @@ export async function writeItemLabels(tx: Transaction, actor: Actor, item: Exten
         [item.id, actor.organizationId],
       )
   const known = wanted.length
-    ? await queryText<{ id: string; name: string; color: string }>(tx, 'select id, name, color from labels where organization_id = $1 and id = any($2::uuid[]) order by name, id', [
+    ? // Shared-locked: a label deleted meanwhile waits for this change (or is gone: 404), never a broken foreign key.
+      await queryText<{ id: string; name: string; color: string }>(tx, 'select id, name, color from labels where organization_id = $1 and id = any($2::uuid[]) order by name, id for key share', [
         actor.organizationId,
         wanted.filter(isUuid),
       ])

@@ -110,7 +110,12 @@ const allowedKeys = (shape: ListShape) => Object.keys(shape.filters).join(', ')
 export function filterParameters(shape: ListShape): Record<string, TSchema> {
   const parameters: Record<string, TSchema> = {}
   for (const [key, filter] of Object.entries(shape.filters)) {
-    parameters[key] = t.Optional(t.String({ maxLength: MAX_PARAMETER_LENGTH, description: describeFilter(filter) }))
+    const text = t.String({ maxLength: MAX_PARAMETER_LENGTH })
+    // Names and option ids may come as the parameter repeated (`label=a&label=b`): any of them.
+    parameters[key] =
+      filter.type === 'text' || filter.type === 'options'
+        ? t.Optional(t.Union([text, t.Array(text, { maxItems: MAX_TERMS })], { description: describeFilter(filter) }))
+        : t.Optional(t.String({ maxLength: MAX_PARAMETER_LENGTH, description: describeFilter(filter) }))
   }
   parameters.sort = t.Optional(
     t.String({
