@@ -179,8 +179,11 @@ describe.skipIf(!CITUS_URL)(TITLE, () => {
     expect(items('/b').length).toBe(5)
     for (const request of items('/b')) expect(request.at).toBeLessThan(retried.at)
     expect(receiver.duplicates()).toBe(1)
-    const [pending] = await sql<{ n: number }>(`select count(*)::int as n from webhook_deliveries where status = 'pending'`)
-    expect(pending!.n).toBe(0)
+    // A delivery is marked after its receiver answered: wait for the workers' last results to commit.
+    await eventually(async () => {
+      const [pending] = await sql<{ n: number }>(`select count(*)::int as n from webhook_deliveries where status = 'pending'`)
+      expect(pending!.n).toBe(0)
+    }, WAIT_MS)
     webhookResponder = () => 200
   }, 60_000)
 
