@@ -37,8 +37,9 @@ const serializeEntry = (row: EntryRow): EntryResource => ({
  * The caller's access to the project of a work item of their organization: 404 when the work
  * item is unknown, elsewhere, or in a project they cannot see.
  */
-async function accessThroughWorkItem(executor: Executor, deps: EntryDeps, actor: Actor, workItemId: string, required: AccessLevel): Promise<ProjectAccess> {
-  const projectId = await deps.workItems.projectOf(executor, actor.organizationId, workItemId)
+/** `share` in a write: the work item's key-share lock before anything else (WorkItemsFace.projectOf). */
+async function accessThroughWorkItem(executor: Executor, deps: EntryDeps, actor: Actor, workItemId: string, required: AccessLevel, share = false): Promise<ProjectAccess> {
+  const projectId = await deps.workItems.projectOf(executor, actor.organizationId, workItemId, share)
   if (!projectId) throw notFound('No such work item.')
   return deps.access.requireProjectAccess(actor, projectId, required, executor)
 }
@@ -125,7 +126,7 @@ export function createEntries(deps: EntryDeps) {
     /** Adds an entry at the end of the work item's entries (editor); the caller is its author. */
     create(actor: Actor, workItemId: string, input: EntryInput, request?: IdempotentRequest) {
       return deps.writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
-        const { projectId } = await accessThroughWorkItem(tx, deps, actor, workItemId, 'editor')
+        const { projectId } = await accessThroughWorkItem(tx, deps, actor, workItemId, 'editor', true)
         await deps.workItems.lockOrdering(tx as Transaction, actor.organizationId, projectId)
         const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(position) + 1, 0)::int as next from entries where work_item_id = $1 and organization_id = $2', [
           workItemId,
@@ -145,7 +146,7 @@ export function createEntries(deps: EntryDeps) {
 
     update(actor: Actor, workItemId: string, entryId: string, patch: EntryPatch, ifMatch?: string) {
       return deps.writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
-        const granted = await accessThroughWorkItem(tx, deps, actor, workItemId, 'viewer')
+        const granted = await accessThroughWorkItem(tx, deps, actor, workItemId, 'viewer', true)
         const current = await findEntry(tx, actor.organizationId, workItemId, entryId, true)
         requireAuthorOrOwner(granted, actor, current)
         checkIfMatch(ifMatch, current.updatedAt)
@@ -166,7 +167,7 @@ export function createEntries(deps: EntryDeps) {
 
     delete(actor: Actor, workItemId: string, entryId: string, ifMatch?: string) {
       return deps.writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
-        const granted = await accessThroughWorkItem(tx, deps, actor, workItemId, 'viewer')
+        const granted = await accessThroughWorkItem(tx, deps, actor, workItemId, 'viewer', true)
         const current = await findEntry(tx, actor.organizationId, workItemId, entryId, true)
         requireAuthorOrOwner(granted, actor, current)
         checkIfMatch(ifMatch, current.updatedAt)

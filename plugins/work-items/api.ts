@@ -22,8 +22,15 @@ export interface WorkItemsFace {
   lockOrdering(tx: Transaction, organizationId: string, projectId: string, advance?: boolean): Promise<number>
   /** Renumbers the organization's work items 0..n-1 in the order of `ids` (the caller holds the ordering lock). */
   writeOrder(tx: Transaction, organizationId: string, ids: readonly string[]): Promise<void>
-  /** The project of a work item of the organization, or undefined (also for an id that is no UUID). */
-  projectOf(executor: Executor, organizationId: string, workItemId: string): Promise<string | undefined>
+  /**
+   * The project of a work item of the organization, or undefined (also for an id that is no UUID).
+   * With `share`, in a transaction that will write rows pointing at the work item (entries and
+   * their counts), it also takes the work item's key-share lock now: before the project's version
+   * row, which the change's audit record takes, as every writer of the project takes them (a
+   * foreign key's check would take it only later, after the version row: a deadlock with a PATCH
+   * or delete of the work item, which hold the work item and then want the version row).
+   */
+  projectOf(executor: Executor, organizationId: string, workItemId: string, share?: boolean): Promise<string | undefined>
   /** Of `ids`, those of work items in the organization's project. */
   inProject(executor: Executor, organizationId: string, projectId: string, ids: readonly string[]): Promise<string[]>
   /**

@@ -42,13 +42,17 @@ const serializeWorkItem = (row: WorkItemRow): WorkItemResource => ({
 const theWorkItem = (organizationId: string, id: string) => and(eq(workItems.id, id), eq(workItems.organizationId, organizationId))
 
 /** The work item, if it is in the organization's project; 404 otherwise. */
-async function findWorkItem(executor: Executor, organizationId: string, projectId: string, workItemId: string, lock = false): Promise<WorkItemRow> {
+/**
+ * `lock`: `update` for a delete; `no key update` for a change, which leaves the key alone, so rows
+ * being added that point at the item (an entry, its count, a label) do not wait for it.
+ */
+async function findWorkItem(executor: Executor, organizationId: string, projectId: string, workItemId: string, lock?: 'update' | 'no key update'): Promise<WorkItemRow> {
   if (!isUuid(workItemId)) throw notFound('No such work item.')
   const query = executor
     .select()
     .from(workItems)
     .where(and(theWorkItem(organizationId, workItemId), eq(workItems.projectId, projectId)))
-  const [row] = lock ? await query.for('update') : await query
+  const [row] = lock ? await query.for(lock) : await query
   if (!row) throw notFound('No such work item.')
   return row
 }
@@ -77,9 +81,12 @@ export const workItemsFace: Omit<WorkItemsFace, 'extend'> = {
       [ids, organizationId],
     )
   },
-  async projectOf(executor, organizationId, workItemId) {
+  async projectOf(executor, organizationId, workItemId, share = false) {
     if (!isUuid(workItemId)) return undefined
-    const [row] = await queryText<{ projectId: string }>(executor, 'select project_id as "projectId" from work_items where id = $1 and organization_id = $2', [workItemId, organizationId])
+    const [row] = await queryText<{ projectId: string }>(executor, `select project_id as "projectId" from work_items where id = $1 and organization_id = $2${share ? ' for key share' : ''}`, [
+      workItemId,
+      organizationId,
+    ])
     return row?.projectId
   },
   async inProject(executor, organizationId, projectId, ids) {
@@ -307,7 +314,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
     update(actor: Actor, projectId: string, workItemId: string, patch: WorkItemPatch, ifMatch?: string) {
       return writes.change(actor, 'project', async (w) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', w.tx)
-        const current = await findWorkItem(w.tx, actor.organizationId, projectId, workItemId, true)
+        const current = await findWorkItem(w.tx, actor.organizationId, projectId, workItemId, 'no key update')
         assertLevel(granted, 'editor')
         checkIfMatch(ifMatch, current.updatedAt)
         return updateIn(w, actor, projectId, current, patch)
@@ -337,7 +344,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
               .from(workItems)
               .where(and(eq(workItems.organizationId, actor.organizationId), eq(workItems.projectId, projectId), inArray(workItems.id, ids)))
               .orderBy(workItems.id)
-              .for('update')
+              .for('no key update')
           : []
         assertLevel(granted, 'editor')
         const byId = new Map(locked.map((row) => [row.id, row]))
@@ -359,7 +366,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
     delete(actor: Actor, projectId: string, workItemId: string, ifMatch?: string) {
       return writes.change(actor, 'project', async ({ tx, audit, emit, count, deleting }) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
-        const current = await findWorkItem(tx, actor.organizationId, projectId, workItemId, true)
+        const current = await findWorkItem(tx, actor.organizationId, projectId, workItemId, 'update')
         assertLevel(granted, 'editor')
         checkIfMatch(ifMatch, current.updatedAt)
         await deleting('work_item', current.id, projectId)
