@@ -221,19 +221,30 @@ export function createCustomFields({ db, lists, writes, access }: CustomFieldDep
 
 /** Takes removed options out of every value of the field: a single select loses its value, a multi select the option. */
 async function removeOptions(executor: Executor, organizationId: string, fieldId: string, removed: readonly string[]) {
-  await queryText(
+  // Read, then written value by value: Citus runs no STABLE function (to_jsonb) over columns in an
+  // UPDATE; an administrator's change of options is rare, and each statement names the organization.
+  const gone = new Set(removed)
+  const holding = await queryText<{ workItemId: string; optionIds: string[]; type: FieldType }>(
     executor,
-    `with changed as (
-       select work_item_id, array(select o from unnest(option_ids) o where o <> all($3::uuid[])) as kept
-         from work_item_field_values where organization_id = $1 and field_id = $2 and option_ids && $3::uuid[]
-     ), emptied as (
-       delete from work_item_field_values v using changed c
-        where v.organization_id = $1 and v.field_id = $2 and v.work_item_id = c.work_item_id and cardinality(c.kept) = 0
-     )
-     update work_item_field_values v set option_ids = c.kept, value = to_jsonb(c.kept)
-       from changed c where v.organization_id = $1 and v.field_id = $2 and v.work_item_id = c.work_item_id and cardinality(c.kept) > 0`,
+    `select v.work_item_id as "workItemId", v.option_ids as "optionIds" from work_item_field_values v
+      where v.organization_id = $1 and v.field_id = $2 and v.option_ids && $3::uuid[]`,
     [organizationId, fieldId, removed],
   )
+  const emptied: string[] = []
+  for (const row of holding) {
+    const kept = row.optionIds.filter((id) => !gone.has(id))
+    if (!kept.length) emptied.push(row.workItemId)
+    else
+      await queryText(executor, 'update work_item_field_values set option_ids = $4::uuid[], value = $5::jsonb where work_item_id = $3 and field_id = $2 and organization_id = $1', [
+        organizationId,
+        fieldId,
+        row.workItemId,
+        kept,
+        JSON.stringify(kept),
+      ])
+  }
+  if (emptied.length)
+    await queryText(executor, 'delete from work_item_field_values where organization_id = $1 and field_id = $2 and work_item_id = any($3::uuid[])', [organizationId, fieldId, emptied])
 }
 
 export type CustomFieldService = ReturnType<typeof createCustomFields>

@@ -12,7 +12,7 @@ import { isUuid } from '../../src/ids'
 import { ValidationFailure } from '../../src/validate'
 import type { Actor } from '../../src/services/identity'
 import type { UserDirectory } from '../auth/api'
-import type { ExtendedItem, ExtensionChange } from '../work-items/api'
+import { ORGANIZATION, type ExtendedItem, type ExtensionChange } from '../work-items/api'
 import { TEXT_MAX, URL_MAX } from './model'
 import type { FieldOption, FieldType } from './schema'
 
@@ -27,7 +27,7 @@ interface Definition {
 
 /** A work item's values as `{key: value}`: the `fields` column of every work item read (`w`). */
 export const FIELDS_COLUMN = `coalesce((select json_object_agg(v.field_key, v.value order by v.field_key) from work_item_field_values v
-    where v.work_item_id = w.id and v.organization_id = w.organization_id), '{}'::json)`
+    where v.work_item_id = w.id and v.organization_id = ${ORGANIZATION}), '{}'::json)`
 
 const invalid = (key: string, message: string) => new ApiError(400, 'BAD_REQUEST', message, `fields.${key}`)
 
@@ -207,7 +207,7 @@ export async function describeFields(executor: Executor, organizationId: string)
 export const TEXT_SORT_PREFIX = 50
 
 /** The value row of one field of the list's work item `w` (`fieldId` is a definition's id, a UUID read from the table). */
-const valueOf = (fieldId: string) => `v.work_item_id = w.id and v.organization_id = w.organization_id and v.field_id = '${fieldId}'`
+const valueOf = (fieldId: string) => `v.work_item_id = w.id and v.organization_id = ${ORGANIZATION} and v.field_id = '${fieldId}'`
 
 /** The `field.<key>` filters and sorts of the organization's definitions. */
 export async function loadFieldFilters(executor: Executor, organizationId: string): Promise<{ filters: Record<string, Filter>; sorts: Record<string, SortKey> }> {

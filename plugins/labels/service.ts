@@ -14,7 +14,7 @@ import { isAdministrator, type Actor } from '../../src/services/identity'
 import { organizationListPage } from '../../src/organization-lists'
 import { isoFromText } from '../../src/sql'
 import type { Writes } from '../../src/writes'
-import type { ExtensionChange, ExtendedItem } from '../work-items/api'
+import { ORGANIZATION, type ExtensionChange, type ExtendedItem } from '../work-items/api'
 import type { LabelInput, LabelPatch, LabelResource } from './model'
 
 /** At most this many labels on one work item. */
@@ -35,13 +35,13 @@ const LABEL_LIST: ListShape = {
 
 /** A work item's labels as JSON `[{id, name, color}]` by name: the `labels` column of every work item read (`w`). */
 export const LABELS_COLUMN = `coalesce((select json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) order by l.name, l.id)
-    from work_item_labels wl join labels l on l.id = wl.label_id and l.organization_id = wl.organization_id
-    where wl.work_item_id = w.id and wl.organization_id = w.organization_id), '[]'::json)`
+    from work_item_labels wl join labels l on l.id = wl.label_id and l.organization_id = ${ORGANIZATION}
+    where wl.work_item_id = w.id and wl.organization_id = ${ORGANIZATION}), '[]'::json)`
 
 /** The `label` filter of work-item lists: items carrying any of the named labels (exact names). */
 export const labelFilterWithin = (condition: string) =>
-  `exists (select 1 from work_item_labels wl join labels l on l.id = wl.label_id and l.organization_id = wl.organization_id
-    where wl.work_item_id = w.id and wl.organization_id = w.organization_id and ${condition})`
+  `exists (select 1 from work_item_labels wl join labels l on l.id = wl.label_id and l.organization_id = ${ORGANIZATION}
+    where wl.work_item_id = w.id and wl.organization_id = ${ORGANIZATION} and ${condition})`
 
 function requireAdministrator(actor: Actor) {
   if (!isAdministrator(actor)) throw forbidden('Only an administrator or superadministrator may change labels.')
@@ -180,12 +180,12 @@ export async function writeItemLabels(tx: Transaction, actor: Actor, item: Exten
   const removed = [...had].filter((id) => !found.has(id))
   const added = [...found].filter((id) => !had.has(id))
   if (removed.length) await queryText(tx, 'delete from work_item_labels where work_item_id = $1 and organization_id = $2 and label_id = any($3::uuid[])', [item.id, actor.organizationId, removed])
+  // Rows of VALUES (an INSERT … SELECT would go through the Citus coordinator).
   if (added.length)
-    await queryText(tx, 'insert into work_item_labels (work_item_id, label_id, organization_id, project_id) select $1, unnest($3::uuid[]), $2, $4', [
-      item.id,
-      actor.organizationId,
-      added,
-      item.projectId,
-    ])
+    await queryText(
+      tx,
+      `insert into work_item_labels (work_item_id, label_id, organization_id, project_id) values ${added.map((_, index) => `($1, $${index + 4}::uuid, $2, $3)`).join(', ')}`,
+      [item.id, actor.organizationId, item.projectId, ...added],
+    )
   return { previous: current.map(ref), next: known.map(ref) }
 }

@@ -41,6 +41,13 @@ export interface WorkItemsFace {
   extend(extension: WorkItemExtension): void
 }
 
+/**
+ * The organization's id in every work-item statement an extension's SQL is part of (its column,
+ * filters and sorts): a subquery names the organization by it, not by `w.organization_id`, so
+ * Citus sees one organization throughout and routes the statement to one shard.
+ */
+export const ORGANIZATION = '$2'
+
 /** A work item after a write, for an extension: which item, in which project. */
 export interface ExtendedItem {
   id: string
@@ -61,7 +68,7 @@ export interface WorkItemExtension {
   schema: TSchema
   /** Its schema in a create or PATCH body. */
   input: TSchema
-  /** A SQL expression over a `work_items` row aliased `w` giving its value (JSON): part of every read. */
+  /** A SQL expression over a `work_items` row aliased `w` giving its value (JSON): part of every read (the organization is ORGANIZATION). */
   column: string
   /**
    * Writes the value a create or PATCH gave (`undefined`: not given; a create still calls it, to

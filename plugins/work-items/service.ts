@@ -134,6 +134,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
 
   /** The work item as API v1 shows it, extensions included (after a write, in its transaction). */
   const readItem = async (executor: Executor, organizationId: string, projectId: string, workItemId: string): Promise<WorkItemResource> => {
+    // The organization is $2, as in every list statement (api.ts ORGANIZATION).
     const [row] = await queryText<WorkItemTextRow>(executor, `select ${columns()} from work_items w where w.id = $1 and w.organization_id = $2 and w.project_id = $3`, [
       workItemId,
       organizationId,
