@@ -64,7 +64,11 @@ export function deriveOperationId(method: string, path: string, returnsList: boo
 }
 
 /** Whether an operation answers a page of items (`data` an array). */
-export const returnsList = (operation: Json) => operation.responses?.['200']?.content?.['application/json']?.schema?.properties?.data?.type === 'array'
+export const returnsList = (operation: Json) => {
+  const schema = operation.responses?.['200']?.content?.['application/json']?.schema
+  // A page: items with the page meta beside them (a bulk change answers an array, and is no list).
+  return schema?.properties?.data?.type === 'array' && Boolean(schema.properties.meta?.properties?.page)
+}
 
 /**
  * Names every operation of `paths` in place. A derived id that collides keeps the generator's

@@ -112,7 +112,7 @@ export interface WorkItemDeps {
 /** At most this many work items in one bulk request. */
 export const BULK_MAX = 100
 
-/** A bulk request's failures, each naming its item (`items[3].title`): one status when they share it, else 400. */
+/** A bulk request's failures, each naming its item (`items[3].title`): one status when they share it, else 400 (every code BAD_REQUEST: a code fits its answer's status). */
 export class BulkFailure extends ApiError {
   constructor(readonly items: ErrorItem[], status: number) {
     super(status, items[0]!.code, items[0]!.message, items[0]!.field)
@@ -254,8 +254,10 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
         for (const failure of error.toItems()) failures.push({ ...failure, field: `items[${index}]${failure.field ? (failure.field.startsWith('[') ? '' : '.') + failure.field : ''}` })
       }
     }
-    if (failures.length) throw new BulkFailure(failures.slice(0, 100), statuses.size === 1 ? [...statuses][0]! : 400)
-    return results
+    if (!failures.length) return results
+    // One status for the answer: the one the failures share; else 400, with every code made its own.
+    if (statuses.size === 1) throw new BulkFailure(failures.slice(0, 100), [...statuses][0]!)
+    throw new BulkFailure(failures.slice(0, 100).map((failure) => ({ ...failure, code: 'BAD_REQUEST' })), 400)
   }
 
   return {
@@ -370,6 +372,8 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
         const current = await findWorkItem(tx, actor.organizationId, projectId, workItemId, 'update')
         assertLevel(granted, 'editor')
         checkIfMatch(ifMatch, current.updatedAt)
+        // The event's data is the work item as API v1 showed it, extensions included: read before it goes.
+        const before = extensions.length ? await readItem(tx, actor.organizationId, projectId, current.id) : serializeWorkItem(current)
         await deleting('work_item', current.id, projectId)
         await tx.delete(workItems).where(theWorkItem(actor.organizationId, current.id))
         count(WORK_ITEM_COUNTS, projectId, { [current.status]: -1 })
@@ -380,7 +384,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
           projectId,
           changes: { before: { number: current.number, title: current.title, status: current.status } },
         })
-        await emit({ type: 'work_item.deleted', projectId, data: serializeWorkItem(current) })
+        await emit({ type: 'work_item.deleted', projectId, data: before })
         return { id: current.id }
       })
     },

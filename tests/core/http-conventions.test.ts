@@ -67,6 +67,9 @@ beforeAll(async () => {
   ids.webhookId = (await create('/api/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] })).id
   ids.deliveryId = (await create('/api/v1/webhooks/{webhookId}/test', undefined)).id
   await create('/api/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver', undefined)
+  ids.labelId = (await create('/api/v1/labels', { name: 'bug' })).id
+  ids.fieldId = (await create('/api/v1/custom-fields', { key: 'points', name: 'Points', type: 'number' })).id
+  await create('/api/v1/projects/{projectId}/custom-fields', { fieldId: ids.fieldId })
 })
 
 /**

@@ -131,6 +131,22 @@ describe('payloads', () => {
     const other = await t.as('POST', '/api/v1/projects', { name: 'Other' })
     const otherItem = await t.as('POST', `/api/v1/projects/${other.id}/work-items`, { title: 'elsewhere' })
 
+    // The organization's labels and custom fields: events of no project, for organization-wide webhooks only.
+    const label = await t.as('POST', '/api/v1/labels', { name: 'hooked' }, 201)
+    const labelRenamed = await t.as('PATCH', `/api/v1/labels/${label.id}`, { name: 'hooked, renamed' })
+    await t.as('DELETE', `/api/v1/labels/${label.id}`)
+    const field = await t.as('POST', '/api/v1/custom-fields', { key: 'hooked', name: 'Hooked', type: 'text' }, 201)
+    const fieldRenamed = await t.as('PATCH', `/api/v1/custom-fields/${field.id}`, { name: 'Hooked, renamed' })
+    await t.as('DELETE', `/api/v1/custom-fields/${field.id}`)
+    const organizationEvents = [
+      ['label.created', label],
+      ['label.updated', labelRenamed],
+      ['label.deleted', labelRenamed],
+      ['custom_field.created', field],
+      ['custom_field.updated', fieldRenamed],
+      ['custom_field.deleted', fieldRenamed],
+    ]
+
     /** What each change of the hooked project should deliver: its type and API v1's answer. */
     const expected: Array<{ type: string; data: unknown }> = []
     const project = await t.as('POST', '/api/v1/projects', { name: 'Hooked', description: 'receives events' })
@@ -182,7 +198,7 @@ describe('payloads', () => {
     await t.as('DELETE', p)
     expected.push({ type: 'project.deleted', data: projectBefore })
 
-    const total = expected.length + 2 // + the other project's project.created and work_item.created
+    const total = expected.length + 2 + organizationEvents.length // + the other project's project.created and work_item.created
     await until(async () => expect(everything.unique().length).toBe(total))
     await until(async () => expect(createdOnly.unique().length).toBe(3))
     await until(async () => expect(oneProject.unique().length).toBe(expected.length - 1))
@@ -209,6 +225,8 @@ describe('payloads', () => {
         projectId: project.id,
         actor: { userId: t.user.id, via: 'rest' },
         data: expected[i]!.data,
+        // An update also says what it changed (tests/plugins/webhooks-previous.test.ts checks the values).
+        ...(expected[i]!.type.endsWith('.updated') ? { previous: expect.any(Object) } : {}),
       })
       const occurred = Date.parse(payload.occurredAt)
       expect(occurred).toBeGreaterThanOrEqual(startedAt - 1000)
@@ -220,6 +238,7 @@ describe('payloads', () => {
       ['project.created', other],
       ['work_item.created', otherItem],
     ])
+    expect(payloads.filter((payload) => payload.projectId === null).map((payload) => [payload.type, payload.data])).toEqual(organizationEvents)
 
     // Every declared event type was received: a new type without a case here fails this.
     const declared = api.service.core.changes.types.map((type) => type.name).sort()
@@ -239,7 +258,8 @@ describe('payloads', () => {
     const listed = await deliveries(await t.colleague('superadministrator'), hookAll.id)
     expect(listed).toHaveLength(total)
     for (const delivery of listed) expect(delivery).toMatchObject({ status: 'succeeded', attempts: 1, lastResponseStatus: 200, nextAttemptAt: null })
-    expect((await deliveries(t, hookAll.id)).map((delivery) => delivery.projectId)).toEqual([other.id, other.id])
+    // The creator sees the other project's deliveries and those of no project (newest first).
+    expect((await deliveries(t, hookAll.id)).map((delivery) => delivery.projectId)).toEqual([...organizationEvents.map(() => null), other.id, other.id])
   }, 60_000)
 
   test('a rolled-back change sends nothing; a REST change refused (409/400) sends nothing; committed ones after them arrive', async () => {

@@ -88,7 +88,7 @@ describe('bulk create', () => {
     // Refused by the service (after the earlier items were inserted in its transaction): each named, all rolled back.
     const late = await fx.call('editor', 'POST', bulk(), { items: [{ title: 'Fine' }, { title: 'Stranger', assigneeId: strangerId }, { title: 'Fine' }, { title: 'Ghost', labels: [crypto.randomUUID()] }] })
     expect(late.status).toBe(400)
-    expect(fieldsOf(late.body.errors)).toEqual([{ code: 'BAD_REQUEST', field: 'items[1].assigneeId' }, { code: 'NOT_FOUND', field: 'items[3].labels[0]' }])
+    expect(fieldsOf(late.body.errors)).toEqual([{ code: 'BAD_REQUEST', field: 'items[1].assigneeId' }, { code: 'BAD_REQUEST', field: 'items[3].labels[0]' }])
     const notFound = await fx.call('editor', 'POST', bulk(), { items: [{ title: 'Ghost', labels: [crypto.randomUUID()] }] })
     expect(notFound.status).toBe(404)
     expect(await snapshot()).toEqual(before)

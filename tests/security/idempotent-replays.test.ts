@@ -39,6 +39,10 @@ const BODIES: [template: string, body: () => unknown][] = [
   ['/api/v1/projects/{projectId}/members', () => ({ userId: ids.memberId, accessLevel: 'viewer' })],
   ['/api/v1/projects/{projectId}/teams', () => ({ teamId: ids.teamId, accessLevel: 'viewer' })],
   ['/api/v1/projects/{projectId}/work-items', () => ({ title: 'Replayed item' })],
+  ['/api/v1/projects/{projectId}/work-items/bulk', () => ({ items: [{ title: 'Replayed one' }, { title: 'Replayed two', labels: [ids.labelId] }] })],
+  ['/api/v1/labels', () => ({ name: `Label ${Math.random()}` })],
+  ['/api/v1/custom-fields', () => ({ key: `k${Math.random().toString(36).slice(2, 10)}`, name: 'Replayed', type: 'number' })],
+  ['/api/v1/projects/{projectId}/custom-fields', () => ({ fieldId: ids.fieldId })],
   ['/api/v1/work-items/{workItemId}/entries', () => ({ body: 'A replayed note' })],
   ['/api/v1/projects/{projectId}/relationships', () => ({ sourceWorkItemId: ids.workItemId, targetWorkItemId: ids.otherWorkItemId, type: 'blocks' })],
   ['/api/v1/pages', () => ({ name: `board-${Math.random().toString(36).slice(2)}` })],
@@ -70,6 +74,8 @@ beforeAll(async () => {
   ids.workItemId = (await call('POST', fill('/api/v1/projects/{projectId}/work-items'), { body: { title: 'One' } })).body.data.id
   ids.otherWorkItemId = (await call('POST', fill('/api/v1/projects/{projectId}/work-items'), { body: { title: 'Two' } })).body.data.id
   ids.pageId = (await call('POST', '/api/v1/pages', { body: { name: 'fixture-board' } })).body.data.id
+  ids.labelId = (await call('POST', '/api/v1/labels', { body: { name: 'fixture' } })).body.data.id
+  ids.fieldId = (await call('POST', '/api/v1/custom-fields', { body: { key: 'fixture', name: 'Fixture', type: 'text' } })).body.data.id
   const webhook = await call('POST', '/api/v1/webhooks', { body: { url: 'http://127.0.0.1:9/fixture', events: ['*'] } })
   collectSecrets(webhook.body)
   ids.webhookId = webhook.body.data.id
