@@ -12,7 +12,7 @@ import { isUuid } from '../../src/ids'
 import { ValidationFailure } from '../../src/validate'
 import type { Actor } from '../../src/services/identity'
 import type { UserDirectory } from '../auth/api'
-import { ORGANIZATION, type ExtendedItem, type ExtensionChange } from '../work-items/api'
+import { ORGANIZATION, PROJECT, type ExtendedItem, type ExtensionChange } from '../work-items/api'
 import { TEXT_MAX, URL_MAX } from './model'
 import type { FieldOption, FieldType } from './schema'
 
@@ -216,7 +216,10 @@ export async function loadFieldFilters(executor: Executor, organizationId: strin
   const sorts: Record<string, SortKey> = {}
   for (const definition of definitions) {
     if (!isUuid(definition.id)) continue
-    const within = (condition: string) => `exists (select 1 from work_item_field_values v where ${valueOf(definition.id)} and ${condition})`
+    // An uncorrelated `in` over the (project, field, value) index: the matching items are read once,
+    // rather than probing every item of the project in the list's order.
+    const within = (condition: string) =>
+      `w.id in (select v.work_item_id from work_item_field_values v where v.organization_id = ${ORGANIZATION} and v.project_id = ${PROJECT} and v.field_id = '${definition.id}' and ${condition})`
     const sorted = (column: string, cast: SortKey['cast']) => ({ column: `(select ${column} from work_item_field_values v where ${valueOf(definition.id)})`, cast, nullable: true })
     const description = `Custom field ${definition.name} (${definition.type}).`
     const name = `field.${definition.key}`

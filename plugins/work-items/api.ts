@@ -48,6 +48,9 @@ export interface WorkItemsFace {
  */
 export const ORGANIZATION = '$2'
 
+/** The project's id in a work-item list statement (filters and sorts are parts of lists only). */
+export const PROJECT = '$1'
+
 /** A work item after a write, for an extension: which item, in which project. */
 export interface ExtendedItem {
   id: string
