@@ -34,7 +34,7 @@ export type Filter = FilterType & {
   description: string
   /**
    * Wraps the filter's condition over `column` when the column is not the list row's own, e.g. a
-   * value in another table: `exists (select 1 from … where … and ${condition})`.
+   * value in another table: `w.id in (select … where … and ${condition})`.
    */
   within?: (condition: string) => string
 }
@@ -141,7 +141,7 @@ function describeFilter(filter: Filter): string {
     case 'text':
       return `${filter.description} Any of these values, comma-separated (or the parameter repeated).`
     case 'options':
-      return `${filter.description} Any of these option ids or names, comma-separated.`
+      return `${filter.description} Any of these option ids or names, comma-separated (or the parameter repeated).`
     case 'number':
       return `${filter.description} Numbers with terms \`eq:\` (or a bare value: any of), \`gt:\`, \`gte:\`, \`lt:\`, \`lte:\` (all hold), comma-separated, e.g. \`gte:2.5\`.`
   }
@@ -153,7 +153,6 @@ function describeFilter(filter: Filter): string {
  * ones. Conditions are bound into `parameters`.
  */
 export function parseListQuery(shape: ListShape, input: Record<string, unknown>, parameters: Parameters, ignore: readonly string[] = ['page', 'size', 'cursor']): ListQuery {
-  // A repeated parameter (`label=a&label=b`) arrives as an array: any of its values.
   const errors: ErrorItem[] = []
   const conditions: string[] = []
   const values: Record<string, ParsedFilter> = {}
@@ -166,6 +165,7 @@ export function parseListQuery(shape: ListShape, input: Record<string, unknown>,
       errors.push({ code: 'BAD_REQUEST', field: key.slice(0, 64), message: `Unknown filter; allowed: ${allowedKeys(shape)}, sort.` })
       continue
     }
+    // A repeated parameter (`label=a&label=b`) arrives as an array: any of its values.
     const text = Array.isArray(raw) ? raw.join(',') : String(raw)
     const parsed = parseFilter(filter, text)
     if (typeof parsed === 'string') {
