@@ -130,7 +130,8 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
       return writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
         await access.requireProjectAccess(actor, projectId, 'editor', tx)
         if (input.sourceWorkItemId === input.targetWorkItemId) throw badRequest('A work item cannot be related to itself.', 'targetWorkItemId')
-        const inProject = new Set(await workItems.inProject(tx, actor.organizationId, projectId, [input.sourceWorkItemId, input.targetWorkItemId]))
+        // Both ends key-share locked now, in id order (WorkItemsFace.inProject): an end being deleted is waited for and then missing.
+        const inProject = new Set(await workItems.inProject(tx, actor.organizationId, projectId, [input.sourceWorkItemId, input.targetWorkItemId], true))
         for (const field of ['sourceWorkItemId', 'targetWorkItemId'] as const)
           if (!inProject.has(input[field])) throw badRequest('No work item with this id in the project.', field)
         // A duplicate (also a concurrent create of one link) is decided by the unique indexes; when the

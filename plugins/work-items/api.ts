@@ -31,8 +31,13 @@ export interface WorkItemsFace {
    * or delete of the work item, which hold the work item and then want the version row).
    */
   projectOf(executor: Executor, organizationId: string, workItemId: string, share?: boolean): Promise<string | undefined>
-  /** Of `ids`, those of work items in the organization's project. */
-  inProject(executor: Executor, organizationId: string, projectId: string, ids: readonly string[]): Promise<string[]>
+  /**
+   * Of `ids`, those of work items in the organization's project. With `share` (a transaction that
+   * will add a row pointing at them), their key-share locks are taken now, in id order: a work item
+   * being deleted meanwhile is then waited for and missing, rather than locked later by a foreign
+   * key's check while its deletion waits for the new row (a deadlock).
+   */
+  inProject(executor: Executor, organizationId: string, projectId: string, ids: readonly string[], share?: boolean): Promise<string[]>
   /**
    * Adds a property to work items (labels, custom fields): shown on every read, accepted on
    * create and PATCH (bulk included), filterable. Called in a plugin's `setup`; the work item

@@ -89,8 +89,9 @@ export const workItemsFace: Omit<WorkItemsFace, 'extend'> = {
     ])
     return row?.projectId
   },
-  async inProject(executor, organizationId, projectId, ids) {
-    const rows = await queryText<{ id: string }>(executor, 'select id from work_items where project_id = $1 and id = any($2::uuid[]) and organization_id = $3', [
+  async inProject(executor, organizationId, projectId, ids, share = false) {
+    const locked = share ? ' order by id for key share' : ''
+    const rows = await queryText<{ id: string }>(executor, `select id from work_items where project_id = $1 and id = any($2::uuid[]) and organization_id = $3${locked}`, [
       projectId,
       ids.filter(isUuid),
       organizationId,

@@ -35,9 +35,12 @@ test.skipIf(!!serverSkipReason)(
     writeFileSync(configFile, JSON.stringify({ database: { statementTimeoutMs: TIMEOUT_MS } }))
     service = await startServiceProcess(database.url, { SERVICE_CONFIG: configFile })
     // Setting up, not the subject: a create that met the short timeout (a fresh service's first
-    // statements on a busy Citus cluster can) changed nothing, so it is simply tried again.
+    // statements on a busy Citus cluster can: each new connection of its pool loads the cluster's
+    // metadata of the tables a create touches) changed nothing, so it is simply tried again, until
+    // the pool's connections are warm (10 tries were not enough once the create touched labels and
+    // custom fields too).
     let created = await call(service.base, 'POST', path, seeded.key, { title: 'locked item' })
-    for (let attempt = 1; attempt < 10 && created.status === 503; attempt++) created = await call(service.base, 'POST', path, seeded.key, { title: 'locked item' })
+    for (let attempt = 1; attempt < 60 && created.status === 503; attempt++) created = await call(service.base, 'POST', path, seeded.key, { title: 'locked item' })
     expect(created.status).toBe(201)
     const itemId: string = created.body.data.id
 
