@@ -2,6 +2,7 @@
  * Labels: organization-wide, read by every member, written by administrators (404 before 403);
  * attached to work items through the work-items plugin's extension (`labels` on every work item).
  */
+import { changedFields } from '../../src/audit'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import { ApiError, conflict, forbidden, notFound } from '../../src/http/errors'
@@ -115,14 +116,9 @@ export function createLabels({ db, lists, writes }: LabelDeps) {
         requireAdministrator(actor)
         checkIfMatch(ifMatch, current.updatedAtDate)
         const next = { name: patch.name ?? current.name, color: (patch.color ?? current.color).toLowerCase() }
-        const before: Record<string, unknown> = {}
-        const after: Record<string, unknown> = {}
-        for (const key of ['name', 'color'] as const)
-          if (next[key] !== current[key]) {
-            before[key] = current[key]
-            after[key] = next[key]
-          }
-        if (!Object.keys(after).length) return strip(current)
+        const changes = changedFields(current, next)
+        if (!changes) return strip(current)
+        const { before = {}, after = {} } = changes
         if (after.name !== undefined) await requireUniqueName(tx, actor, next.name, current.id)
         const [row] = await queryText<LabelTextRow>(
           tx,
