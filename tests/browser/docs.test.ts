@@ -8,6 +8,7 @@ import type { Browser } from 'playwright-core'
 import { chromiumAvailable, launchChromium } from '../helpers/browser'
 import { listen, type Listening } from '../helpers/http'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 let api: TestService
 let site: Listening
@@ -45,5 +46,5 @@ describe.skipIf(!chromiumAvailable)(`Swagger UI in headless Chromium${chromiumAv
     expect(stored).not.toContain('wtk_notarealkeyatall')
     expect(violations).toEqual([])
     expect(foreign).toEqual([])
-  }, 30_000)
+  }, timeLimit(30_000))
 })

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 /** Starts the real entry with `env` and returns its exit code and stderr. */
 async function startProcess(env: Record<string, string>) {
@@ -103,7 +104,7 @@ describe('start-up refusals: the port and the database URL (real process)', () =
     } finally {
       await first.stop()
     }
-  }, 60_000)
+  }, timeLimit(60_000))
 
   test('a port a program other than Bun holds: the same one line, no stack trace', async () => {
     const listener = run(['node', '-e', "const s = require('node:net').createServer().listen(0, '0.0.0.0', () => console.log('port', s.address().port))"], {}, 'stdout')
@@ -115,7 +116,7 @@ describe('start-up refusals: the port and the database URL (real process)', () =
     } finally {
       await listener.stop()
     }
-  }, 60_000)
+  }, timeLimit(60_000))
 
   test('with server.reusePort: true two instances share the port', async () => {
     const file = `/tmp/worktrack-reuse-port-${process.pid}.json`
@@ -133,7 +134,7 @@ describe('start-up refusals: the port and the database URL (real process)', () =
       await second?.stop()
       await first.stop()
     }
-  }, 60_000)
+  }, timeLimit(60_000))
 
   test('a DATABASE_URL that is not PostgreSQL: exit 1 and one line, without echoing the URL (it may hold a password)', async () => {
     const { code, stderr } = await startProcess({ DATABASE_URL: 'mysql://admin:hunter2@db.internal/app', SERVICE_CONFIG: '' })

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 let api: TestService
 let keys: { owner: string; admin: string; superadmin: string }
@@ -26,7 +27,7 @@ beforeAll(async () => {
   keys = { owner: (await api.createKey(owner.id, scopes)).secret, admin: (await api.createKey(admin.id, scopes)).secret, superadmin: (await api.createKey(superadmin.id, scopes)).secret }
   for (const name of ['Seen', 'Hidden', 'Doomed']) projects.push((await ok(keys.owner, 'POST', '/api/v1/projects', { name })).id)
   await ok(keys.owner, 'POST', `/api/v1/projects/${projects[0]}/members`, { userId: admin.id, accessLevel: 'viewer' })
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(() => api.stop())
 
 /** Walks a log by cursor (size 4); returns the ids and the totals each page gave. */

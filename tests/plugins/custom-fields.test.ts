@@ -11,6 +11,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { callTool, connectMcp, listen, type Listening } from '../helpers/mcp'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 type Option = { id: string; name: string; color: string }
 type Field = { id: string; key: string; name: string; type: string; options: Option[]; required: boolean }
@@ -62,7 +63,7 @@ beforeAll(async () => {
   for (const key of ['notes', 'points', 'due', 'stage', 'tags', 'reviewer', 'link']) await enable(fx.projectId, key)
   http = listen(api)
   mcp = await connectMcp(http.url, fx.keys.owner)
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(async () => {
   await mcp?.close()
   http?.stop()
@@ -298,7 +299,7 @@ describe('list filters and sorts', () => {
     }
     all = await fx.as('owner', 'GET', `${itemsOf(listId)}?size=100`)
     expect(all).toHaveLength(15)
-  }, 60_000)
+  }, timeLimit(60_000))
 
   /** Walks a list by cursor, `size` at a time; returns the ids in order. */
   async function walk(query: string, size: number, projectId = listId) {

@@ -10,6 +10,7 @@ import { artifactPath, chromiumAvailable, launchChromium } from '../helpers/brow
 import { largestFill } from '../helpers/display-fixture'
 import { listen, type Listening } from '../helpers/http'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 const skip = chromiumAvailable ? undefined : 'needs /usr/bin/chromium'
 let api: TestService
@@ -45,7 +46,7 @@ beforeAll(async () => {
   apiKey = user.displayApiKey!
   key = (await api.createKey(user.id, ['dashboards:read', 'dashboards:write'])).secret
   browser = await launchChromium()
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(async () => {
   await browser?.close()
   site?.stop()
@@ -82,7 +83,7 @@ describe('large series in Chromium', () => {
       await page.screenshot({ path: artifactPath(`display-thousand-bars-${width}.png`) })
       await context.close()
     }
-  }, 60_000)
+  }, timeLimit(60_000))
 
   test.skipIf(Boolean(skip))(`the largest page loads whole and goes live; past the per-address limit the link says to wait${skip ? ` (skipped: ${skip})` : ''}`, async () => {
     const url = await sharedPage('largest-shared', largestFill(), 100, 24)

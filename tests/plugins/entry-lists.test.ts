@@ -11,6 +11,7 @@ import { queryRows } from '../../src/db'
 import { callTool, connectMcp, listen, type Listening } from '../helpers/mcp'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 let api: TestService
 let fx: ProjectFixture
@@ -38,7 +39,7 @@ beforeAll(async () => {
   workItemId = (await fx.as('editor', 'POST', `/api/v1/projects/${fx.projectId}/work-items`, { title: 'Discussed' }, 201)).id
   for (let i = 0; i < 24; i++) await fx.as(i % 2 ? 'editor' : 'owner', 'POST', entries(), { body: `Entry ${i}`, kind: KINDS[i % 3] }, 201)
   all = (await fx.as('viewer', 'GET', `${entries()}?size=100`)) as Entry[]
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(async () => {
   await mcp?.close()
   http?.stop()

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { callTool, connectMcp, listen } from '../helpers/mcp'
 import { createProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 const ALL_BUT = ['auth', 'users', 'teams', 'projects', 'work-items', 'entries', 'relationships', 'content-order', 'search', 'audit-log', 'mcp', 'account', 'display', 'push', 'webhooks', 'docs']
 let enabled: TestService
@@ -16,7 +17,7 @@ let disabled: TestService
 beforeAll(async () => {
   enabled = await startTestService()
   disabled = await startTestService({ plugins: ALL_BUT })
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(async () => {
   await enabled?.stop()
   await disabled?.stop()

@@ -13,6 +13,7 @@ import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 let api: TestService
 let fx: ProjectFixture
@@ -42,7 +43,7 @@ beforeAll(async () => {
   adminKey = (await api.createKey((await api.createUser(fx.organizationId, 'administrator')).id, scopes)).secret
   const otherOrganization = await api.createOrganization()
   otherAdminKey = (await api.createKey((await api.createUser(otherOrganization, 'administrator')).id, scopes)).secret
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(() => api.stop())
 
 describe('labels', () => {
@@ -218,7 +219,7 @@ describe('the label filter', () => {
     const plan: string[][] = [['f-red'], ['f-blue'], ['f-red', 'f-blue'], ['f-green'], [], ['f-red'], ['f-blue', 'f-green'], [], ['f-red', 'f-green']]
     made = []
     for (const [i, names] of plan.entries()) made.push({ id: (await project.as('editor', 'POST', path(), { title: `F${i}`, labels: names.map((name) => byName[name]) }, 201)).id, names })
-  }, 30_000)
+  }, timeLimit(30_000))
 
   /** The list of `query` matches the items carrying any of `names`, in content order, with the exact total. */
   async function expectMatches(query: string, names: string[]) {

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../../src/db'
 import { FcmOptionsRef } from '../../plugins/push/api'
 import { createDisplayFixture } from '../helpers/display-fixture'
-import { createTestDatabase, pgliteTemplate, usingServer, type TestDatabase } from '../helpers/database'
+import { createTestDatabase, pgliteTemplate, usingServer, type TestDatabase, timeLimit } from '../helpers/database'
 import { redirectFcm, startFakeFcm, type Responder } from '../helpers/fake-fcm'
 import { eventually, startTestService } from '../helpers/service'
 
@@ -88,4 +88,4 @@ test('a worker killed with deliveries in flight and pending: after restart each 
     await fcm.close()
     undoRedirect()
   }
-}, 60_000)
+}, timeLimit(60_000))

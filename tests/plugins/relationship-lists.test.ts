@@ -9,6 +9,7 @@ import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 let api: TestService
 let fx: ProjectFixture
@@ -24,7 +25,7 @@ beforeAll(async () => {
   for (let i = 0; i < 7; i++)
     for (const type of TYPES.slice(0, 1 + (i % 4)))
       await fx.as('editor', 'POST', relationships(), { sourceWorkItemId: itemIds[i], targetWorkItemId: itemIds[i + 1], type }, 201)
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(() => api.stop())
 
 async function readAll(query: string) {

@@ -9,6 +9,7 @@ import { sql } from 'drizzle-orm'
 import { callTool, connectMcp, listen, type Listening } from '../helpers/mcp'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 let api: TestService
 let fx: ProjectFixture
@@ -33,7 +34,7 @@ beforeAll(async () => {
   }
   await fx.as('editor', 'POST', `/api/v1/projects/${fx.projectId}/relationships`, { sourceWorkItemId: items[1]!.id, targetWorkItemId: items[2]!.id, type: 'blocks' }, 201)
   await fx.as('editor', 'POST', `/api/v1/work-items/${items[0]!.id}/entries`, { body: 'invoice totals are off' }, 201)
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(async () => {
   await mcp?.close()
   http?.stop()

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 const ITEMS = 1_500
 
@@ -22,7 +23,7 @@ beforeAll(async () => {
     select gen_random_uuid(), ${fx.organizationId}, ${fx.projectId}, g, case when g = 1 then 'common zanzibar' else 'common task ' || g end,
       'todo', 0, g - 1, ${fx.users.owner.id}, now() - make_interval(mins => ${ITEMS} - g), now() - make_interval(mins => ${ITEMS} - g)
     from generate_series(1, ${ITEMS}) as g`)
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(() => api.stop())
 
 const search = async (q: string) => fx.as('viewer', 'GET', `/api/v1/projects/${fx.projectId}/search?q=${encodeURIComponent(q)}&limit=20`)

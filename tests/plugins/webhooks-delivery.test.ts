@@ -14,6 +14,7 @@ import { queryText } from '../../src/db'
 import type { Role } from '../../src/services/identity'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
 import { startWebhookReceiver, verifySignature, type Received, type WebhookReceiver } from '../helpers/webhook-receiver'
+import { timeLimit } from '../helpers/database'
 
 /** Retries come fast here (0.3 s), so tests wait for them instead of moving clocks, unless they inspect the state in between. */
 const RETRY_SECONDS = 0.3
@@ -260,7 +261,7 @@ describe('payloads', () => {
     for (const delivery of listed) expect(delivery).toMatchObject({ status: 'succeeded', attempts: 1, lastResponseStatus: 200, nextAttemptAt: null })
     // The creator sees the other project's deliveries and those of no project (newest first).
     expect((await deliveries(t, hookAll.id)).map((delivery) => delivery.projectId)).toEqual([...organizationEvents.map(() => null), other.id, other.id])
-  }, 60_000)
+  }, timeLimit(60_000))
 
   test('a rolled-back change sends nothing; a REST change refused (409/400) sends nothing; committed ones after them arrive', async () => {
     const t = await tenant()
@@ -309,7 +310,7 @@ describe('payloads', () => {
     expect((await marked('rolled back'))[0]!.n).toBe(0)
     expect((await marked('committed'))[0]!.n).toBe(1)
     expect(await deliveries(t, hook.id)).toHaveLength(2)
-  }, 30_000)
+  }, timeLimit(30_000))
 })
 
 describe('retries', () => {
@@ -445,7 +446,7 @@ describe('order', () => {
       expect(match).toHaveLength(1)
       expect(match[0].data).toEqual(data)
     }
-  }, 60_000)
+  }, timeLimit(60_000))
 
   test("while a project's first event waits for a retry, its later events wait behind it; another project's go out", async () => {
     const t = await tenant()
@@ -486,7 +487,7 @@ describe('order', () => {
     expect(heldOrder.map((request) => request.json.data.id)).toEqual(heldItems.map((item) => item.id))
     expect(r.unique().filter((request) => request.json?.projectId === free.id).map((request) => request.json.data.id)).toEqual(freeItems.map((item) => item.id))
     for (const request of r.received) verified(hook.secret, request)
-  }, 30_000)
+  }, timeLimit(30_000))
 
   test("one organization's backlog does not hold back another's events: organizations with due work are claimed in turn", async () => {
     // One worker taking two streams a claim, so the order of claims shows in the order of arrivals.
@@ -527,7 +528,7 @@ describe('order', () => {
       const expected = (await sql<{ id: string }>(`select event_id as id from webhook_deliveries where webhook_id = $1 order by seq`, [busyHooks[i]!.id], own)).map((row) => row.id)
       expect(seqs).toEqual(expected)
     }
-  }, 30_000)
+  }, timeLimit(30_000))
 })
 
 describe('visibility', () => {
@@ -584,7 +585,7 @@ describe('visibility', () => {
     for (const request of adminReceiver.received) verified(adminHook.secret, request)
     for (const request of chiefReceiver.received) verified(chiefHook.secret, request)
     expect(adminReceiver.duplicates() + chiefReceiver.duplicates()).toBe(0)
-  }, 30_000)
+  }, timeLimit(30_000))
 })
 
 describe('deleted projects', () => {
@@ -685,7 +686,7 @@ describe('failure window', () => {
     expect(r.received.length).toBe(headAttempts + 2)
     for (const request of r.received) verified(hook.secret, request)
     expect((await t.as('GET', `/api/v1/webhooks/${hook.id}`)).lastSuccessAt).toBeTruthy()
-  }, 30_000)
+  }, timeLimit(30_000))
 })
 
 describe('answers', () => {

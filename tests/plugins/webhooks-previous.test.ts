@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { eventually, startTestService, type TestService } from '../helpers/service'
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver'
+import { timeLimit } from '../helpers/database'
 
 let api: TestService
 let fx: ProjectFixture
@@ -29,7 +30,7 @@ beforeAll(async () => {
   const created = await admin('POST', '/api/v1/webhooks', { url: receiver.url, events: ['work_item.*', 'label.*', 'project.updated', 'entry.updated', 'project_member.updated'] })
   expect(created.status).toBe(201)
   webhookId = created.body.data.id
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(async () => {
   await receiver?.close()
   await api?.stop()

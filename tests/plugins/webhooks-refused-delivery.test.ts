@@ -10,6 +10,7 @@ import { createSender } from '../../plugins/webhooks/sender'
 import { queryText } from '../../src/db'
 import { eventually, startTestService, type TestService } from '../helpers/service'
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver'
+import { timeLimit } from '../helpers/database'
 
 describe('the connection itself', () => {
   let receiver: WebhookReceiver
@@ -101,5 +102,5 @@ describe('a delivery to a private target after allowPrivateTargets was turned of
     const audit = await after.request('GET', '/api/v1/audit-logs?action=webhook.disabled', { key })
     expect(audit.body.data.map((record: { resourceId: string }) => record.resourceId)).toEqual([hook.id])
     expect(receiver.received).toHaveLength(0)
-  }, 40_000)
+  }, timeLimit(40_000))
 })

@@ -15,6 +15,7 @@ import { queryRows } from '../../src/db'
 import { callTool, connectMcp, listen, type Listening } from '../helpers/mcp'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 let api: TestService
 let fx: ProjectFixture
@@ -54,7 +55,7 @@ beforeAll(async () => {
   strangerId = (await api.createUser(await api.createOrganization())).id
   http = listen(api)
   mcp = { editor: await connectMcp(http.url, fx.keys.editor), viewer: await connectMcp(http.url, fx.keys.viewer) }
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(async () => {
   await mcp?.editor.close()
   await mcp?.viewer.close()

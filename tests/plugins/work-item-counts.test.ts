@@ -10,6 +10,7 @@ import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 let api: TestService
 let projects: ProjectFixture[] = []
@@ -19,7 +20,7 @@ beforeAll(async () => {
   api = await startTestService()
   const first = await createProjectFixture(api)
   projects = [first, await createProjectFixture(api, first.organizationId)]
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(() => api.stop())
 
 type Operation =

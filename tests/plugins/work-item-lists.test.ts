@@ -9,6 +9,7 @@ import { createProjectFixture, type ProjectFixture } from '../helpers/project-fi
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { callTool, connectMcp, listen, type Listening } from '../helpers/mcp'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 let api: TestService
 let fx: ProjectFixture
@@ -47,7 +48,7 @@ beforeAll(async () => {
     }, 201)
   }
   all = await readAll(items())
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(async () => {
   await mcp?.close()
   http?.stop()

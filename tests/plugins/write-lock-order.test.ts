@@ -10,13 +10,14 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 let api: TestService
 let fx: ProjectFixture
 beforeAll(async () => {
   api = await startTestService()
   fx = await createProjectFixture(api)
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(() => api.stop())
 
 test('entry kind changes racing PATCHes and deletes of their work items answer 200 or 404, never 500', async () => {

@@ -10,6 +10,7 @@ import { sql } from 'drizzle-orm'
 import type { KeyAuthenticator } from '../../plugins/auth/authenticator'
 import { AuthenticatorRef } from '../../src/services/identity'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { timeLimit } from '../helpers/database'
 
 const LIMIT = 30
 const TTL_SECONDS = 2
@@ -152,7 +153,7 @@ describe('the per-key limit across key-cache refreshes', () => {
     const third = await burst(secret, 20)
     expect(passed(third)).toHaveLength(0)
     expectConsistentHeaders([...first, ...second, ...third])
-  }, 30_000)
+  }, timeLimit(30_000))
 
   test('a dropped cache (missed notifications) and revoking another key do not reset the count', async () => {
     const { secret } = await api.createKey(owner.id, [])

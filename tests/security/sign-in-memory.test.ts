@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
-import { createTestDatabase, type TestDatabase } from '../helpers/database'
+import { createTestDatabase, type TestDatabase, timeLimit } from '../helpers/database'
 import { startInstance, type Instance } from '../helpers/instance'
 
 let database: TestDatabase
@@ -16,7 +16,7 @@ beforeAll(async () => {
   database = await createTestDatabase()
   // The embedded database cannot be shared with another process: the instance opens its own.
   instance = await startInstance({ name: 'sign-in-memory', databaseUrl: database.kind === 'pglite' ? 'pglite://memory' : database.url, config: {} })
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(async () => {
   await instance?.stop()
   await database?.close()
