@@ -1,5 +1,5 @@
 /**
- * Sign-in under attack (SPEC §9): 16, then 64 concurrent wrong-password sign-ins from ever new
+ * Sign-in under attack: 16, then 64 concurrent wrong-password sign-ins from ever new
  * addresses (the throttle never stops them, the worst case for hashing), while wrk reads
  * `GET /api/v1/users/me`. Measures the service process's RSS growth over idle (target < 300 MiB),
  * the answers (only 401, 429, 503, the last two with Retry-After) and /users/me's p99 during the

@@ -4,8 +4,8 @@
 # operator CLI inside it makes an organization, a user and a key, the key serves an authenticated
 # request, the service runs as a non-root user, /app/data is a volume and an embedded database in
 # it outlives its container. Base images cannot be pulled on this machine kind, so the two the
-# Dockerfile names are made locally first (stand-ins: scripts/container/*.Containerfile; the
-# recipe is /work/shared/notes/containers.md). Everything lives in a private podman storage under
+# Dockerfile names are made locally first (stand-ins: scripts/container/*.Containerfile, built from
+# a debootstrap of the same Debian release with Node 20 added). Everything lives in a private podman storage under
 # a temporary directory that is removed at the end, with the database, even on failure.
 # Needs root (apt-get, debootstrap, podman). Exits non-zero if any check failed.
 set -euo pipefail

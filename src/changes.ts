@@ -26,7 +26,7 @@ export interface RecordedChange {
    * it costs a read, called only if an observer wants the event.
    */
   data: unknown | (() => Promise<unknown>)
-  /** For an update: the old values of the fields that changed, and only those (SPEC §12). */
+  /** For an update: the old values of the fields that changed, and only those. */
   previous?: Record<string, unknown>
 }
 

@@ -1,5 +1,5 @@
 /**
- * Counts maintained in the writing transaction (SPEC §8): a list's exact `totalItems` read from a
+ * Counts maintained in the writing transaction: a list's exact `totalItems` read from a
  * few rows instead of counted over the list. A count table holds, per scope (a project, a work
  * item, …) and per value of one low-cardinality column (a status, a kind), how many rows the
  * owning plugin's table has; the owner moves it in the transaction of each change, here.

@@ -1,5 +1,5 @@
 /**
- * Models of the display API: the five component data shapes of the seed (every field required,
+ * Models of the display API: the five component data shapes of the display API (every field required,
  * unknown fields refused) and the management resources of API v1.
  */
 import { Type } from '@sinclair/typebox'

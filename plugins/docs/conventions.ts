@@ -1,5 +1,5 @@
 /**
- * SPEC §10's HTTP conventions of API v1, documented on every operation they apply to: the
+ * the HTTP conventions of API v1, documented on every operation they apply to: the
  * headers are written once under `components` and referenced. The behaviour itself is the v1
  * kit's (src/http/conventions.ts); this file only describes it.
  */

@@ -2,7 +2,7 @@
  * Tidies the document @elysiajs/swagger generates: OpenAPI 3.1 (TypeBox emits JSON Schema
  * 2020-12, e.g. `type: "null"`), JSON content only, every response described, the error
  * envelope written once under components and referenced, the answers every API v1 route
- * can give (the v1 kit's checks and Idempotency-Key) and SPEC §10's headers documented on each
+ * can give (the v1 kit's checks and Idempotency-Key) and the headers documented on each
  * of them, an `operationId` a generated client can use, and what the linters ask of a document
  * (tests/core/openapi-lint.test.ts): a server, and `security` on every operation.
  */

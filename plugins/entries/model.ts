@@ -40,7 +40,7 @@ export const EntryPatch = t.Object(
   { additionalProperties: false, minProperties: 1 },
 )
 
-/** The filters and sorts of a work item's entries (SPEC §8), served by the indexes of schema.ts. */
+/** The filters and sorts of a work item's entries, served by the indexes of schema.ts. */
 export const ENTRY_LIST: ListShape = {
   name: 'entries',
   filters: {

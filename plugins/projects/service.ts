@@ -161,7 +161,7 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
     },
 
     /**
-     * The organization-wide directory of projects linked to a team (scope only, as the seed says):
+     * The organization-wide directory of projects linked to a team (scope only, as documented):
      * every linked project with the team's level, whether or not the caller can open it.
      */
     async teamProjects(actor: Actor, teamId: string, request: PageRequest) {

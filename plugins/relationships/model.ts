@@ -31,7 +31,7 @@ export const RelationshipInput = t.Object(
 
 export const RelationshipPatch = t.Object({ type: RelationshipType }, { additionalProperties: false })
 
-/** The filters and sorts of a project's relationships (SPEC §8). */
+/** The filters and sorts of a project's relationships. */
 export const RELATIONSHIP_LIST: ListShape = {
   name: 'relationships',
   filters: {

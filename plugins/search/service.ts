@@ -184,7 +184,7 @@ interface SearchOptions {
   assignee?: string | null
 }
 
-/** The search's filters, in the list grammar (SPEC §8): `status` any of, `assigneeId` an id or `none`. */
+/** The search's filters, in the list grammar: `status` any of, `assigneeId` an id or `none`. */
 export const SEARCH_FILTERS: ListShape = {
   name: 'search',
   filters: {

@@ -66,7 +66,7 @@ export const webhookEvents = pgTable(
     via: text().notNull(),
     /** The resource as API v1 returns it (after the change; before it for deletes). */
     data: json().notNull(),
-    /** An update's old values of the fields that changed (SPEC §12), or null. */
+    /** An update's old values of the fields that changed, or null. */
     previous: json(),
   },
   (table) => [tenantKey('webhook_events', [table.id], table.organizationId), index('webhook_events_occurred_idx').on(table.occurredAt)],

@@ -58,7 +58,7 @@ export const WorkItemPatch = t.Object(
   { additionalProperties: false, minProperties: 1 },
 )
 
-/** The filters and sorts of the work-item list (SPEC §8), served by the indexes of schema.ts. */
+/** The filters and sorts of the work-item list, served by the indexes of schema.ts. */
 export const WORK_ITEM_LIST: ListShape = {
   name: 'work-items',
   filters: {

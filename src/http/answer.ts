@@ -1,6 +1,6 @@
 /**
  * The one HTTP answer module: what a handler returns (`Page`, `Answer`), the envelope written
- * around it, and the validators (SPEC §10): one ETag format, one hash, 304s, If-Match, `Link`
+ * around it, and the validators: one ETag format, one hash, 304s, If-Match, `Link`
  * and `Location`. The envelope hook (envelope.ts) and the list cache (list-cache.ts) both answer
  * through these functions; this module imports neither of them.
  */

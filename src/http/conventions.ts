@@ -1,5 +1,5 @@
 /**
- * The request side of API v1's HTTP conventions (SPEC §10): a JSON-only request body. The answer
+ * The request side of API v1's HTTP conventions: a JSON-only request body. The answer
  * side (ETag and 304, Link, Location) is answer.ts, applied once by the envelope hook.
  */
 import { badRequest } from './errors'

@@ -1,5 +1,5 @@
 /**
- * CORS for the APIs a browser app on another origin calls (SPEC §10): API v1, the display API
+ * CORS for the APIs a browser app on another origin calls: API v1, the display API
  * and MCP, for the origins of `server.cors.origins`, without credentials (API keys travel in
  * Authorization, never in cookies). The account area and the dashboard pages never get CORS
  * headers: they are this service's own pages, signed in by cookie.

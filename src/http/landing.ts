@@ -1,5 +1,5 @@
 /**
- * `GET /`: what a person or a client finds at the service's root (SPEC §10): a small page linking
+ * `GET /`: what a person or a client finds at the service's root: a small page linking
  * the ways in the enabled plugins declare (API documentation, account area, dashboards), or the
  * same as JSON for `Accept: application/json`. And the favicon every browser tab asks for.
  */

@@ -1,5 +1,5 @@
 /**
- * Filters, sort and cursors of a list (SPEC §8, growth within one project): one grammar for REST
+ * Filters, sort and cursors of a list (growth within one project): one grammar for REST
  * query parameters and MCP arguments, turned into SQL conditions and an ORDER BY over the list's
  * own columns, and cursors that continue a list at any depth for what its first page costs.
  *

@@ -1,7 +1,7 @@
 /**
  * The API v1 kit a plugin's routes `.use()`: the `scopes` macro (Bearer key, then scopes, then
  * the body: the documented order of checks), Idempotency-Key on POST (the record commits with the
- * change: see idempotency.ts), and the envelope around every result with SPEC §10's headers
+ * change: see idempotency.ts), and the envelope around every result with the headers
  * (conventions.ts; the X-RateLimit-* headers come from the Bearer check).
  */
 import { Elysia } from 'elysia'

@@ -1,6 +1,6 @@
 /**
  * The README is read in a clone: every file or folder of the repository it names exists, and it
- * names nothing outside the repository (it once pointed at ../shared/SPEC.md, which a clone lacks).
+ * names nothing outside the repository (it once pointed at the product's contract document, which a clone lacks).
  */
 import { expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
@@ -20,4 +20,13 @@ test('every repository path the README names in backticks exists', () => {
   const ignored = new Set(readFileSync(join(root, '.gitignore'), 'utf8').split('\n').map((line) => line.trim()))
   const missing = [...new Set(named)].filter((path) => !ignored.has(path) && !existsSync(join(root, path.replace(/\/$/, ''))))
   expect(missing).toEqual([])
+})
+
+test('no file of the repository points at documents a clone lacks', () => {
+  // The contract and the notes the project was built from live beside the repository, not in it:
+  // only .ci/run (which installs Citus from there) may name that folder.
+  const tracked = Bun.spawnSync(['git', 'ls-files'], { cwd: root }).stdout.toString().split('\n').filter((path) => path && !path.startsWith('.ci/') && !path.endsWith('.png'))
+  expect(tracked.length).toBeGreaterThan(100)
+  const offenders = tracked.filter((path) => /\.\.\/shared\/|\/work\/shared|shared\/notes\/|SPEC\.md|SPEC \u00a7/.test(readFileSync(join(root, path), 'utf8')))
+  expect(offenders).toEqual([])
 })

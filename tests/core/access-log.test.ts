@@ -1,5 +1,5 @@
 /**
- * The access log (SPEC §10): one JSON line per request at info through the service's logger, with
+ * The access log: one JSON line per request at info through the service's logger, with
  * the request id, method, route pattern (never the path), status and duration; none when
  * `server.accessLog` is false.
  */

@@ -1,5 +1,5 @@
 /**
- * CORS for browser apps on other origins (SPEC §10): allowed origins on the APIs only, preflights,
+ * CORS for browser apps on other origins: allowed origins on the APIs only, preflights,
  * exposed headers, nothing for other origins or for the account area and dashboard pages. And the
  * service's root: the landing page (HTML or JSON) and the favicon.
  */

@@ -1,5 +1,5 @@
 /**
- * SPEC §10's HTTP conventions on API v1, route by route: every 201 carries `Location`, every GET
+ * the HTTP conventions on API v1, route by route: every 201 carries `Location`, every GET
  * an `ETag` that If-None-Match turns into 304 and that changes with the body, every list a
  * `Link`, and (with the per-key limit on) every answer the X-RateLimit-* headers. The routes are
  * read from the served OpenAPI document, so a route added later without them fails here.

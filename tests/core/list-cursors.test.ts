@@ -1,5 +1,5 @@
 /**
- * Cursor pages on every list (SPEC: "Lists accept `cursor` … besides `page`"): each list that
+ * Cursor pages on every list ("Lists accept `cursor` … besides `page`"): each list that
  * took only `page` walked by cursor, two rows at a time, returns what the page walk returns in
  * the same order, with the exact total on every page and no next cursor on the last; its MCP
  * tool walks the same; and a cursor issued by another list (or for another team, page or

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics (SPEC §10): `GET /metrics` exists only with `server.metricsToken` and answers
+ * Prometheus metrics: `GET /metrics` exists only with `server.metricsToken` and answers
  * only that Bearer token; it reports requests by route pattern, method and status, the database
  * pool, the push outbox depth and display calls, each plugin's metrics only while it is enabled.
  */

@@ -1,6 +1,6 @@
 /**
  * What the served OpenAPI document promises clients beyond the route schemas: operation ids a
- * generated client can call, integer paging parameters, and SPEC §10's headers on API v1.
+ * generated client can call, integer paging parameters, and the headers on API v1.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { deriveOperationId, returnsList } from '../../plugins/docs/operation-ids'
@@ -70,7 +70,7 @@ describe('query parameters', () => {
   })
 })
 
-describe('SPEC §10 headers of API v1', () => {
+describe('the headers of API v1', () => {
   test('every GET: If-None-Match, ETag on 200, and 304 without a body', () => {
     for (const { method, path, operation } of v1().filter(({ method }) => method === 'get')) {
       const at = `${method} ${path}`

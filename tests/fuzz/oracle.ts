@@ -224,7 +224,7 @@ export function checkAnswer(resolved: Resolved, answer: Answer, requestId: strin
     case 'live-page':
       if (op.template.endsWith('/events') && answer.status >= 400) checkDisplay({ ...op, template: '/api/pages/{pageName}' }, answer, problems)
       else {
-        // Views of a share link are rate-limited per link and address (SPEC §7): 429 with Retry-After.
+        // Views of a share link are rate-limited per link and address: 429 with Retry-After.
         const shared = op.template.startsWith('/s/')
         checkPage(answer, problems, shared ? [200, 303, 404, 429] : [200, 303, 404])
         if (shared && answer.status === 429 && !answer.headers.get('retry-after')) problems.push('429 without Retry-After')

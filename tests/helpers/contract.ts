@@ -5,7 +5,7 @@
  * `NXX`, then `default`); a JSON body is validated against its schema with Ajv, a text body's
  * content type (and its schema, if any) is checked, required headers must be present. An
  * undocumented status of a documented operation is a failure; a path the document does not
- * describe must be on the allow-list below or answer 404 in the error envelope (SPEC §4).
+ * describe must be on the allow-list below or answer 404 in the error envelope.
  */
 import { FormatRegistry } from '@sinclair/typebox'
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020'

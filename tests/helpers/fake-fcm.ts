@@ -1,6 +1,6 @@
 /**
  * A local fake of the FCM HTTP v1 API (HTTP/2 over TLS on loopback) that records every send, and
- * the redirect that points firebase-admin's own `http2.connect` at it (../shared/notes/fcm-testing.md):
+ * the redirect that points firebase-admin's own `http2.connect` at it (see `redirectFcm` below):
  * the real SDK code path — building messages, sendEach, its retries and error mapping — runs
  * unchanged; only the TCP connection goes to 127.0.0.1 instead of fcm.googleapis.com.
  */

@@ -1,5 +1,5 @@
 /**
- * Dashboards as a product (SPEC §7 "Reading dashboards"): default placement that fills rows,
+ * Dashboards as a product: default placement that fills rows,
  * every change of a page reaching its open viewers (title, place, added and removed components,
  * the page's title), the page index, the way back after sign-in, kiosk mode and share links
  * (editors only, hashed, audited, bounded, read-only without a session, gone when revoked or

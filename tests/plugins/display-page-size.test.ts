@@ -1,5 +1,5 @@
 /**
- * A live page's size is bounded however its components are filled (SPEC §7, issue 25 F3): every
+ * A live page's size is bounded however its components are filled (issue 25 F3): every
  * component's SVG is at most MAX_FRAGMENT_BYTES, large series drawn summarised (groups of
  * consecutive points, each drawn at its peak, with a tooltip naming its first and last x, its range
  * and its size; a pie's smallest slices gathered into one), so at the default 100 components the

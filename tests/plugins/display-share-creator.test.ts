@@ -1,6 +1,6 @@
 /**
  * A share link speaks for its creator: it works only while the creator is active and may edit the
- * page (SPEC §7, clarified 2026-11-24). When the creator is deactivated, or loses editor access
+ * page (clarified 2026-11-24). When the creator is deactivated, or loses editor access
  * (their entry lowered to viewer or removed, the team that made them an editor left), `/s/<token>`
  * and its events stream are 404 on every instance, as for a revoked link; restored access makes
  * the link work again. The page's creator and administrators are always editors.

@@ -1,5 +1,5 @@
 /**
- * Labels (SPEC §12): the organization's labels, written by administrators only (a member is
+ * Labels: the organization's labels, written by administrators only (a member is
  * refused, a case-insensitive duplicate name is 409 naming the label that has it) and read by
  * every member; another organization's label is nowhere (404 on read, write and on a work item,
  * which then writes nothing). Work items show their labels by name on create, GET and lists;

@@ -1,5 +1,5 @@
 /**
- * Who manages a webhook and who reads what it sent (SPEC §11, clarified 2026-11-24): only its
+ * Who manages a webhook and who reads what it sent (clarified 2026-11-24): only its
  * creator or a superadministrator changes, rotates, tests, redelivers or deletes it (another
  * administrator, who reads it, gets 403); a delivery (and its payload) is shown only to readers
  * who can see its project; and a webhook's URL never receives what its creator cannot see at

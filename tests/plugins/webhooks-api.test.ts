@@ -1,5 +1,5 @@
 /**
- * The webhooks API (SPEC §11): management by administrators (secrets shown once and sealed at
+ * The webhooks API: management by administrators (secrets shown once and sealed at
  * rest, pagination, validation, the per-organization limit), who may and may not manage them,
  * private targets refused unless the operator allows them, secret rotation with two signatures,
  * test pings and redelivery to real HTTP receivers (signatures checked with `standardwebhooks`),

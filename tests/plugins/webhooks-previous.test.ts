@@ -1,5 +1,5 @@
 /**
- * Update events say what changed (SPEC §12): every `*.updated` event a webhook receives carries
+ * Update events say what changed: every `*.updated` event a webhook receives carries
  * `previous`, the old values of the fields that changed and only those (labels and custom fields
  * included), and the delivery's stored payload shows the same; created and deleted events carry
  * none. Delivered to a real loopback receiver, read once each event has arrived.

@@ -1,5 +1,5 @@
 /**
- * A delivery whose target is refused when it is sent (SPEC §11: private targets are refused unless
+ * A delivery whose target is refused when it is sent (private targets are refused unless
  * `webhooks.allowPrivateTargets`): the sender answers a failed attempt naming the reason, for an
  * address literal in any spelling as for a name, and a delivery queued while private targets were
  * allowed follows the normal failure path once they are not (retried, then failed and the webhook

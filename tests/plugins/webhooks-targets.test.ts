@@ -1,5 +1,5 @@
 /**
- * Where webhooks may point when `webhooks.allowPrivateTargets` is off (SPEC §11): every spelling of
+ * Where webhooks may point when `webhooks.allowPrivateTargets` is off: every spelling of
  * an address is parsed (ipaddr.js), every range that is not public unicast is refused, and the
  * IPv6 forms that carry an IPv4 address (mapped, translated, compatible, NAT64, 6to4, Teredo) are
  * judged by that IPv4 address too, when a webhook is saved (and when a delivery connects:

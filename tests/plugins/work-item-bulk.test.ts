@@ -1,5 +1,5 @@
 /**
- * Bulk create and update of work items (SPEC §12): up to 100 items in one transaction, all or
+ * Bulk create and update of work items: up to 100 items in one transaction, all or
  * none. A success answers every item in the request's order (consecutive numbers on create) with
  * one audit record each; any refusal writes nothing (rows, numbers, audit records) and names each
  * failing item (`items[i].field`): invalid fields, too many items, a viewer, an unknown or repeated

@@ -1,5 +1,5 @@
 /**
- * The work-item list's filters, sort, cursors and exact totals (SPEC §8, growth within one
+ * The work-item list's filters, sort, cursors and exact totals (growth within one
  * project): every documented key and operator against an oracle computed from all the items,
  * REST and MCP answering the same, forged cursors refused, and cursor walks that return every
  * row exactly once while rows come and go between pages.

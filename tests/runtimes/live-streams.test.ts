@@ -1,5 +1,5 @@
 /**
- * Live pages stay connected on every runtime (SPEC §7 "Live dashboard"): through the real entry
+ * Live pages stay connected on every runtime: through the real entry
  * of Bun (`bun entries/bun.ts`), Node (`npm run build:node`, `node dist/node/node.js`) and Deno
  * (`npm run build:deno`, `deno run --allow-all dist/deno/deno.js`), a signed-in viewer's stream
  * and a share link's stream stay open 30 s and still deliver a change posted after 25 s. Runtime

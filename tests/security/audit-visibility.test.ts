@@ -1,6 +1,6 @@
 /**
  * The organization audit log shows an administrator the organization-level records and those of
- * projects they can see; records of other projects are left out (SPEC §4), the same on REST and
+ * projects they can see; records of other projects are left out, the same on REST and
  * MCP. A superadministrator sees every record.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'

@@ -1,6 +1,6 @@
 /**
  * `/docs` is as locked down as the account pages, and logs never carry secrets, hashes or SQL
- * parameter values (SPEC §9).
+ * parameter values.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { registry } from '../../plugins'

@@ -1,5 +1,5 @@
 /**
- * Requests are routed by their path whatever their Host header says (SPEC §9): Elysia finds the
+ * Requests are routed by their path whatever their Host header says: Elysia finds the
  * path at the first "/" after the 11th character of the URL, so a one-letter Host shifted the
  * path (`Host: x` + `/aaaa/api/v1/users/me` was served as `/api/v1/users/me`), past any path
  * rule at a proxy.

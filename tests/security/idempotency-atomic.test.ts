@@ -1,5 +1,5 @@
 /**
- * Idempotency records commit with the change they answer (SPEC §4): a committed POST always
+ * Idempotency records commit with the change they answer: a committed POST always
  * replays its first answer, even when that answer was lost on the way to the client; a POST whose
  * transaction rolled back leaves its key free.
  */

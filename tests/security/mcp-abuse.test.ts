@@ -1,5 +1,5 @@
 /**
- * MCP under abuse (SPEC §9): a JSON-RPC batch is refused, every tool call counts against the
+ * MCP under abuse: a JSON-RPC batch is refused, every tool call counts against the
  * per-key rate limit like a REST request, and argument validation stops after 20 errors without
  * copying the arguments.
  */

@@ -1,5 +1,5 @@
 /**
- * Bounded dashboard pages (SPEC §9): at most `display.maxComponentsPerPage` components (409 past
+ * Bounded dashboard pages: at most `display.maxComponentsPerPage` components (409 past
  * it, also under concurrent creates), and the live page is assembled from SVG fragments cached per
  * component version: a repeated GET renders nothing again; an update re-renders only its component.
  */

@@ -1,5 +1,5 @@
 /**
- * Page access levels (SPEC §7): viewers see a page and receive its messages; only editors (and
+ * Page access levels: viewers see a page and receive its messages; only editors (and
  * the page's creator and administrators) feed it. A viewer's display key gets 403 readOnlyAccess,
  * counted like any refusal and with the X-RateLimit-* headers; no access at all is still 404.
  */

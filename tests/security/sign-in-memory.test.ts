@@ -1,5 +1,5 @@
 /**
- * Password hashing is bounded (SPEC §9): a service process under 16 and then 64 concurrent
+ * Password hashing is bounded: a service process under 16 and then 64 concurrent
  * sign-ins stays within 300 MiB of its idle RSS, and every answer is 401, 429 or 503 (the last
  * two with Retry-After). Black-box: a separate process with its default settings, its RSS read
  * from /proc while the sign-ins run.

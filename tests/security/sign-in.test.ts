@@ -1,5 +1,5 @@
 /**
- * Sign-in under attack (SPEC §9): throttling counted before the hash so concurrent guesses cannot
+ * Sign-in under attack: throttling counted before the hash so concurrent guesses cannot
  * pass the limit, keyed by email + address so a stranger cannot lock an account out, length caps
  * before any work, and the client address taken from the rightmost trusted X-Forwarded-For hop.
  */
