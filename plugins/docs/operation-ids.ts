@@ -32,6 +32,15 @@ const OVERRIDES: Readonly<Record<string, string>> = {
   'DELETE /account/api/keys/{keyId}': 'revokeApiKey',
   'GET /account/api/display': 'getDisplayAccount',
   'POST /account/api/display/rotate': 'rotateDisplayKey',
+  'GET /api/devices': 'listDevices',
+  // Actions on a resource are named by their verb, not as a created sub-resource.
+  'POST /api/v1/webhooks/{webhookId}/rotate-secret': 'rotateWebhookSecret',
+  'POST /api/v1/webhooks/{webhookId}/test': 'testWebhook',
+  'POST /api/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver': 'redeliverWebhookDelivery',
+  'POST /api/v1/projects/{projectId}/work-items/bulk': 'bulkCreateWorkItems',
+  'PATCH /api/v1/projects/{projectId}/work-items/bulk': 'bulkUpdateWorkItems',
+  'POST /api/v1/projects/{projectId}/custom-fields': 'enableProjectCustomField',
+  'DELETE /api/v1/projects/{projectId}/custom-fields/{fieldId}': 'disableProjectCustomField',
 }
 
 /**

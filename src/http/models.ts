@@ -69,10 +69,11 @@ export function parseDateTime(value: string): Date | undefined {
 }
 
 // Elysia registers lax `date` and `date-time` formats (unanchored, any string Date can parse);
-// these replace them whichever module loaded first.
+// these replace them whichever module loaded first. `calendar-date` is the name schemas used
+// before the document said the standard `date`; kept registered for any schema still naming it.
 FormatRegistry.Set('calendar-date', isCalendarDate)
 FormatRegistry.Set('date', isCalendarDate)
 FormatRegistry.Set('date-time', (value) => parseDateTime(value) !== undefined)
 
 /** A calendar date, `YYYY-MM-DD`. */
-export const CalendarDate = (options: { description?: string } = {}) => t.String({ format: 'calendar-date', description: 'YYYY-MM-DD', ...options })
+export const CalendarDate = (options: { description?: string } = {}) => t.String({ format: 'date', description: 'YYYY-MM-DD', ...options })

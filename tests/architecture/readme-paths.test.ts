@@ -30,3 +30,12 @@ test('no file of the repository points at documents a clone lacks', () => {
   const offenders = tracked.filter((path) => /\.\.\/shared\/|\/work\/shared|shared\/notes\/|SPEC\.md|SPEC \u00a7/.test(readFileSync(join(root, path), 'utf8')))
   expect(offenders).toEqual([])
 })
+
+test("the files the README's client-generation command writes are ignored by git", () => {
+  const command = readme.split('\n').find((line) => line.includes('openapi-typescript') && line.startsWith('curl'))
+  expect(command).toBeDefined()
+  const written = [...command!.matchAll(/(?:>|-o)\s+([\w./-]+)/g)].map((match) => match[1]!)
+  expect(written).toEqual(['openapi.json', 'api.d.ts'])
+  const check = Bun.spawnSync(['git', 'check-ignore', '--no-index', ...written], { cwd: root })
+  expect(check.stdout.toString().trim().split('\n')).toEqual(written)
+})

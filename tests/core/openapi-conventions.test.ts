@@ -47,6 +47,14 @@ describe('operation ids', () => {
       'get /api/v1/work-items/{workItemId}/entries': 'listEntries',
       'get /health': 'getHealth',
       'get /api/pages/{pageName}': 'getDisplayPage',
+      // Actions are named by their verb, never as a created sub-resource (`createWebhookTest`).
+      'post /api/v1/webhooks/{webhookId}/rotate-secret': 'rotateWebhookSecret',
+      'post /api/v1/webhooks/{webhookId}/test': 'testWebhook',
+      'post /api/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver': 'redeliverWebhookDelivery',
+      'post /api/v1/projects/{projectId}/work-items/bulk': 'bulkCreateWorkItems',
+      'patch /api/v1/projects/{projectId}/work-items/bulk': 'bulkUpdateWorkItems',
+      'post /api/v1/projects/{projectId}/custom-fields': 'enableProjectCustomField',
+      'delete /api/v1/projects/{projectId}/custom-fields/{fieldId}': 'disableProjectCustomField',
     }
     const actual = Object.fromEntries(Object.keys(expected).map((key) => [key, operationAt(key.split(' ')[0]!, key.split(' ')[1]!).operationId]))
     expect(actual).toEqual(expected)
@@ -56,8 +64,29 @@ describe('operation ids', () => {
     const ids = operations.map(({ operation }) => operation.operationId)
     expect(ids.filter((id) => !/^[a-z][A-Za-z0-9]+$/.test(id))).toEqual([])
     expect(ids.filter((id, index) => ids.indexOf(id) !== index)).toEqual([])
+    // A POST to a path with no GET (and no DELETE) is an action: named by what it does, not `create…`.
+    const actions = operations.filter(({ method, path }) => method === 'post' && !operationAt('get', path) && !operationAt('delete', path))
+    expect(actions.filter(({ operation }) => operation.operationId.startsWith('create') && operation.operationId !== 'createSession').map(({ path }) => path)).toEqual([])
     for (const { method, path, operation } of operations) expect(`${method} ${path} ${operation.operationId}`).toBe(`${method} ${path} ${deriveOperationId(method, path, returnsList(operation))}`)
   })
+})
+
+test('every string format is one OpenAPI and JSON Schema define (a generator knows `date`, not `calendar-date`)', () => {
+  const formats = new Set<string>()
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(walk)
+    if (!node || typeof node !== 'object') return
+    const value = node as Record<string, unknown>
+    if (typeof value.format === 'string' && value.type === 'string') formats.add(value.format)
+    Object.values(value).forEach(walk)
+  }
+  walk(document)
+  const standard = ['date', 'date-time', 'time', 'duration', 'uuid', 'email', 'uri', 'uri-reference', 'hostname', 'ipv4', 'ipv6', 'password', 'binary', 'byte']
+  // The service's own, where no standard one says it (a generator treats it as a plain string): a
+  // push text that is not blank and at most 4,000 characters.
+  const own = ['notification-text']
+  expect([...formats].filter((format) => !standard.includes(format) && !own.includes(format))).toEqual([])
+  expect(formats.has('date')).toBe(true)
 })
 
 describe('query parameters', () => {
