@@ -14,6 +14,8 @@ import { clientAddress, isSecureRequest, rememberConnection, trustedHops, type C
 import { errorEnvelope } from './http/answer'
 import { purgeIdempotencyKeys } from './http/idempotency'
 import { mapError } from './http/error-mapper'
+import { allowedMethods } from './http/methods'
+import { methodNotAllowed } from './http/errors'
 import { assignRequestId, requestIdOf } from './http/request-id'
 import { createRequestObserver, routeMarking } from './http/access-log'
 import { metricsRoutes, ServiceMetrics } from './metrics'
@@ -70,7 +72,14 @@ function jsonResponse(body: unknown, status: number, headers: Record<string, unk
 const Readiness = t.Object({ status: t.String(), database: t.Union([t.Literal('pglite'), t.Literal('postgres')]) })
 
 /** The root Elysia instance with the cross-cutting hooks; plugins are mounted on it. */
-function createRoot(log: Logger, database: DatabaseHandle, isMigrated: () => Promise<boolean>, cors: Cors | undefined, landing: (request: Request) => Response) {
+function createRoot(
+  log: Logger,
+  database: DatabaseHandle,
+  isMigrated: () => Promise<boolean>,
+  cors: Cors | undefined,
+  landing: (request: Request) => Response,
+  methodsOf: { allowed: (path: string) => string[] | undefined },
+) {
   return new Elysia({ normalize: false, encodeSchema: false })
     .use(routeMarking)
     .onRequest(({ request, set }) => {
@@ -80,7 +89,9 @@ function createRoot(log: Logger, database: DatabaseHandle, isMigrated: () => Pro
     })
     .onParse(({ request }) => parseRequestBody(request))
     .onError(({ error, code, set, request, route }) => {
-      const mapped = mapError(error, code)
+      // No route for this method: where the path has routes under others, 405 with `Allow`.
+      const allow = code === 'NOT_FOUND' ? methodsOf.allowed(new URL(request.url).pathname) : undefined
+      const mapped = mapError(allow && !allow.includes(request.method) ? methodNotAllowed(request.method, allow) : error, code)
       const requestId = requestIdOf(set)
       if (mapped.unexpected) log.error('request failed', { requestId, route: routeOf(request, route), status: mapped.status, ...describeError(error) })
       return jsonResponse(errorEnvelope(mapped.items, requestId), mapped.status, { ...set.headers, ...mapped.headers })
@@ -189,10 +200,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   stops.push(() => clearInterval(purge))
 
   const landing = createLanding(plugins.flatMap((plugin) => plugin.links ?? []))
-  const app = createRoot(log, database, migrationCheck(database.db, migrations), createCors(config.server.cors.origins), landing)
+  const methodsOf = { allowed: (_path: string): string[] | undefined => undefined }
+  const app = createRoot(log, database, migrationCheck(database.db, migrations), createCors(config.server.cors.origins), landing, methodsOf)
   app.use(metricsRoutes(metrics, config.server.metricsToken))
   for (const plugin of plugins) if (plugin.routes) app.use(plugin.routes(contexts.get(plugin.name)!, bound.get(plugin.name)))
   app.compile()
+  methodsOf.allowed = allowedMethods(app.routes)
 
   let stopped = false
   let inFlight = 0

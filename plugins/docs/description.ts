@@ -10,7 +10,8 @@ scopes, and project access of its owner still applies.
 **Errors.** 400 \`BAD_REQUEST\` (invalid JSON, query parameter, size over 1 MiB or a field's limit;
 \`field\` is the dotted JSON path or the parameter name) · 401 \`UNAUTHORIZED\` · 403
 \`INSUFFICIENT_SCOPE\` (message lists the missing scopes) or \`FORBIDDEN\` · 404 \`NOT_FOUND\`
-(unknown, or invisible to you: existence is never revealed) · 409 \`CONFLICT\` · 422
+(unknown, or invisible to you: existence is never revealed) · 405 \`METHOD_NOT_ALLOWED\`
+(the path exists under the methods \`Allow\` lists) · 409 \`CONFLICT\` · 422
 \`IDEMPOTENCY_MISMATCH\` · 429 \`RATE_LIMITED\` · 500 \`INTERNAL\` · 503 \`UNAVAILABLE\`.
 Checks run in this order: key, scope, input, visibility, access level, conflict.
 

@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'INSUFFICIENT_SCOPE'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
   | 'CONFLICT'
   | 'IDEMPOTENCY_MISMATCH'
   | 'RATE_LIMITED'
@@ -69,6 +70,10 @@ export const forbidden = (message: string) => new ApiError(403, 'FORBIDDEN', mes
 
 /** 404: unknown, or invisible to the caller; the two are never told apart. */
 export const notFound = (message = 'Not found.') => new ApiError(404, 'NOT_FOUND', message)
+
+/** 405: the path exists, under the methods `Allow` lists. */
+export const methodNotAllowed = (method: string, allow: string[]) =>
+  new ApiError(405, 'METHOD_NOT_ALLOWED', `${method.slice(0, 16)} is not allowed here; use ${allow.join(', ')}.`, undefined, { allow: allow.join(', ') })
 
 /** 409: a duplicate (naming the existing resource's id), the last owner, or a stale precondition. */
 export const conflict = (message: string, existingId?: string, field?: string) =>

@@ -41,10 +41,12 @@ describe('the envelope', () => {
     expect(replaced.body.meta.requestId).toMatch(/^[0-9a-f-]{36}$/)
   })
 
-  test('an unknown route is 404 NOT_FOUND, with or without a key', async () => {
+  test('an unknown route is 404 NOT_FOUND, with or without a key; a known path under another method is 405 with Allow', async () => {
     expectError(await api.request('GET', '/api/v1/nothing-here'), 404, 'NOT_FOUND')
     expectError(await api.request('GET', '/api/v1/nothing-here', { key }), 404, 'NOT_FOUND')
-    expectError(await api.request('DELETE', '/api/v1/probe/items', { key }), 404, 'NOT_FOUND')
+    const wrongMethod = await api.request('DELETE', '/api/v1/probe/items', { key })
+    expectError(wrongMethod, 405, 'METHOD_NOT_ALLOWED')
+    expect(wrongMethod.headers.get('allow')).toBe('GET, HEAD, POST')
   })
 })
 

@@ -106,8 +106,18 @@ export class Contract {
     const lower = method.toLowerCase()
     const operation = this.find(lower, path) ?? (lower === 'head' ? this.find('get', path) : undefined)
     if (!operation) {
-      // Not in the document: an unknown route (or a disabled plugin's), 404 in the error envelope.
-      if (response.status !== 404) fail('this route is not in the OpenAPI document (an unknown route must answer 404)')
+      // Not in the document: an unknown route (or a disabled plugin's), 404 in the error envelope;
+      // a documented path under another method, 405 with `Allow` naming the documented ones.
+      const served = METHODS.filter((other) => this.find(other, path)).map((other) => other.toUpperCase())
+      if (served.length) {
+        if (response.status !== 405) fail(`${path} is documented for ${served.join(', ')} only: another method must answer 405`)
+        const allow = (response.headers.get('allow') ?? '').split(', ')
+        const unlisted = served.filter((other) => !allow.includes(other))
+        if (unlisted.length) fail(`the 405's Allow (${response.headers.get('allow')}) leaves out ${unlisted.join(', ')}`)
+      } else if (response.status === 405) {
+        // A route the document hides (pages, the account area's forms) under another method.
+        if (!response.headers.get('allow')) fail('a 405 must say in Allow which methods the path serves')
+      } else if (response.status !== 404) fail('this route is not in the OpenAPI document (an unknown route must answer 404)')
       this.unknownRoute ??= this.ajv.compile(ErrorEnvelope)
       if (!this.unknownRoute(parseJson(response.text, media, fail))) fail(`an unknown route must answer the error envelope: ${this.ajv.errorsText(this.unknownRoute.errors, { dataVar: 'body' })}`)
       return
