@@ -1,6 +1,6 @@
 /** Bun entry (the primary runtime): `bun entries/bun.ts`. */
 import { registry } from '../plugins'
-import { boot, refuse, refuseToListen, stopOnSignals } from '../src/main'
+import { announce, boot, refuse, refuseToListen, stopOnSignals } from '../src/main'
 
 const started = await boot(registry).catch(refuse)
 const { service, config } = started
@@ -27,5 +27,5 @@ try {
 } catch (error) {
   server = await refuseToListen(started, error, true)
 }
-process.stderr.write(`listening on http://${server.hostname}:${server.port} (bun ${Bun.version})\n`)
-stopOnSignals(service, () => server.stop())
+announce(started, `http://${server.hostname}:${server.port}`, `bun ${Bun.version}`)
+stopOnSignals(started, () => server.stop())

@@ -1,6 +1,6 @@
 /** Deno 2 entry: Deno.serve over the service's fetch handler. Built by `npm run build:deno`. */
 import { registry } from '../plugins'
-import { boot, refuse, refuseToListen, stopOnSignals } from '../src/main'
+import { announce, boot, refuse, refuseToListen, stopOnSignals } from '../src/main'
 
 declare const Deno: {
   serve(
@@ -18,7 +18,7 @@ function listen() {
     {
       port: config.server.port,
       hostname: config.server.host,
-      onListen: ({ port }) => process.stderr.write(`listening on http://${config.server.host}:${port} (deno ${Deno.version.deno})\n`),
+      onListen: ({ port }) => announce(started, `http://${config.server.host}:${port}`, `deno ${Deno.version.deno}`),
     },
     (request, info) => service.fetch(request, { ip: info.remoteAddr.hostname }),
   )
@@ -31,4 +31,4 @@ try {
 } catch (error) {
   server = await refuseToListen(started, error, false)
 }
-stopOnSignals(service, () => server.shutdown())
+stopOnSignals(started, () => server.shutdown())

@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { pipeline, Readable } from 'node:stream'
 import { registry } from '../plugins'
-import { boot, refuse, refuseToListen, stopOnSignals } from '../src/main'
+import { announce, boot, refuse, refuseToListen, stopOnSignals } from '../src/main'
 
 const started = await boot(registry).catch(refuse)
 const { service, config } = started
@@ -76,6 +76,6 @@ server.listen(config.server.port, config.server.host, () => {
   server.off('error', refuseListening)
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : config.server.port
-  process.stderr.write(`listening on http://${config.server.host}:${port} (node ${process.version})\n`)
+  announce(started, `http://${config.server.host}:${port}`, `node ${process.version}`)
 })
-stopOnSignals(service, () => new Promise<void>((resolve) => server.close(() => resolve())))
+stopOnSignals(started, () => new Promise<void>((resolve) => server.close(() => resolve())))

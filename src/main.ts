@@ -6,23 +6,58 @@ import { createService, type Service } from './app'
 import { loadConfig, type ServiceConfig } from './config'
 import { StartupError } from './startup-error'
 import type { AnyPlugin } from './plugin'
-import { createLogger } from './log'
+import { createLogger, type Logger } from './log'
 
 export interface Started {
   service: Service
   config: ServiceConfig
+  log: Logger
 }
 
 /** Builds the service of the `registry` plugins from service.config.json and the environment (the entries pass the registry in). */
 export async function boot(registry: readonly AnyPlugin[]): Promise<Started> {
   const config = loadConfig(registry)
   const log = createLogger()
-  const service = await createService({ registry, config, log })
-  log.info('service ready', {
-    plugins: service.plugins.map((plugin) => plugin.name),
-    database: service.core.database.location,
+  const service = await createService({ registry, config, log }).catch((error) => {
+    throw unreachableDatabase(error, config.database.url) ?? error
   })
-  return { service, config }
+  return { service, config, log }
+}
+
+/** Error codes of a database that cannot be reached or entered (the network's, then PostgreSQL's). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'CONNECT_TIMEOUT', '28P01', '28000', '3D000'])
+
+/**
+ * A start-up failure because the database cannot be reached, said as such: which setting named
+ * it (DATABASE_URL), where it points (without its password) and the driver's reason. Anything
+ * else is left to `refuse` as it is.
+ */
+export function unreachableDatabase(error: unknown, url: string | undefined): StartupError | undefined {
+  const code = String((error as { code?: unknown })?.code ?? (error as { cause?: { code?: unknown } })?.cause?.code ?? '')
+  if (!UNREACHABLE.has(code) || !url) return undefined
+  let where = 'the database'
+  try {
+    const parsed = new URL(url)
+    where = `${parsed.protocol}//${parsed.username ? `${decodeURIComponent(parsed.username)}@` : ''}${parsed.host}${parsed.pathname}`
+  } catch {
+    // not a URL: name the setting only
+  }
+  const reason = `${(error as Error)?.message ?? error}`.split('\n')[0]
+  return new StartupError(`cannot reach the database at ${where} (DATABASE_URL): ${reason}; is PostgreSQL running there and does the database exist?`)
+}
+
+/**
+ * Says the service is serving, once it listens (not before: a taken port is refused first): the
+ * `listening on` line, then the log's `service ready` with the address, runtime, plugins and database.
+ */
+export function announce(started: Started, url: string, runtime: string): void {
+  process.stderr.write(`listening on ${url} (${runtime})\n`)
+  started.log.info('service ready', {
+    url,
+    runtime,
+    plugins: started.service.plugins.map((plugin) => plugin.name),
+    database: started.service.core.database.location,
+  })
 }
 
 /** Prints a start-up refusal in one line and exits 1; rethrows nothing. */
@@ -55,16 +90,32 @@ export async function refuseToListen(started: Started, error: unknown, runtimeSh
   refuse(listenRefusal(error, started.config.server, runtimeSharesPorts))
 }
 
-/** Stops the service on SIGINT/SIGTERM, then calls `close` (the runtime's server). */
-export function stopOnSignals(service: Service, close: () => void | Promise<void>) {
+/**
+ * Stops the service on SIGINT/SIGTERM, and when the process that started it goes away (`npm
+ * start` killed: npm's shell does not pass the signal on, and the server would run on as an
+ * orphan); closes `close` (the runtime's server) first, logs the stop and how long it took.
+ */
+export function stopOnSignals(started: Started, close: () => void | Promise<void>) {
+  const { service, log } = started
   let stopping = false
-  const stop = async () => {
+  const stop = async (reason: string) => {
     if (stopping) return
     stopping = true
+    const begun = performance.now()
+    log.info('service stopping', { reason })
     await close()
     await service.stop()
+    log.info('service stopped', { reason, ms: Math.round(performance.now() - begun) })
     process.exit(0)
   }
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
+  process.on('SIGINT', () => void stop('SIGINT'))
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  // Started by a process (not by init, as in a container): stop when it is gone.
+  const parent = process.ppid
+  if (parent > 1) {
+    const watch = setInterval(() => {
+      if (process.ppid !== parent) void stop(`its parent process (${parent}) exited`)
+    }, 1000)
+    ;(watch as { unref?: () => void }).unref?.()
+  }
 }

@@ -143,6 +143,59 @@ describe('start-up refusals: the port and the database URL (real process)', () =
   })
 })
 
+describe('what the process says while it starts, serves and stops (real process, log at info)', () => {
+  test('a taken port is refused before anything says the service is ready', async () => {
+    const first = startEntry({})
+    try {
+      const port = (await first.waitFor(LISTENING))[1]!
+      const { code, stderr } = await startProcess({ PORT: port, SERVICE_CONFIG: '', LOG_LEVEL: 'info' })
+      expect(code).toBe(1)
+      expect(stderr).not.toContain('service ready')
+      expect(stderr.split('\n').filter((line) => line.startsWith('startup refused: '))).toEqual([expect.stringContaining(`port ${port} on 0.0.0.0 is already in use`)])
+    } finally {
+      await first.stop()
+    }
+  }, timeLimit(60_000))
+
+  test('ready once listening (with the address), and on SIGTERM: stopping, stopped, exit 0', async () => {
+    const entry = startEntry({ LOG_LEVEL: 'info' })
+    const port = (await entry.waitFor(LISTENING))[1]!
+    const ready = JSON.parse((await entry.waitFor(/\{[^\n]*"service ready"[^\n]*\}/))[0])
+    expect(ready).toMatchObject({ level: 'info', message: 'service ready', url: expect.stringContaining(`:${port}`), runtime: expect.stringMatching(/^bun \d/) })
+    entry.child.kill('SIGTERM')
+    await entry.waitFor(/"service stopping"[^\n]*"reason":"SIGTERM"/)
+    const stopped = JSON.parse((await entry.waitFor(/\{[^\n]*"service stopped"[^\n]*\}/))[0])
+    expect(stopped).toMatchObject({ reason: 'SIGTERM', ms: expect.any(Number) })
+    expect(await entry.child.exited).toBe(0)
+  }, timeLimit(60_000))
+
+  test('started through a shell that is then killed (npm start): the service stops instead of running on as an orphan', async () => {
+    const shell = run(['sh', '-c', `"${process.execPath}" entries/bun.ts & echo "child $!" 1>&2; wait`], { DATABASE_URL: 'pglite://memory', PORT: '0', LOG_LEVEL: 'info', SERVICE_CONFIG: '' })
+    const child = Number((await shell.waitFor(/child (\d+)/))[1])
+    await shell.waitFor(LISTENING)
+    shell.child.kill('SIGKILL')
+    const alive = () => {
+      try {
+        process.kill(child, 0)
+        return true
+      } catch {
+        return false
+      }
+    }
+    for (const deadline = Date.now() + 15_000; alive() && Date.now() < deadline; ) await Bun.sleep(50)
+    expect(alive()).toBe(false)
+  }, timeLimit(60_000))
+
+  test('a database that cannot be reached: one line naming DATABASE_URL and where it points, without its password', async () => {
+    const { code, stderr } = await startProcess({ DATABASE_URL: 'postgres://app:hunter2@127.0.0.1:1/worktrack', SERVICE_CONFIG: '' })
+    expect(code).toBe(1)
+    expect(stderr.split('\n')).toHaveLength(1)
+    expect(stderr).toStartWith('startup refused: cannot reach the database at postgres://app@127.0.0.1:1/worktrack (DATABASE_URL): ')
+    expect(stderr).toContain('ECONNREFUSED')
+    expect(stderr).not.toContain('hunter2')
+  }, timeLimit(60_000))
+})
+
 describe('a disabled plugin', () => {
   let withUsers: TestService
   let withoutUsers: TestService
