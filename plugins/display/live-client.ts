@@ -8,10 +8,16 @@ import { createHash } from 'node:crypto'
 import { GRID_COLUMNS, ROW_PX } from './layout'
 import { CHART_CSS } from './render'
 
+/** In dark mode, the card and the text of a component whose background is light (`data-tone="light"`). */
+export const LIGHT_TONE_CARD = '#f8fafc'
+export const LIGHT_TONE_TEXT = '#0f172a'
+
 export const LIVE_CSS = `
 :root { color-scheme: light dark; --bg: #f1f5f9; --fg: #0f172a; --muted: #64748b; --card: #ffffff; --border: #e2e8f0; --accent: #2563eb; --warn: #b45309; --bad: #b91c1c; }
 @media (prefers-color-scheme: dark) {
   :root { --bg: #0b1220; --fg: #e2e8f0; --muted: #94a3b8; --card: #111827; --border: #1f2937; --accent: #93c5fd; --warn: #fbbf24; --bad: #fca5a5; }
+  /* A component on a light background (data-tone, by its luminance) keeps a light card and dark text: no white slab under light text. */
+  .component:has(> .component-svg[data-tone=light]) { background: ${LIGHT_TONE_CARD}; border-color: #cbd5e1; color: ${LIGHT_TONE_TEXT}; }
 }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.4 system-ui, sans-serif; background: var(--bg); color: var(--fg); }
@@ -45,7 +51,8 @@ body.kiosk[data-state] header h1, body.kiosk[data-state] header nav { display: n
 /* Kiosk: the grid is the screen; its rows share the height and every drawing scales to fit its cell. */
 body.kiosk .grid { height: 100vh; grid-auto-rows: minmax(0, 1fr); padding: 12px; }
 body.kiosk .component { display: flex; flex-direction: column; min-height: 0; }
-body.kiosk .component h2 { font-size: 1.25rem; flex: none; }
+/* Titles read across a room: they grow with the screen (about 34 px on a 1920 px wide screen). */
+body.kiosk .component h2 { font-size: clamp(1.5rem, 1.4vw + .5rem, 3rem); line-height: 1.2; flex: none; }
 body.kiosk .component-svg { flex: 1 1 0; min-height: 0; height: 100% !important; }
 @media (max-width: 699px) {
   body.kiosk { overflow: auto; }

@@ -15,7 +15,8 @@ export const MAX_TIMESTAMP_MS = 253_402_300_799_999
 const MAX_POINTS = 1000
 const MAX_TEXT = 1000
 
-const Hex = Type.String({ pattern: '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$', description: '# and 3, 4, 6 or 8 hex digits' })
+const HEX_PATTERN = '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$'
+const Hex = Type.String({ pattern: HEX_PATTERN, description: '# and 3, 4, 6 or 8 hex digits' })
 const strict = { additionalProperties: false } as const
 
 const Text = Type.Object(
@@ -28,32 +29,50 @@ const Text = Type.Object(
 )
 const Point = Type.Object({ x: Type.String({ maxLength: 200 }), y: Type.Number(), color: Hex }, strict)
 const PiePoint = Type.Object({ x: Type.String({ maxLength: 200 }), y: Type.Number(), color: Type.Union([Hex, Type.Literal('')]) }, strict)
-const Height = Type.Integer({ minimum: 1, maximum: 4096 })
 const points = <T extends typeof Point | typeof PiePoint>(point: T) => Type.Array(point, { maxItems: MAX_POINTS })
+/** A chart's own height: pixels of its drawing, not the grid rows its cell spans (the component's `height` in API v1). */
+const ChartHeight = Type.Integer({
+  minimum: 1,
+  maximum: 4096,
+  description: "The chart's drawing height in pixels (1..4096), inside its cell; not the grid rows the cell spans (API v1's component `height`).",
+})
+const XNumber = Type.Boolean({
+  description: 'true: the x values are numbers (points sorted by x and placed by value, numeric ticks); false: text labels in equal slots, in posted order. A numeric axis with any non-numeric x is drawn as text.',
+})
+/** Optional (the seed's data has no such field): a posted update without it shows numbers compact. */
+const Format = Type.Optional(
+  Type.Union([Type.Literal('compact'), Type.Literal('exact')], {
+    description:
+      'How numbers are written: `compact` (the default: "51990" shows as "52k") or `exact` (every digit, grouped: "51,990"). Applies to box texts that are plain numbers, bar value labels, pie legend values and the aria summary; axis ticks and tooltips keep their own forms.',
+  }),
+)
 
 export const ComponentData = {
   horizontalBox: Type.Object(
-    { type: Type.Literal('horizontalBox'), backgroundColor: Hex, leftText: Text, middleText: Text, rightText: Text },
+    { type: Type.Literal('horizontalBox'), backgroundColor: Hex, leftText: Text, middleText: Text, rightText: Text, format: Format },
     strict,
   ),
-  verticalBox: Type.Object({ type: Type.Literal('verticalBox'), backgroundColor: Hex, topText: Text, bottomText: Text }, strict),
+  verticalBox: Type.Object({ type: Type.Literal('verticalBox'), backgroundColor: Hex, topText: Text, bottomText: Text, format: Format }, strict),
   barChart: Type.Object(
-    { type: Type.Literal('barChart'), backgroundColor: Hex, xNumber: Type.Boolean(), height: Height, points: points(Point) },
+    { type: Type.Literal('barChart'), backgroundColor: Hex, xNumber: XNumber, height: ChartHeight, points: points(Point), format: Format },
     strict,
   ),
   lineChart: Type.Object(
     {
       type: Type.Literal('lineChart'),
       backgroundColor: Hex,
-      cubic: Type.Boolean(),
-      xNumber: Type.Boolean(),
-      fillColor: Hex,
-      height: Height,
+      cubic: Type.Boolean({
+        description: 'true: a smooth monotone cubic curve through the points (it never rises above or dips below the two points it joins); false: straight segments.',
+      }),
+      xNumber: XNumber,
+      fillColor: Type.String({ pattern: HEX_PATTERN, description: 'Fill of the area between the line and the zero line (drawn at 35 % opacity): # and 3, 4, 6 or 8 hex digits.' }),
+      height: ChartHeight,
       points: points(Point),
+      format: Format,
     },
     strict,
   ),
-  pieChart: Type.Object({ type: Type.Literal('pieChart'), backgroundColor: Hex, height: Height, points: points(PiePoint) }, strict),
+  pieChart: Type.Object({ type: Type.Literal('pieChart'), backgroundColor: Hex, height: ChartHeight, points: points(PiePoint), format: Format }, strict),
 }
 
 /** The envelope of `POST /api/component`, before `data` is checked against its own type. */
@@ -128,7 +147,7 @@ const Position = {
   x: t.Optional(Type.Integer({ minimum: 0, maximum: 23, description: 'Grid column (0..23).' })),
   y: t.Optional(Type.Integer({ minimum: 0, maximum: 10_000, description: 'Grid row.' })),
   width: t.Optional(Type.Integer({ minimum: 1, maximum: 24, description: 'Columns spanned (1..24).' })),
-  height: t.Optional(Type.Integer({ minimum: 1, maximum: 48, description: 'Rows spanned (1..48); the live page sizes rows to their content.' })),
+  height: t.Optional(Type.Integer({ minimum: 1, maximum: 48, description: "Grid rows the component's cell spans (1..48; a row is at least 40 px and grows to fit its content); not a chart's drawing height, which is `data.height` in pixels." })),
 }
 
 export const Component = t.Object(
@@ -140,7 +159,7 @@ export const Component = t.Object(
     x: t.Integer(),
     y: t.Integer(),
     width: t.Integer(),
-    height: t.Integer(),
+    height: t.Integer({ description: "Grid rows the component's cell spans; a chart's drawing height in pixels is `data.height`." }),
     data: t.Union([t.Record(t.String(), t.Unknown()), t.Null()], { description: 'The last accepted data, as posted.' }),
     timestamp: t.Union([t.Number(), t.Null()], { description: 'Unix seconds of the last accepted update.' }),
     createdAt: Timestamp(),

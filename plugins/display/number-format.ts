@@ -86,10 +86,30 @@ export function formatPercent(part: number, total: number): string {
   return `${Number(percent.toFixed(1))}%`
 }
 
-/** A box text: a plain decimal number ("1337", "-12500.5") in compact form, any other text exactly as posted. */
-export function formatBoxValue(text: string): string {
+/** How a component writes its numbers: `compact` ("52k", the default) or `exact` ("51,990"). */
+export type NumberFormat = 'compact' | 'exact'
+export const NUMBER_FORMATS: readonly NumberFormat[] = ['compact', 'exact']
+
+/** A plain decimal ("51990", "-12500.50") with its integer digits grouped and every digit kept: "51,990", "-12,500.50". */
+const groupDigits = (plain: string) => plain.replace(/^(-?)(\d+)/, (_, sign: string, digits: string) => sign + digits.replace(/\B(?=(\d{3})+$)/g, ','))
+
+/** Every digit of a number, grouped: "51,990", "0.30000000000000004"; exponent notation where JavaScript writes one ("1e+21"). */
+export function formatExact(n: number): string {
+  const text = String(n)
+  return PLAIN_NUMBER.test(text) ? groupDigits(text) : text
+}
+
+/** A number in the component's `format`: compact for labels unless the component asks for exact numbers. */
+export const formatValue = (n: number, format: NumberFormat = 'compact') => (format === 'exact' ? formatExact(n) : formatCompact(n))
+
+/**
+ * A box text: a plain decimal number ("1337", "-12500.5") in compact form ("1,337", "-12.5k"), or
+ * with `exact` its posted digits grouped ("51,990", "-12,500.5"); any other text exactly as posted.
+ */
+export function formatBoxValue(text: string, format: NumberFormat = 'compact'): string {
   const trimmed = text.trim()
   if (!PLAIN_NUMBER.test(trimmed)) return text
+  if (format === 'exact') return groupDigits(trimmed)
   const value = Number(trimmed)
   return Number.isFinite(value) ? formatCompact(value) : text
 }

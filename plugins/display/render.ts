@@ -6,7 +6,7 @@
  * Every text is escaped; colors were validated as hex on the way in.
  */
 import { escapeHtml, html, Html } from '../../src/http/html'
-import { formatBoxValue, formatCompact, formatFull, formatPercent, formatTicks } from './number-format'
+import { formatBoxValue, formatCompact, formatFull, formatPercent, formatTicks, formatValue, type NumberFormat } from './number-format'
 import { escapedLength, fitMarks, mark, markLength, MIN_MARK_UNITS, PointMarks, truncate, utf8Length, type Group, type Mark, type Point } from './summary'
 
 interface Text {
@@ -113,6 +113,13 @@ export function contrastText(background: string): string {
   return contrastRatio(own, DARK_LUMINANCE) >= contrastRatio(own, LIGHT_LUMINANCE) ? DARK_TEXT : LIGHT_TEXT
 }
 
+/**
+ * `light` when a background wants dark text (by relative luminance), else `dark`. Each drawing
+ * carries it as `data-tone`, so that in dark mode the live page gives a light component's cell a
+ * light card and dark title (LIVE_CSS) instead of a white slab under light text.
+ */
+export const toneOf = (background: string): 'light' | 'dark' => (contrastText(background) === DARK_TEXT ? 'light' : 'dark')
+
 /** "first, second, … and N more" of at most MAX_SUMMARY_ITEMS items (each cut to SUMMARY_LABEL_CHARS by its caller). */
 function summaryList(items: string[]): string {
   const shown = items.slice(0, MAX_SUMMARY_ITEMS).join(', ')
@@ -127,30 +134,30 @@ const markRoom = (width: number) => Math.max(1, Math.floor((width - 2 * PAD) / M
 
 // ---- boxes -----------------------------------------------------------------------------------
 
-/** One box text at (x, y): the posted size and color, a plain number in compact form. */
-function text(part: string, value: Text, x: number, y: number, anchor: 'start' | 'middle' | 'end'): Html {
-  return html`<text class="${part}" x="${x}" y="${y}" text-anchor="${anchor}" dominant-baseline="middle" font-size="${value.size}" fill="${value.color}">${formatBoxValue(value.value)}</text>`
+/** One box text at (x, y): the posted size and color, a plain number in the box's format (compact unless `exact`). */
+function text(part: string, value: Text, format: NumberFormat | undefined, x: number, y: number, anchor: 'start' | 'middle' | 'end'): Html {
+  return html`<text class="${part}" x="${x}" y="${y}" text-anchor="${anchor}" dominant-baseline="middle" font-size="${value.size}" fill="${value.color}">${formatBoxValue(value.value, format)}</text>`
 }
 
 /** "Horizontal box: Orders, 1,204, +4%": the type and its non-empty texts as shown. */
-function boxLabel(type: string, texts: Text[]): string {
-  const shown = texts.map((part) => formatBoxValue(part.value).trim()).filter(Boolean)
+function boxLabel(type: string, texts: Text[], format: NumberFormat | undefined): string {
+  const shown = texts.map((part) => formatBoxValue(part.value, format).trim()).filter(Boolean)
   return `${TYPE_NAMES[type]}${shown.length ? `: ${shown.join(', ')}` : ''}`
 }
 
 /** Left, middle and right texts on the posted background. */
 function horizontalBox(data: Data): Html {
-  return html`<svg class="component-svg" data-type="horizontalBox" viewBox="0 0 ${BOX_WIDTH} 120" role="img" aria-label="${boxLabel('horizontalBox', [data.leftText, data.middleText, data.rightText])}">
+  return html`<svg class="component-svg" data-type="horizontalBox" data-tone="${toneOf(data.backgroundColor)}" viewBox="0 0 ${BOX_WIDTH} 120" role="img" aria-label="${boxLabel('horizontalBox', [data.leftText, data.middleText, data.rightText], data.format)}">
   <rect class="background" width="${BOX_WIDTH}" height="120" rx="8" fill="${data.backgroundColor}" />
-  ${text('left', data.leftText, 20, 60, 'start')}${text('middle', data.middleText, BOX_WIDTH / 2, 60, 'middle')}${text('right', data.rightText, BOX_WIDTH - 20, 60, 'end')}
+  ${text('left', data.leftText, data.format, 20, 60, 'start')}${text('middle', data.middleText, data.format, BOX_WIDTH / 2, 60, 'middle')}${text('right', data.rightText, data.format, BOX_WIDTH - 20, 60, 'end')}
 </svg>`
 }
 
 /** Top and bottom texts on the posted background. */
 function verticalBox(data: Data): Html {
-  return html`<svg class="component-svg" data-type="verticalBox" viewBox="0 0 300 200" role="img" aria-label="${boxLabel('verticalBox', [data.topText, data.bottomText])}">
+  return html`<svg class="component-svg" data-type="verticalBox" data-tone="${toneOf(data.backgroundColor)}" viewBox="0 0 300 200" role="img" aria-label="${boxLabel('verticalBox', [data.topText, data.bottomText], data.format)}">
   <rect class="background" width="300" height="200" rx="8" fill="${data.backgroundColor}" />
-  ${text('top', data.topText, 150, 66, 'middle')}${text('bottom', data.bottomText, 150, 140, 'middle')}
+  ${text('top', data.topText, data.format, 150, 66, 'middle')}${text('bottom', data.bottomText, data.format, 150, 140, 'middle')}
 </svg>`
 }
 
@@ -341,7 +348,7 @@ const joined = (parts: string[]) => new Html(parts.join(''))
 
 /** One variant of a chart: its class and viewBox, the attributes both variants share, the background and the drawing. */
 function chartSvg(variant: string, width: number, data: Data, label: string, attributes: Html, body: Html): Html {
-  return html`<svg class="component-svg chart ${variant}" data-type="${data.type}"${attributes} viewBox="0 0 ${width} ${data.height}" style="height:${data.height}px" role="img" aria-label="${label}">
+  return html`<svg class="component-svg chart ${variant}" data-type="${data.type}" data-tone="${toneOf(data.backgroundColor)}"${attributes} viewBox="0 0 ${width} ${data.height}" style="height:${data.height}px" role="img" aria-label="${label}">
   <rect class="background" width="${width}" height="${data.height}" rx="8" fill="${data.backgroundColor}" />
   ${body}
 </svg>`
@@ -375,11 +382,11 @@ function noPoints(width: number, height: number, ink: string): Html {
 function barChart(data: Data, columns: number, scale: number): Html {
   const bars = series(data)
   const label = bars.points.length
-    ? `Bar chart, ${plural(bars.points.length, 'bar')}: ${summaryList(bars.points.map((point) => summaryItem(point.x, formatCompact(point.y))))}`
+    ? `Bar chart, ${plural(bars.points.length, 'bar')}: ${summaryList(bars.points.map((point) => summaryItem(point.x, formatValue(point.y, data.format))))}`
     : 'Bar chart, no points'
   const attributes = html` data-x-axis="${bars.numeric ? 'number' : 'text'}"`
   const singles = new PointMarks(bars.points)
-  const values = bars.points.length <= MAX_VALUE_LABELS ? bars.points.map((point) => formatCompact(point.y)) : []
+  const values = bars.points.length <= MAX_VALUE_LABELS ? bars.points.map((point) => formatValue(point.y, data.format)) : []
   return variants(data, columns, scale, label, attributes, (width, ink, markBytes) => {
     if (!bars.points.length) return noPoints(width, data.height, ink)
     const fitted = fitMarks(bars.points, singles, markRoom(width), markBytes, BAR_SHAPE, 'bar')
@@ -404,16 +411,41 @@ function barChart(data: Data, columns: number, scale: number): Html {
   })
 }
 
-/** A Catmull-Rom curve through the points, as cubic Bézier segments. */
-function cubicPath(coordinates: Array<[number, number]>): string {
+/**
+ * Tangents of a monotone cubic through the points (Fritsch–Carlson, as d3's curveMonotoneX):
+ * zero at a peak or a valley, never more than three times a neighbouring secant, so that no
+ * segment leaves the range of the two points it joins. Points with equal x get a flat tangent.
+ */
+function monotoneTangents(coordinates: Array<[number, number]>): number[] {
+  const last = coordinates.length - 1
+  const widths = coordinates.slice(1).map(([x], i) => x - coordinates[i]![0])
+  const secants = widths.map((width, i) => (width > 0 ? (coordinates[i + 1]![1] - coordinates[i]![1]) / width : 0))
+  const tangents = coordinates.map((_, i) => {
+    if (i === 0 || i === last) return 0
+    const [before, after] = [secants[i - 1]!, secants[i]!]
+    if (before * after <= 0) return 0
+    const [left, right] = [widths[i - 1]!, widths[i]!]
+    const weighted = (before * right + after * left) / (left + right)
+    return Math.sign(before) * 2 * Math.min(Math.abs(before), Math.abs(after), 0.5 * Math.abs(weighted))
+  })
+  // The ends: one-sided, as d3 does (3s − t) / 2, which keeps the sign of the secant and stays within 3× it.
+  tangents[0] = last === 1 ? secants[0]! : (3 * secants[0]! - tangents[1]!) / 2
+  tangents[last] = last === 1 ? secants[0]! : (3 * secants[last - 1]! - tangents[last - 1]!) / 2
+  return tangents
+}
+
+/** A smooth monotone curve through the points, as cubic Bézier segments whose control points stay between the points they join. */
+function monotonePath(coordinates: Array<[number, number]>): string {
   if (coordinates.length < 3) return straightPath(coordinates)
+  const tangents = monotoneTangents(coordinates)
   let path = `M ${coordinates[0]![0]} ${coordinates[0]![1]}`
   for (let i = 0; i < coordinates.length - 1; i++) {
-    const [x0, y0] = coordinates[Math.max(0, i - 1)]!
     const [x1, y1] = coordinates[i]!
     const [x2, y2] = coordinates[i + 1]!
-    const [x3, y3] = coordinates[Math.min(coordinates.length - 1, i + 2)]!
-    path += ` C ${round(x1 + (x2 - x0) / 6)} ${round(y1 + (y2 - y0) / 6)}, ${round(x2 - (x3 - x1) / 6)} ${round(y2 - (y3 - y1) / 6)}, ${x2} ${y2}`
+    const third = (x2 - x1) / 3
+    // Rounding must not push a control point past its segment's ends (the curve stays in their hull).
+    const within = (y: number) => clamp(round(y), Math.min(y1, y2), Math.max(y1, y2))
+    path += ` C ${round(x1 + third)} ${within(y1 + third * tangents[i]!)}, ${round(x2 - third)} ${within(y2 - third * tangents[i + 1]!)}, ${x2} ${y2}`
   }
   return path
 }
@@ -443,8 +475,8 @@ function lineChart(data: Data, columns: number, scale: number): Html {
     count === 0
       ? 'Line chart, no points'
       : count === 1
-        ? `Line chart, 1 point: ${formatCompact(line.points[0]!.y)}`
-        : `Line chart, ${count} points from ${formatCompact(Math.min(...line.points.map((point) => point.y)))} to ${formatCompact(Math.max(...line.points.map((point) => point.y)))}`
+        ? `Line chart, 1 point: ${formatValue(line.points[0]!.y, data.format)}`
+        : `Line chart, ${count} points from ${formatValue(Math.min(...line.points.map((point) => point.y)), data.format)} to ${formatValue(Math.max(...line.points.map((point) => point.y)), data.format)}`
   const attributes = html` data-curve="${data.cubic ? 'cubic' : 'straight'}" data-x-axis="${line.numeric ? 'number' : 'text'}"`
   const singles = new PointMarks(line.points)
   return variants(data, columns, scale, label, attributes, (width, ink, markBytes) => {
@@ -454,7 +486,7 @@ function lineChart(data: Data, columns: number, scale: number): Html {
     const shown = grouped ? subseries(line, grouped.indexes) : line
     const geometry = plot(shown, width, data.height, false)
     const coordinates = shown.points.map((point, i) => [geometry.xs[i]!, geometry.y(point.y)] as [number, number])
-    const path = data.cubic ? cubicPath(coordinates) : straightPath(coordinates)
+    const path = data.cubic ? monotonePath(coordinates) : straightPath(coordinates)
     const area = `${path} L ${coordinates.at(-1)![0]} ${geometry.zero} L ${coordinates[0]![0]} ${geometry.zero} Z`
     const radius = round(clamp(geometry.spacing / 4, 1.5, 4))
     const circles = grouped ? grouped.circles : coordinates.map((_, i) => i)
@@ -513,13 +545,13 @@ function legendRows(all: Slice[], height: number): { rows: Slice[]; more: number
 }
 
 /** Swatch, "Name 60%" and the value of each row, right of the pie. */
-function legend(rows: Slice[], more: number, x: number, width: number, height: number, ink: string): Html {
+function legend(rows: Slice[], more: number, x: number, width: number, height: number, ink: string, format: NumberFormat | undefined): Html {
   const count = rows.length + (more ? 1 : 0)
   const top = round((height - count * LEGEND_ROW) / 2)
   const valueRight = round(x + width)
   return html`<g class="legend" font-size="${FONT}" fill="${ink}">${rows.map((slice, i) => {
     const y = top + i * LEGEND_ROW
-    const value = formatCompact(slice.point.y)
+    const value = formatValue(slice.point.y, format)
     const room = width - SWATCH - LABEL_GAP * 2 - textWidth(value) - textWidth(` ${slice.percent}`)
     const name = truncate(slice.point.x, Math.max(1, Math.floor(room / (FONT * CHAR_WIDTH))))
     return html`<g class="legend-row">${new Html(slice.mark.title)}<rect class="swatch" x="${x}" y="${round(y + 4)}" width="${SWATCH}" height="${SWATCH}" rx="2" fill="${slice.color}" /><text class="legend-label" x="${x + SWATCH + LABEL_GAP}" y="${round(y + 13)}">${name} ${slice.percent}</text><text class="legend-value" x="${valueRight}" y="${round(y + 13)}" text-anchor="end" fill-opacity="0.75">${value}</text></g>`
@@ -607,7 +639,7 @@ function pieChart(data: Data, columns: number, scale: number): Html {
   const { rows, more } = legendRows(pie.slices, height)
   const legendContent = Math.max(
     textWidth(`${more} more`),
-    ...rows.map((slice) => textWidth(`${slice.point.x} ${slice.percent}`) + textWidth(formatCompact(slice.point.y))),
+    ...rows.map((slice) => textWidth(`${slice.point.x} ${slice.percent}`) + textWidth(formatValue(slice.point.y, data.format))),
   ) + SWATCH + 3 * LABEL_GAP
   return variants(data, columns, scale, label, html``, (width, ink, markBytes) => {
     if (!points.length) return noPoints(width, height, ink)
@@ -615,7 +647,7 @@ function pieChart(data: Data, columns: number, scale: number): Html {
     const radius = round(Math.max(2, Math.min(width - legendWidth - 4 * PAD, height - 2 * PAD) / 2))
     const cx = round(Math.max(PAD, (width - 2 * radius - 2 * PAD - legendWidth) / 2) + radius)
     const cy = round(height / 2)
-    const key = legend(rows, more, cx + radius + 2 * PAD, legendWidth, height, ink)
+    const key = legend(rows, more, cx + radius + 2 * PAD, legendWidth, height, ink, data.format)
     const drawn = fitSlices(fitting, Math.max(1, Math.floor((2 * Math.PI * radius) / MIN_MARK_UNITS)), markBytes - utf8Length(key.value))
     const shapes: string[] = []
     const labels: Array<Html | ''> = []
