@@ -7,7 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
-import { Counter, Gauge, Registry, type Metric } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client'
 import type { DatabaseHandle } from './db'
 import { unauthorized } from './http/errors'
 import { bearerToken } from './http/credentials'
@@ -143,6 +143,21 @@ export class ServiceMetrics implements Metrics {
     })
   }
 
+  /**
+   * The process's own: prom-client's default collectors under their usual names (`process_cpu_*`,
+   * `process_resident_memory_bytes`, `nodejs_eventloop_lag_*` with percentiles, heap and handles),
+   * and the peak resident memory the README's memory targets are stated in. Called once, when
+   * someone can read them (`metricsRoutes` with a token): the event-loop monitor runs from then on.
+   */
+  collectProcessMetrics(): void {
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 20 })
+    this.gauge({
+      name: 'worktrack_process_peak_resident_memory_bytes',
+      help: 'The most resident memory the process has held since it started (VmHWM; getrusage maxrss).',
+      collect: (gauge) => gauge.set(process.resourceUsage().maxRSS * 1024),
+    })
+  }
+
   /** One answered request (route pattern, METHODS index, status, seconds). */
   observeRequest(route: string, method: number, status: number, seconds: number): void {
     this.requests.observe(route, method, status, seconds)
@@ -193,6 +208,7 @@ const digest = (value: string) => createHash('sha256').update(value).digest()
 export function metricsRoutes(metrics: ServiceMetrics, token: string | undefined) {
   const routes = new Elysia({ name: 'metrics' })
   if (!token) return routes
+  metrics.collectProcessMetrics()
   const expected = digest(token)
   return routes.get(
     '/metrics',

@@ -94,6 +94,25 @@ describe('GET /metrics', () => {
     expect(sample(text, 'worktrack_http_requests_in_flight')).toBe(1)
   })
 
+  test("reports the process: CPU, resident memory and its peak, heap, event-loop lag", async () => {
+    // Some work between two scrapes, so CPU time and the event-loop monitor have something to show.
+    const first = (await scrape(api)).text
+    for (let i = 0; i < 20; i++) await api.request('GET', '/health')
+    const { text } = await scrape(api)
+    const rss = sample(text, 'process_resident_memory_bytes')!
+    expect(rss).toBeGreaterThan(10 * 1024 * 1024)
+    // The peak is at least what is resident now (both in bytes).
+    expect(sample(text, 'worktrack_process_peak_resident_memory_bytes')!).toBeGreaterThanOrEqual(rss * 0.9)
+    expect(sample(text, 'process_cpu_seconds_total')!).toBeGreaterThan(0)
+    expect(sample(text, 'process_cpu_seconds_total')!).toBeGreaterThanOrEqual(sample(first, 'process_cpu_seconds_total')!)
+    expect(sample(text, 'nodejs_heap_size_used_bytes')!).toBeGreaterThan(0)
+    for (const name of ['nodejs_eventloop_lag_seconds', 'nodejs_eventloop_lag_p99_seconds']) {
+      const lag = sample(text, name)
+      expect(Number.isFinite(lag)).toBe(true)
+      expect(lag!).toBeGreaterThanOrEqual(0)
+    }
+  })
+
   test('counts display calls by outcome', async () => {
     const outcome = (text: string, call: string, name: string) => sample(text, 'worktrack_display_calls_total', `call="${call}",outcome="${name}"`) ?? 0
     const before = (await scrape(api)).text
