@@ -2,6 +2,7 @@
 import { queryText, type Database } from '../../src/db'
 import { isoFromText } from '../../src/sql'
 import { Type } from '@sinclair/typebox'
+import { createHash } from 'node:crypto'
 
 export const PLATFORMS = ['android', 'ios', 'web'] as const
 /** FCM tokens are ~160 URL-safe characters; anything printable without spaces, up to 4 KiB, is kept. */
@@ -61,4 +62,37 @@ export async function removeDevice(db: Database, user: { id: string; organizatio
   if (!TOKEN.test(token)) return false
   const rows = await queryText(db, 'delete from devices where token = $1 and user_id = $2 and organization_id = $3 returning 1', [token, user.id, user.organizationId])
   return rows.length > 0
+}
+
+/** A device as its owner sees it in `GET /api/devices`: never the token itself, which is stored in clear. */
+export interface ListedDevice {
+  /** Stable while the token is registered: the first 16 hex digits of its SHA-256. */
+  id: string
+  /** The token's last 8 characters (at most half of a token shorter than 16), to tell which device is which. */
+  tokenSuffix: string
+  platform: Device['platform']
+  createdAt: string
+  lastSeenAt: string
+}
+
+/** The shown end of a token: 8 characters, never more than half of it. */
+export const tokenSuffix = (token: string) => token.slice(token.length - Math.min(8, Math.floor(token.length / 2)))
+/** A device's id in lists: derived from the token (no column holds one), and revealing nothing of it. */
+export const deviceId = (token: string) => createHash('sha256').update(token).digest('hex').slice(0, 16)
+
+/** The user's own devices, seen most recently first (the order in which push.maxDevicesPerUser keeps them). */
+export async function listDevices(db: Database, user: { id: string; organizationId: string }): Promise<ListedDevice[]> {
+  const rows = await queryText<{ token: string; platform: Device['platform']; createdAt: string; lastSeenAt: string }>(
+    db,
+    `select token, platform, created_at as "createdAt", last_seen_at as "lastSeenAt" from devices
+      where user_id = $1 and organization_id = $2 order by last_seen_at desc, created_at desc, token`,
+    [user.id, user.organizationId],
+  )
+  return rows.map((row) => ({
+    id: deviceId(row.token),
+    tokenSuffix: tokenSuffix(row.token),
+    platform: row.platform,
+    createdAt: isoFromText(row.createdAt),
+    lastSeenAt: isoFromText(row.lastSeenAt),
+  }))
 }

@@ -18,6 +18,12 @@ export interface OutgoingPush {
   data: Record<string, string>
 }
 
+/** What the outbox sends a batch through: one result per push, in order. */
+export interface PushSender {
+  send(pushes: OutgoingPush[]): Promise<PushResult[]>
+  close(): Promise<void>
+}
+
 export type PushResult =
   | { outcome: 'sent' }
   | { outcome: 'prune'; error: string }
@@ -89,9 +95,24 @@ function retryAfterSeconds(value: unknown): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000)
 }
 
+/**
+ * The FCM message of one push, as FCM receives it (firebase-admin sends these fields unchanged):
+ * the one place its shape is decided, for the FCM sender and the log sender alike.
+ */
+export function fcmMessage(push: OutgoingPush): Message {
+  return {
+    token: push.token,
+    notification: { title: push.title, body: push.body },
+    data: push.data,
+    android: { priority: 'high' },
+    apns: { headers: { 'apns-priority': '10', 'apns-push-type': 'alert' }, payload: { aps: { sound: 'default' } } },
+  }
+}
+
 let appCounter = 0
 
-export class FcmSender {
+/** Sends through firebase-admin to FCM. */
+export class FcmSender implements PushSender {
   private readonly app: App
   private readonly messaging: Messaging
 
@@ -106,13 +127,7 @@ export class FcmSender {
     const results: PushResult[] = []
     for (let i = 0; i < pushes.length; i += FCM_BATCH) {
       const batch = pushes.slice(i, i + FCM_BATCH)
-      const messages: Message[] = batch.map((push) => ({
-        token: push.token,
-        notification: { title: push.title, body: push.body },
-        data: push.data,
-        android: { priority: 'high' },
-        apns: { headers: { 'apns-priority': '10', 'apns-push-type': 'alert' }, payload: { aps: { sound: 'default' } } },
-      }))
+      const messages = batch.map(fcmMessage)
       try {
         const response = await this.messaging.sendEach(messages)
         for (const each of response.responses) results.push(classify(each))

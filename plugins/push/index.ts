@@ -1,22 +1,29 @@
 /**
  * The `push` plugin: devices (FCM tokens of signed-in apps), `POST /api/message`, and delivery
- * through firebase-admin from a durable outbox that workers in every instance drain.
+ * through firebase-admin (or, with `push.sender: "log"`, to the service log) from a durable
+ * outbox that workers in every instance drain.
  */
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import { describeError } from '../../src/log'
+import { describeError, type Logger } from '../../src/log'
 import { definePlugin } from '../../src/plugin'
 import { SessionsRef } from '../auth/api'
 import { DisplayCallsRef, DisplayPagesRef } from '../display/api'
-import { FcmOptionsRef } from './api'
-import { FcmSender, fcmOptionsFromDisk } from './fcm'
+import { FcmOptionsRef, type FcmOptions } from './api'
+import { FcmSender, fcmOptionsFromDisk, type PushSender } from './fcm'
+import { LogSender } from './log-sender'
 import { countPendingDeliveries, OUTBOX_DEPTH_CAP, Outbox, pruneStaleDevices } from './outbox'
 import { messageReportRoutes, pushApiRoutes } from './routes'
 import { createMessages } from './messages'
 import { deliveries, devices, messages } from './schema'
 
 const PushConfig = Type.Object({
-  credentialsFile: Type.Optional(Type.String({ description: 'A Firebase service-account JSON file; default: GOOGLE_APPLICATION_CREDENTIALS. Without either the sender is off.' })),
+  sender: Type.Union([Type.Literal('fcm'), Type.Literal('log')], {
+    default: 'fcm',
+    description:
+      '"fcm": firebase-admin to FCM (off without credentials). "log", for development without Firebase: each push is written to the service log (info) as its FCM message and recorded sent; credentials are not read.',
+  }),
+  credentialsFile: Type.Optional(Type.String({ description: 'A Firebase service-account JSON file; default: GOOGLE_APPLICATION_CREDENTIALS. Without either, sender "fcm" is off.' })),
   workers: Type.Boolean({ default: true, description: 'Run outbox workers in this instance (messages are still accepted when false).' }),
   concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: 'Outbox workers per instance.' }),
   batchSize: Type.Integer({ minimum: 1, maximum: 500, default: 500, description: 'Deliveries per claim: one sendEach call.' }),
@@ -31,10 +38,20 @@ const PushConfig = Type.Object({
 })
 
 const OUTBOX_CHANNEL = 'push_outbox'
+const NO_CREDENTIALS =
+  'push: no FCM credentials (GOOGLE_APPLICATION_CREDENTIALS or push.credentialsFile); the sender is off and messages are recorded as undelivered (to see pushes without Firebase, set push.sender: "log")'
+const LOG_SENDER_ON = 'push: push.sender is "log": each push is written to this log as its FCM message and recorded sent; nothing goes to FCM'
+
+/** The sender `push.sender` asks for: the log sender, or FCM when it has credentials; null (off) when it has none. */
+function chooseSender(kind: 'fcm' | 'log', fcmOptions: () => FcmOptions | null, log: Logger): PushSender | null {
+  if (kind === 'log') return new LogSender(log)
+  const options = fcmOptions()
+  return options ? new FcmSender(options) : null
+}
 
 export default definePlugin({
   name: 'push',
-  description: 'Devices, POST /api/message, and FCM delivery from a durable outbox (firebase-admin).',
+  description: 'Devices, POST /api/message, and FCM delivery from a durable outbox (firebase-admin; or to the log: push.sender "log").',
   dependencies: ['auth', 'display'],
   config: PushConfig,
   tables: { devices, messages, deliveries },
@@ -45,14 +62,12 @@ export default definePlugin({
       help: `Push deliveries waiting to be sent (due or backing off), counted up to ${OUTBOX_DEPTH_CAP} at each scrape.`,
       collect: async (gauge) => gauge.set(await countPendingDeliveries(db)),
     })
-    const fcm = services.find(FcmOptionsRef) ?? fcmOptionsFromDisk(config.credentialsFile)
+    const sender = chooseSender(config.sender, () => services.find(FcmOptionsRef) ?? fcmOptionsFromDisk(config.credentialsFile), log)
+    if (background && !sender) log.warn(NO_CREDENTIALS)
+    if (background && sender instanceof LogSender) log.info(LOG_SENDER_ON)
     // A message wakes this instance's workers at once and, through NOTIFY, every other instance's.
     let dispatched = () => {}
-    if (!fcm) {
-      if (background)
-        log.warn('push: no FCM credentials (GOOGLE_APPLICATION_CREDENTIALS or push.credentialsFile); the sender is off and messages are recorded as undelivered')
-    } else {
-      const sender = new FcmSender(fcm)
+    if (sender) {
       const outbox = new Outbox(db, sender, config, log)
       dispatched = () => {
         outbox.wake()
@@ -85,7 +100,7 @@ export default definePlugin({
         clearInterval(timer)
       })
     }
-    const messages = createMessages({ db, calls: services.get(DisplayCallsRef), pages: services.get(DisplayPagesRef), senderOn: Boolean(fcm) })
+    const messages = createMessages({ db, calls: services.get(DisplayCallsRef), pages: services.get(DisplayPagesRef), senderOn: Boolean(sender) })
     return { messages, sessions: services.get(SessionsRef), dispatched, maxDevicesPerUser: config.maxDevicesPerUser }
   },
 

@@ -11,7 +11,7 @@ import { queryText, type Database } from '../../src/db'
 import { describeError, type Logger } from '../../src/log'
 import { OrganizationRound } from '../../src/organization-round'
 import { isoFromText } from '../../src/sql'
-import type { OutgoingPush, PushResult } from './fcm'
+import type { PushResult, PushSender } from './fcm'
 
 interface OutboxOptions {
   /** Deliveries one worker claims at a time (at most 500: one `sendEach`). */
@@ -27,10 +27,6 @@ interface OutboxOptions {
   /** First retry delay; it doubles per attempt up to `retryMaxMs`, with jitter. */
   retryBaseMs: number
   retryMaxMs: number
-}
-
-interface PushSender {
-  send(pushes: OutgoingPush[]): Promise<PushResult[]>
 }
 
 interface Claimed {

@@ -1,6 +1,7 @@
 /**
- * The push plugin's routes: `POST /api/message` and `/api/devices` beside the display API (same
- * answers: JSON `{message, detail, field?}`), and the delivery reports in API v1.
+ * The push plugin's routes: `POST /api/message` and `/api/devices` (list, register, remove)
+ * beside the display API (same answers: JSON `{message, detail, field?}`), and the delivery
+ * reports in API v1.
  */
 import { Type } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
@@ -31,7 +32,7 @@ import {
   usageHeaderDocs,
   usageHeaders,
 } from '../display/api'
-import { DeviceBody, PLATFORMS, registerDevice, removeDevice } from './devices'
+import { DeviceBody, listDevices, PLATFORMS, registerDevice, removeDevice } from './devices'
 import { MessageBody, type MessageService } from './messages'
 
 // ---- OpenAPI: the handlers check bodies with the same schemas (compiled once) and build every
@@ -97,6 +98,30 @@ const registerDeviceDetail = {
   },
 }
 
+const ListedDevice = Type.Object(
+  {
+    id: Type.String({ pattern: '^[0-9a-f]{16}$', description: 'Stable while the token is registered (derived from it; not the token).' }),
+    tokenSuffix: Type.String({ maxLength: 8, description: "The token's last 8 characters (at most half of a shorter token): the token itself is never listed." }),
+    platform: Platform,
+    createdAt: Type.String({ format: 'date-time', description: 'When you registered it.' }),
+    lastSeenAt: Type.String({ format: 'date-time', description: 'The last registration or refresh.' }),
+  },
+  { title: 'ListedDevice', additionalProperties: false },
+)
+
+const listDevicesDetail = {
+  ...sessionRoute,
+  summary: "Your registered devices, seen most recently first (at most push.maxDevicesPerUser); never another user's, and never a whole token.",
+  responses: {
+    200: {
+      description: 'Your devices (an empty list when you have none).',
+      content: json(Type.Object({ devices: Type.Array(ListedDevice) }, { additionalProperties: false })),
+    },
+    401: invalidSessionDoc,
+    ...failureDocs,
+  },
+}
+
 const removeDeviceDetail = {
   ...sessionRoute,
   summary: 'Unregister one of your devices.',
@@ -142,6 +167,19 @@ export function pushApiRoutes({ db, log, sessions, messages, dispatched, maxDevi
         }
       },
       { detail: messageDetail },
+    )
+    .get(
+      '/api/devices',
+      async ({ request, set, route }) => {
+        try {
+          const principal = await mobileSession(sessions, request)
+          if (principal instanceof Response) return principal
+          return displayJson(200, { devices: await listDevices(db, principal.user) })
+        } catch (error) {
+          return displayFailure(error, log, { requestId: requestIdOf(set), route: routeOf(request, route) })
+        }
+      },
+      { detail: listDevicesDetail },
     )
     .post(
       '/api/devices',
@@ -189,7 +227,7 @@ const MessageReport = t.Object(
     sentBy: t.Union([UuidString(), t.Null()], { description: "The display account's user." }),
     createdAt: Timestamp(),
     targeted: t.Integer({ minimum: 0, description: 'Devices the message was addressed to (each once).' }),
-    sent: t.Integer({ minimum: 0, description: 'Accepted by FCM.' }),
+    sent: t.Integer({ minimum: 0, description: 'Accepted by FCM; with push.sender "log", written to the service log instead.' }),
     failed: t.Integer({ minimum: 0, description: 'Refused for good (a 4xx other than a dead token), or still failing after the last retry.' }),
     pruned: t.Integer({ minimum: 0, description: 'The token was gone (UNREGISTERED / invalid); the device was removed.' }),
     pending: t.Integer({ minimum: 0, description: 'Not yet sent, or waiting to be retried.' }),

@@ -108,7 +108,9 @@ function checkDisplay(op: Operation, answer: Answer, problems: string[]): void {
   if (answer.status >= 400) {
     if (!answer.isJson || !isObject(answer.json)) return void problems.push('expected a JSON {message, detail} error')
     const body = answer.json
-    const extra = onlyKeys(body, answer.status === 429 ? ['message', 'detail', 'field', 'limitRemaining'] : ['message', 'detail', 'field'])
+    // A refused body lists every problem in `errors`, each a display error itself.
+    const listed = answer.status === 400 && Array.isArray(body.errors) && body.errors.every((item) => isObject(item) && typeof item.detail === 'string' && onlyKeys(item, ['message', 'detail', 'field']).length === 0)
+    const extra = onlyKeys(body, answer.status === 429 ? ['message', 'detail', 'field', 'limitRemaining'] : listed ? ['message', 'detail', 'field', 'errors'] : ['message', 'detail', 'field'])
     if (extra.length) problems.push(`display error has unexpected keys ${extra.join(', ')}`)
     if (!(DISPLAY_MESSAGES[answer.status] ?? []).includes(body.message as string)) problems.push(`display error message ${JSON.stringify(body.message)} does not fit status ${answer.status}`)
     if (typeof body.detail !== 'string' || !body.detail) problems.push('display error without detail')
@@ -123,6 +125,8 @@ function checkDisplay(op: Operation, answer: Answer, problems: string[]): void {
     else if (answer.headers.get('x-ratelimit-remaining') !== String(answer.json.limitRemaining)) problems.push('X-RateLimit-Remaining differs from limitRemaining')
   } else if (op.template === '/api/message') {
     if (answer.status !== 200 || answer.text !== 'Message sent successfully' || !answer.headers.get('x-message-id')) problems.push('a message success is not 200 "Message sent successfully" with X-Message-Id')
+  } else if (op.template === '/api/devices' && op.method === 'GET') {
+    if (answer.status !== 200 || !isObject(answer.json) || !Array.isArray(answer.json.devices)) problems.push('a device list is not 200 {devices}')
   } else if (op.template === '/api/devices') {
     if (![200, 201].includes(answer.status) || !isObject(answer.json) || !isObject(answer.json.device)) problems.push('a device registration is not 200/201 {device}')
   } else if (op.template === '/api/devices/{token}') {
@@ -192,8 +196,11 @@ export function checkAnswer(resolved: Resolved, answer: Answer, requestId: strin
   if (method === 'HEAD') return problems
 
   if (!op) {
-    // No route: the 404 envelope (HEAD/OPTIONS of a known path may answer otherwise, but never 5xx).
-    if (answer.status !== 404) problems.push(`an unknown route answered ${answer.status}`)
+    // No route: the 404 envelope, or 405 with Allow where the path has routes under other methods
+    // (HEAD/OPTIONS of a known path may answer otherwise, but never 5xx).
+    if (answer.status === 405) {
+      if (!answer.headers.get('allow')) problems.push('a 405 without Allow')
+    } else if (answer.status !== 404) problems.push(`an unknown route answered ${answer.status}`)
     checkEnvelope(answer, problems, requestId)
     return problems
   }

@@ -57,7 +57,7 @@ describe('start-up', () => {
     const api = await startTestService({ log: capturingLogger(lines) })
     await api.stop()
     expect(mentionsFcm(lines)).toEqual([
-      { level: 'warn', message: 'push: no FCM credentials (GOOGLE_APPLICATION_CREDENTIALS or push.credentialsFile); the sender is off and messages are recorded as undelivered' },
+      { level: 'warn', message: 'push: no FCM credentials (GOOGLE_APPLICATION_CREDENTIALS or push.credentialsFile); the sender is off and messages are recorded as undelivered (to see pushes without Firebase, set push.sender: "log")' },
     ])
   })
 
