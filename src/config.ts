@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { Type, type TObject } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { describeValueError, excerpt } from './http/validation-items'
+import { describeValueError, excerpt, pointerToField } from './http/validation-items'
 import { unknownPlugin } from './loader'
 import { StartupError } from './startup-error'
 import type { AnyPlugin } from './plugin'
@@ -31,11 +31,11 @@ const ServerSection = Type.Object(
     }),
     accessLog: Type.Boolean({ default: true, description: 'One JSON line per request: request id, method, route pattern, status, duration.' }),
     metricsToken: Type.Optional(
-      Type.String({ minLength: 16, description: 'Serves Prometheus metrics at GET /metrics to a Bearer token equal to this; unset: no /metrics.' }),
+      Type.String({ minLength: 16, writeOnly: true, description: 'Serves Prometheus metrics at GET /metrics to a Bearer token equal to this; unset: no /metrics.' }),
     ),
     cors: Type.Object(
       {
-        origins: Type.Array(Type.String({ pattern: '^https?://[^/\\s]+$' }), {
+        origins: Type.Array(Type.String({ pattern: '^https?://[^/\\s]+$', description: 'scheme://host[:port], e.g. https://example.com' }), {
           default: [],
           description: 'Origins (scheme://host[:port]) allowed to call /api/v1, the display API and /mcp from a browser; empty: no CORS headers.',
         }),
@@ -123,7 +123,19 @@ function isSecretSetting(segments: readonly string[], schema: unknown): boolean 
   return (schema as { writeOnly?: boolean } | undefined)?.writeOnly === true || segments.some((segment) => SECRET_SEGMENT.test(segment))
 }
 
-/** Applies defaults and validates; the first problem becomes a one-line StartupError. */
+/**
+ * What a refused setting held, for the error line: a number, boolean or string (64 characters at
+ * most), never an object or a list, which may hold a secret setting of its own. A secret's value is
+ * never repeated at all (isSecretSetting): error output lands in logs.
+ */
+function gotWords(value: unknown): string {
+  if (value === undefined) return 'got nothing'
+  if (Array.isArray(value)) return `got a list of ${value.length}`
+  if (typeof value === 'object' && value !== null) return 'got an object'
+  return `got ${excerpt(JSON.stringify(value) ?? String(value))}`
+}
+
+/** Applies defaults and validates; the first problem becomes a one-line StartupError in the service's words. */
 function validateSection<S extends TObject>(schema: S, value: unknown, label: string): Record<string, unknown> {
   if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value)))
     throw new StartupError(`config ${label}: must be an object`)
@@ -133,9 +145,8 @@ function validateSection<S extends TObject>(schema: S, value: unknown, label: st
   const first = Value.Errors(schema, section).First()
   if (first) {
     const segments = first.path.split('/').slice(1)
-    const path = segments.join('.')
-    // A secret's value is never repeated (error output lands in logs); any other, 64 characters at most.
-    const got = isSecretSetting(segments, first.schema) ? 'value not shown: a secret setting' : `got ${excerpt(JSON.stringify(first.value) ?? 'nothing')}`
+    const path = pointerToField(first.path)
+    const got = isSecretSetting(segments, first.schema) ? 'value not shown: a secret setting' : gotWords(first.value)
     throw new StartupError(`config ${label}${path ? `.${path}` : ''}: ${describeValueError(first)} (${got})`)
   }
   return section

@@ -4,12 +4,13 @@
  * from the same TypeBox schemas the OpenAPI document shows.
  */
 import type { TSchema } from '@sinclair/typebox'
+import { ValueErrorType } from '@sinclair/typebox/errors'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { BodyProblem } from '../../src/http/body'
 import { bearerToken } from '../../src/http/credentials'
 import { ApiError } from '../../src/http/errors'
 import { mapError } from '../../src/http/error-mapper'
-import { pointerToField } from '../../src/http/validation-items'
+import { describeValueError, isUnknownField, MAX_ERROR_ITEMS, pointerToField, type ValueErrorLike } from '../../src/http/validation-items'
 import { describeError, type Logger } from '../../src/log'
 import type { Principal } from '../../src/services/identity'
 import type { Sessions } from '../auth/api'
@@ -18,6 +19,8 @@ export interface DisplayError {
   message: string
   detail: string
   field?: string
+  /** Every problem of a refused body (the first is `message`, `detail`, `field` themselves). */
+  errors?: DisplayError[]
 }
 
 export interface UsageRow {
@@ -132,8 +135,32 @@ export function refusalResponse(refusal: Refusal): Response {
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
 /**
- * The first problem of `body` against `schema` (compiled once), as the display API reports it:
- * `invalidRequest` naming the field; null when the body is valid.
+ * Each offending field of `errors` (TypeBox value errors, `prefix` before their paths), at most
+ * MAX_ERROR_ITEMS, as the display API reports it: `invalidRequest` naming the field, in the same
+ * words as API v1. An error at the root (not an object) is reported alone.
+ */
+export function displayProblems(errors: Iterable<ValueErrorLike>, prefix = '', seen = new Set<string>()): DisplayError[] {
+  const problems: DisplayError[] = []
+  for (const error of errors) {
+    const field = pointerToField(`${prefix}${error.path}`)
+    if (field === '') return [{ message: 'invalidRequest', detail: error.type === ValueErrorType.Object ? 'The body must be a JSON object.' : `The body ${describeValueError(error)}.` }]
+    if (seen.has(field)) continue
+    seen.add(field)
+    problems.push({ message: 'invalidRequest', detail: `${field} ${isUnknownField(error) ? 'is not a known field' : describeValueError(error)}.`, field })
+    if (seen.size >= MAX_ERROR_ITEMS) break
+  }
+  return problems
+}
+
+/** A 400 `invalidRequest` of every problem found: the first one's `{message, detail, field}`, and all of them in `errors`. */
+export function invalidRequest(problems: readonly DisplayError[]): DisplayError {
+  const all = problems.length ? problems : [{ message: 'invalidRequest', detail: 'The body is invalid.' }]
+  return { ...all[0]!, errors: [...all] }
+}
+
+/**
+ * Every problem of `body` against `schema` (compiled once), as the display API reports it:
+ * `invalidRequest` naming the first field and listing all; null when the body is valid.
  */
 export function checkBody(schema: TSchema, body: unknown): DisplayError | null {
   let check = compiled.get(schema)
@@ -142,10 +169,5 @@ export function checkBody(schema: TSchema, body: unknown): DisplayError | null {
     compiled.set(schema, check)
   }
   if (check.Check(body)) return null
-  const first = check.Errors(body).First()
-  if (!first) return { message: 'invalidRequest', detail: 'The body is invalid.' }
-  const field = pointerToField(first.path) || undefined
-  if (!field) return { message: 'invalidRequest', detail: 'The body must be a JSON object.' }
-  const detail = first.message === 'Unexpected property' ? 'Unknown field.' : (first.schema as { description?: string }).description ? `${first.message}: ${(first.schema as { description: string }).description}` : `${first.message}.`
-  return { message: 'invalidRequest', detail, field }
+  return invalidRequest(displayProblems(check.Errors(body)))
 }

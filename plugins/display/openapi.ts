@@ -28,6 +28,16 @@ export const displayErrorDoc = (description: string, codes: readonly string[], h
         detail: Type.String({ description: 'What was wrong, for people.' }),
         field: Type.Optional(Type.String({ description: 'The offending body field as a dotted path, e.g. `data.points[3].y`.' })),
         ...(codes.includes('limitExceeded') ? { limitRemaining: Type.Literal(0) } : {}),
+        ...(codes.includes('invalidRequest')
+          ? {
+              errors: Type.Optional(
+                Type.Array(Type.Object({ message: Type.String(), detail: Type.String(), field: Type.Optional(Type.String()) }, { additionalProperties: false }), {
+                  maxItems: 20,
+                  description: 'A refused body: every offending field (at most 20), the first one being `message`, `detail` and `field` themselves.',
+                }),
+              ),
+            }
+          : {}),
       },
       { title: 'DisplayError', additionalProperties: false },
     ),

@@ -8,9 +8,8 @@
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { queryText, type Database } from '../../src/db'
-import { pointerToField } from '../../src/http/validation-items'
 import { isUuid } from '../../src/ids'
-import { limitExceeded, readOnly, unknownKey, usageOf, type DisplayError, type Outcome } from './answers'
+import { displayProblems, invalidRequest, limitExceeded, readOnly, unknownKey, usageOf, type DisplayError, type Outcome, type Refusal } from './answers'
 import type { CallGroups } from './call-groups'
 import { displayKeyOf, refuseCounted } from './calls'
 import { ComponentData, ComponentUpdate } from './model'
@@ -58,23 +57,74 @@ export class ChangeNotifier {
 
 const checkUpdate = TypeCompiler.Compile(ComponentUpdate)
 const checkData = new Map<string, TypeCheck<TSchema>>(Object.entries(ComponentData).map(([type, schema]) => [type, TypeCompiler.Compile(schema as TSchema)]))
+const TYPES = Object.keys(ComponentData)
+const fieldsOf = (type: string) => Object.keys((ComponentData as Record<string, { properties: object }>)[type]!.properties)
 
-/** The first problem of a body, or null. Numbers must be finite (JSON can spell 1e400). */
-function checkComponentBody(body: unknown): DisplayError | null {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { message: 'invalidRequest', detail: 'The body must be a JSON object.' }
-  const problem = (path: string, detail: string): DisplayError => ({ message: 'invalidRequest', detail, field: pointerToField(path) || undefined })
+type ComponentBody = { componentId: string; timestamp: number; data: { type: string } }
+
+interface BodyCheck {
+  /** Every problem found (at most 20), empty when the body is valid. */
+  problems: DisplayError[]
+  /** The other component types whose data this `data` is (with their `type`), when it fails its own. */
+  shapedAs: string[]
+}
+
+/**
+ * Every problem of a body: its envelope's and its data's against `data.type`'s table. Numbers
+ * are finite (JSON can spell 1e400): TypeBox refuses NaN and infinities.
+ */
+function checkComponentBody(body: object): BodyCheck {
   // Check is the compiled fast path; Errors (slow) only runs to name what failed.
-  const first = checkUpdate.Check(body) ? undefined : checkUpdate.Errors(body).First()
-  if (first) return problem(first.path, first.message === 'Unexpected property' ? 'Unknown field.' : `${first.message}.`)
-  const { data, timestamp } = body as { data: { type: string }; timestamp: number }
-  if (!Number.isFinite(timestamp)) return problem('/timestamp', 'Expected a finite number.')
-  const check = checkData.get(data.type)
-  if (!check) return problem('/data/type', `Expected one of ${Object.keys(ComponentData).join(', ')}.`)
-  const error = check.Check(data) ? undefined : check.Errors(data).First()
-  if (error) return problem(`/data${error.path}`, error.message === 'Unexpected property' ? 'Unknown field.' : `${error.message}.`)
-  const infinite = (data as { points?: Array<{ y: number }> }).points?.findIndex((point) => !Number.isFinite(point.y)) ?? -1
-  if (infinite >= 0) return problem(`/data/points/${infinite}/y`, 'Expected a finite number.')
-  return null
+  const seen = new Set<string>()
+  const problems = checkUpdate.Check(body) ? [] : displayProblems(checkUpdate.Errors(body), '', seen)
+  const data = (body as { data?: unknown }).data
+  if (typeof data !== 'object' || data === null || Array.isArray(data) || typeof (data as { type?: unknown }).type !== 'string') return { problems, shapedAs: [] }
+  const type = (data as { type: string }).type
+  const check = checkData.get(type)
+  if (!check) {
+    if (!seen.has('data.type')) problems.push({ message: 'invalidRequest', detail: `data.type must be one of ${TYPES.join(', ')}.`, field: 'data.type' })
+    return { problems, shapedAs: [] }
+  }
+  if (check.Check(data)) return { problems, shapedAs: [] }
+  problems.push(...displayProblems(check.Errors(data), '/data', seen))
+  const shapedAs = TYPES.filter((other) => other !== type && checkData.get(other)!.Check({ ...(data as object), type: other }))
+  return { problems, shapedAs }
+}
+
+/**
+ * Whether data of `declared` type that is valid data of the `shapedAs` types is another type's
+ * data for a component of type `actual`: it is labelled other than the component, or it holds
+ * fields the component's type has none of. Data that only lacks fields of its own type (a bar
+ * chart without `xNumber` reads as a pie chart) is an invalid request, not a mismatch.
+ */
+function mismatched(actual: string, declared: string, shapedAs: readonly string[], data: object): boolean {
+  if (!shapedAs.length) return false
+  if (declared !== actual) return true
+  const own = new Set(fieldsOf(actual))
+  return Object.keys(data).some((field) => !own.has(field))
+}
+
+const typeMismatch = (actual: string, declared: string, shapedAs: readonly string[]): DisplayError => ({
+  message: 'componentTypeMismatch',
+  detail: shapedAs.includes(actual)
+    ? `The component is a ${actual}; data.type is ${declared}, but the data is a ${actual}'s: send data.type ${actual}.`
+    : `The component is a ${actual}; the data is a ${shapedAs[0]}'s${declared === shapedAs[0] ? '' : ` (data.type says ${declared})`}.`,
+  field: 'data.type',
+})
+
+/**
+ * A counted refusal of a body whose data is another type's: the call runs as an update that can
+ * never apply (its type is none), which counts it and reads the component's type in the same one
+ * statement; another type's data is `componentTypeMismatch`, anything else the body's problems.
+ */
+async function refuseShaped(groups: CallGroups, keyHash: string, body: ComponentBody, check: BodyCheck): Promise<Refusal> {
+  const { componentId, timestamp, data } = body
+  const row = await groups.run({ keyHash, update: { componentId: isUuid(componentId) ? componentId : null, data: '{}', timestamp: toSeconds(timestamp), type: '' } })
+  if (!row) return unknownKey()
+  const usage = usageOf(row)
+  if (!usage.counted) return limitExceeded(usage)
+  const error = row.type && mismatched(row.type, data.type, check.shapedAs, data) ? typeMismatch(row.type, data.type, check.shapedAs) : invalidRequest(check.problems)
+  return { ok: false, status: 400, usage, error }
 }
 
 /** The default of `display.maxComponentDataKilobytes`, in bytes. */
@@ -120,9 +170,10 @@ export async function updateComponent(groups: CallGroups, body: unknown, maxData
   const key = displayKeyOf(body)
   if ('ok' in key) return key
   const { keyHash } = key
-  const problem = checkComponentBody(body)
-  if (problem) return refuseCounted(groups, keyHash, problem)
-  const { componentId, timestamp, data } = body as { componentId: string; timestamp: number; data: { type: string } }
+  const check = checkComponentBody(body as object)
+  if (check.shapedAs.length && check.problems.every((problem) => problem.field?.startsWith('data.'))) return refuseShaped(groups, keyHash, body as ComponentBody, check)
+  if (check.problems.length) return refuseCounted(groups, keyHash, invalidRequest(check.problems))
+  const { componentId, timestamp, data } = body as ComponentBody
   const stored = storedLength(data)
   if (stored > maxDataBytes)
     return refuseCounted(groups, keyHash, {

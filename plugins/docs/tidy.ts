@@ -95,7 +95,8 @@ function tidy(document: Json): Json {
       for (const [status, response] of Object.entries<Json>(operation.responses)) {
         delete response.noValidate // the run-time marker of `responses()` (src/http/envelope.ts)
         const json = response.content?.['application/json']
-        if (Number(status) >= 400 && json?.schema?.properties?.errors) {
+        // The v1 envelope (`data` and `errors`); the display API's `{message, detail, errors?}` is its own.
+        if (Number(status) >= 400 && json?.schema?.properties?.errors && json.schema.properties.data) {
           const { description, noValidate: _, ...schema } = json.schema
           schemas[ERROR_SCHEMA] ??= { ...schema, title: ERROR_SCHEMA }
           operation.responses[status] = { description: response.description ?? description ?? 'Error', content: { 'application/json': { schema: ERROR_REF } } }
