@@ -30,6 +30,7 @@ import type { AnyPlugin, CoreServices, PluginContext, ScopeDefinition, ToolDefin
 import { ServiceRegistry } from './services/registry'
 import { ListCache } from './http/list-cache'
 import { createWrites } from './writes'
+import { controlRoutes, type Control } from './control'
 
 export interface ServiceOptions {
   registry: readonly AnyPlugin[]
@@ -41,6 +42,8 @@ export interface ServiceOptions {
   provide?: (services: ServiceRegistry) => void
   /** Background workers (e.g. the push outbox) run unless false (the operator CLI). */
   background?: boolean
+  /** The CLI's door into a server on the embedded database (src/control.ts). */
+  control?: Control
 }
 
 export interface Service {
@@ -203,6 +206,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const methodsOf = { allowed: (_path: string): string[] | undefined => undefined }
   const app = createRoot(log, database, migrationCheck(database.db, migrations), createCors(config.server.cors.origins), landing, methodsOf)
   app.use(metricsRoutes(metrics, config.server.metricsToken))
+  // The socket's peer, never a forwarded address: the door is for this machine only.
+  if (options.control) app.use(controlRoutes(options.control, (request) => clientAddress(request, 0)))
   for (const plugin of plugins) if (plugin.routes) app.use(plugin.routes(contexts.get(plugin.name)!, bound.get(plugin.name)))
   app.compile()
   methodsOf.allowed = allowedMethods(app.routes)

@@ -4,8 +4,10 @@
  * object with `error` on stderr and a non-zero exit. `--help` (or `-h`) anywhere prints the
  * usage of what precedes it instead, as text on stdout, and exits 0.
  */
-import { createService } from './app'
+import { createService, type Service } from './app'
 import { loadConfig } from './config'
+import { readControl, runThrough, type CommandOutcome } from './control'
+import { DatabaseInUse } from './db'
 import { ApiError } from './http/errors'
 import { createLogger } from './log'
 import type { AnyPlugin, CliCommand } from './plugin'
@@ -149,33 +151,57 @@ function errorBody(error: unknown, definition: CliCommand | undefined): Record<s
   return body
 }
 
-/** Runs one command (or prints the usage asked for); returns the process exit code. */
-export async function runCli(registry: readonly AnyPlugin[], argv: readonly string[]): Promise<number> {
-  let stop: (() => Promise<void>) | undefined
+/**
+ * Runs one command (or the usage asked for) on the service `open` gives: its exit code and what it
+ * prints. The CLI opens a service of its own; a server on the embedded database runs the commands
+ * the CLI sends it (src/control.ts) on itself.
+ */
+export async function runCommand(
+  registry: readonly AnyPlugin[],
+  argv: readonly string[],
+  open: () => Promise<{ service: Service; close(): Promise<void> }>,
+): Promise<CommandOutcome> {
+  let opened: { service: Service; close(): Promise<void> } | undefined
   let definition: CliCommand | undefined
   try {
     const { command, flags, help } = parseArguments(argv)
-    if (help) {
-      process.stdout.write(usageFor(registry, command))
-      return 0
-    }
+    if (help) return { code: 0, stdout: usageFor(registry, command), stderr: '' }
     const found = findCommand(registry, command)
     definition = found.definition
     checkFlags(command, definition, flags)
-    const config = loadConfig(registry)
-    if (!config.enabled.has(found.plugin.name)) throw new UsageError(`"${command}" needs the ${found.plugin.name} plugin, which is disabled`)
-    const service = await createService({ registry, config, log: createLogger(process.env.LOG_LEVEL ? undefined : 'warn'), background: false })
-    stop = () => service.stop()
-    const { context, bound } = service.contextOf(found.plugin.name)
+    opened = await open()
+    if (!opened.service.plugins.some((plugin) => plugin.name === found.plugin.name)) throw new UsageError(`"${command}" needs the ${found.plugin.name} plugin, which is disabled`)
+    const { context, bound } = opened.service.contextOf(found.plugin.name)
     // A command sees the scopes of the enabled plugins (the core lists every registered one):
     // what `key create --scopes all` grants and what the CLI accepts.
     const result = await definition.run({ ...context, scopes: context.enabledScopes }, flags, bound)
-    process.stdout.write(`${JSON.stringify(result)}\n`)
-    return 0
+    return { code: 0, stdout: `${JSON.stringify(result)}\n`, stderr: '' }
   } catch (error) {
-    process.stderr.write(`${JSON.stringify(errorBody(error, definition))}\n`)
-    return error instanceof UsageError ? 2 : 1
+    if (error instanceof DatabaseInUse) throw error
+    return { code: error instanceof UsageError ? 2 : 1, stdout: '', stderr: `${JSON.stringify(errorBody(error, definition))}\n` }
   } finally {
-    await stop?.()
+    await opened?.close()
   }
+}
+
+/**
+ * The CLI: runs the command on a service of its own, or, when a server on this machine holds the
+ * embedded database, through that server (it wrote a control file when it started listening).
+ */
+export async function runCli(registry: readonly AnyPlugin[], argv: readonly string[]): Promise<number> {
+  let outcome: CommandOutcome
+  try {
+    outcome = await runCommand(registry, argv, async () => {
+      const service = await createService({ registry, config: loadConfig(registry), log: createLogger(process.env.LOG_LEVEL ? undefined : 'warn'), background: false })
+      return { service, close: () => service.stop() }
+    })
+  } catch (error) {
+    const held = error as DatabaseInUse
+    const control = readControl(held.dir, held.owner)
+    const through = control && (await runThrough(control, argv))
+    outcome = through ?? { code: 1, stdout: '', stderr: `${JSON.stringify({ error: held.message })}\n` }
+  }
+  process.stdout.write(outcome.stdout)
+  process.stderr.write(outcome.stderr)
+  return outcome.code
 }

@@ -67,8 +67,11 @@ function schemeOf(url: string): string {
   return scheme ? `${scheme}…` : 'a value without a scheme such as postgres://'
 }
 
+/** The directory (or `memory`) a `pglite:` URL names; unset is the default directory. */
+const pgliteTarget = (url: string | undefined) => (url ? url.slice('pglite:'.length).replace(/^\/\//, '') : DEFAULT_PGLITE_DIR)
+
 async function openPglite(url: string | undefined, options: DatabaseOptions): Promise<DatabaseHandle> {
-  const target = url ? url.slice('pglite:'.length).replace(/^\/\//, '') : DEFAULT_PGLITE_DIR
+  const target = pgliteTarget(url)
   const inMemory = target === 'memory' || target === ''
   const releaseLock = inMemory ? () => {} : lockDataDir(target)
   const client = await PGlite.create({
@@ -104,6 +107,24 @@ async function openPglite(url: string | undefined, options: DatabaseOptions): Pr
  * volume would each take the other's lock for their own. A lock of another host cannot be checked
  * for life, so it refuses until that host's process stops (which removes it) or an operator does.
  */
+/** The embedded database is held by another live process on this host (its pid in `owner`). */
+export class DatabaseInUse extends Error {
+  constructor(
+    message: string,
+    readonly dir: string,
+    readonly owner: number,
+  ) {
+    super(message)
+  }
+}
+
+/** The directory of an embedded database URL (unset: the default), or undefined for memory and servers. */
+export function embeddedDirectory(url: string | undefined): string | undefined {
+  if (url && !url.startsWith('pglite:')) return undefined
+  const target = pgliteTarget(url)
+  return target === 'memory' || target === '' ? undefined : target
+}
+
 function lockDataDir(dir: string): () => void {
   mkdirSync(dir, { recursive: true })
   const lockFile = join(dir, '..', `${dir.split('/').filter(Boolean).pop()}.lock`)
@@ -116,8 +137,10 @@ function lockDataDir(dir: string): () => void {
         `the embedded database ${dir} is in use by process ${owner} on host ${owningHost} (another container on the same volume?); stop it first, or remove ${lockFile} if it is gone`,
       )
     if (owner && owner !== process.pid && isAlive(owner))
-      throw new Error(
+      throw new DatabaseInUse(
         `the embedded database ${dir} is in use by process ${owner}; stop it first, or use a PostgreSQL server (DATABASE_URL) to share one database`,
+        dir,
+        owner,
       )
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error

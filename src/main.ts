@@ -7,21 +7,30 @@ import { loadConfig, type ServiceConfig } from './config'
 import { StartupError } from './startup-error'
 import type { AnyPlugin } from './plugin'
 import { createLogger, type Logger } from './log'
+import { runCommand } from './cli'
+import { newControlToken, writeControl } from './control'
+import { embeddedDirectory } from './db'
 
 export interface Started {
   service: Service
   config: ServiceConfig
   log: Logger
+  /** On the embedded database: its directory and the token of the CLI's door (src/control.ts). */
+  control?: { dir: string; token: string }
 }
 
 /** Builds the service of the `registry` plugins from service.config.json and the environment (the entries pass the registry in). */
 export async function boot(registry: readonly AnyPlugin[]): Promise<Started> {
   const config = loadConfig(registry)
   const log = createLogger()
-  const service = await createService({ registry, config, log }).catch((error) => {
+  const dir = embeddedDirectory(config.database.url)
+  const control = dir ? { dir, token: newControlToken() } : undefined
+  // The CLI's commands, sent by `npm run cli` while this server holds the embedded database, run on it.
+  const run = (argv: string[]) => runCommand(registry, argv, async () => ({ service, close: async () => {} }))
+  const service: Service = await createService({ registry, config, log, ...(control ? { control: { token: control.token, run } } : {}) }).catch((error) => {
     throw unreachableDatabase(error, config.database.url) ?? error
   })
-  return { service, config, log }
+  return { service, config, log, control }
 }
 
 /** Error codes of a database that cannot be reached or entered (the network's, then PostgreSQL's). */
@@ -51,6 +60,11 @@ export function unreachableDatabase(error: unknown, url: string | undefined): St
  * `listening on` line, then the log's `service ready` with the address, runtime, plugins and database.
  */
 export function announce(started: Started, url: string, runtime: string): void {
+  if (started.control) {
+    const remove = writeControl(started.control.dir, url, started.control.token)
+    started.service.core.onStop(remove)
+    process.once('exit', remove)
+  }
   process.stderr.write(`listening on ${url} (${runtime})\n`)
   started.log.info('service ready', {
     url,

@@ -1,4 +1,5 @@
 /** The `auth` plugin: organizations, users, API keys, the Bearer check and the operator CLI. */
+import { randomBytes } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { onFlags } from '../../src/cli'
 import { badRequest } from '../../src/http/errors'
@@ -127,6 +128,38 @@ export default definePlugin({
   },
 
   cli: {
+    setup: {
+      description:
+        "First run, in one command (with or without the server running): an organization, its superadministrator and an API key with every scope of the enabled plugins, all or nothing; prints the key's secret and the password this once, and what to try next. Refused once the service has users.",
+      flags: {
+        org: { description: 'Organization name (default: My organization)' },
+        email: { description: 'The superadministrator\'s email, their sign-in name (default: admin@example.com)' },
+        username: { description: 'Their username (default: admin)' },
+        name: { description: 'Their display name (default: Administrator)' },
+        password: { description: 'Their password, at least 8 characters (default: a random one, printed this once)' },
+      },
+      async run(context, flags, { accounts }) {
+        const password = flags.password ?? randomBytes(12).toString('base64url')
+        const input = {
+          organization: { name: flags.org ?? 'My organization' },
+          user: { email: flags.email ?? 'admin@example.com', username: flags.username ?? 'admin', displayName: flags.name ?? 'Administrator', role: 'superadministrator', password },
+          key: { name: 'setup', scopes: context.scopes.map((scope) => scope.name) },
+        }
+        const made = await onFlags({ displayName: 'name', name: 'org' }, () => accounts.setUp(cliActor, input))
+        const base = `http://localhost:${process.env.PORT || 3000}`
+        return {
+          organization: { id: made.organization.id, name: made.organization.name },
+          user: { id: made.user.id, email: made.user.email, username: made.user.username, role: made.user.role, ...(flags.password ? {} : { password }) },
+          key: { id: made.key.id, secret: made.secret, scopes: made.key.scopes },
+          ...made.extra,
+          next: [
+            `curl -H 'Authorization: Bearer ${made.secret}' ${base}/api/v1/users/me`,
+            `curl -H 'Authorization: Bearer ${made.secret}' -H 'Content-Type: application/json' -d '{"name":"First project"}' ${base}/api/v1/projects`,
+            `sign in at ${base}/account as ${made.user.email} to make more keys; the API's documentation is at ${base}/docs`,
+          ],
+        }
+      },
+    },
     'org create': {
       description: 'Create an organization.',
       flags: { name: { required: true, description: 'Organization name, 1..200 characters' } },

@@ -1,5 +1,6 @@
 /** Organizations, users and API keys: the logic the CLI and the account area share. */
 import { and, count, desc, eq, isNull, sql } from 'drizzle-orm'
+import type { Static } from '@sinclair/typebox'
 import type { AuditActor } from '../../src/audit'
 import { queryText, type Database } from '../../src/db'
 import type { EventBus } from '../../src/events'
@@ -9,7 +10,7 @@ import { isUuid, uuidv7 } from '../../src/ids'
 import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
 import type { ApiKeyView, UserCreatedHook, UserDirectory, UserIdentity } from './api'
 import { validate } from '../../src/validate'
-import type { Writes } from '../../src/writes'
+import type { Write, Writes } from '../../src/writes'
 import { ApiKeyInput, OrganizationInput, UserInput } from './model'
 import type { PasswordHasher } from './password'
 import { apiKeys, organizations, userEmails, users } from './schema'
@@ -41,11 +42,13 @@ export async function createOrganization(writes: Writes, actor: Omit<AuditActor,
   const { db } = writes
   const { name } = validate(OrganizationInput, input)
   const id = uuidv7()
-  return writes.change({ ...actor, organizationId: id }, null, async ({ tx, audit }) => {
-    const [organization] = await tx.insert(organizations).values({ id, name }).returning()
-    await audit({ action: 'organization.created', resourceType: 'organization', resourceId: id, changes: { after: { name } } })
-    return organization!
-  })
+  return writes.change({ ...actor, organizationId: id }, null, (write) => insertOrganization(write, id, name))
+}
+
+async function insertOrganization({ tx, audit }: Write, id: string, name: string) {
+  const [organization] = await tx.insert(organizations).values({ id, name }).returning()
+  await audit({ action: 'organization.created', resourceType: 'organization', resourceId: id, changes: { after: { name } } })
+  return organization!
 }
 
 export interface CreateUserOptions {
@@ -57,47 +60,49 @@ export interface CreateUserOptions {
 export async function createUser(writes: Writes, actor: Omit<AuditActor, 'organizationId'>, input: unknown, options: CreateUserOptions) {
   const { db } = writes
   const data = validate(UserInput, input)
-  const email = data.email.toLowerCase()
   const [organization] = await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, data.organizationId))
   if (!organization) throw badRequest('No such organization.', 'organizationId')
   const passwordHash = await options.hasher.hash(data.password)
-  return writes.change({ ...actor, organizationId: data.organizationId }, null, async ({ tx, audit }) => {
-    // The email is claimed first, across organizations (user_emails): a concurrent claim waits and then finds it taken.
-    const id = uuidv7()
-    const [claimed] = await tx.insert(userEmails).values({ email, organizationId: data.organizationId, userId: id }).onConflictDoNothing().returning()
-    if (!claimed) {
-      const [byEmail] = await tx.select({ id: userEmails.userId }).from(userEmails).where(eq(userEmails.email, email))
-      throw conflict('A user with this email already exists.', byEmail?.id, 'email')
-    }
-    const [byUsername] = await tx
-      .select({ id: users.id })
-      .from(users)
-      .where(and(eq(users.organizationId, data.organizationId), eq(users.username, data.username)))
-    if (byUsername) throw conflict('A user with this username already exists in the organization.', byUsername.id, 'username')
-    const [user] = await tx
-      .insert(users)
-      .values({
-        id,
-        organizationId: data.organizationId,
-        email,
-        username: data.username,
-        displayName: data.displayName,
-        avatarUrl: data.avatarUrl ?? null,
-        role: data.role,
-        passwordHash,
-      })
-      .returning()
-    await audit({
-      action: 'user.created',
-      resourceType: 'user',
-      resourceId: user!.id,
-      changes: { after: { email, username: user!.username, displayName: user!.displayName, role: user!.role } },
+  return writes.change({ ...actor, organizationId: data.organizationId }, null, (write) => insertUser(write, data, passwordHash, options.hooks))
+}
+
+/** The user's rows and audit record in `write`'s transaction, then the created-user hooks. */
+async function insertUser({ tx, audit }: Write, data: Static<typeof UserInput>, passwordHash: string, hooks: readonly UserCreatedHook[]) {
+  const email = data.email.toLowerCase()
+  // The email is claimed first, across organizations (user_emails): a concurrent claim waits and then finds it taken.
+  const id = uuidv7()
+  const [claimed] = await tx.insert(userEmails).values({ email, organizationId: data.organizationId, userId: id }).onConflictDoNothing().returning()
+  if (!claimed) {
+    const [byEmail] = await tx.select({ id: userEmails.userId }).from(userEmails).where(eq(userEmails.email, email))
+    throw conflict('A user with this email already exists.', byEmail?.id, 'email')
+  }
+  const [byUsername] = await tx
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.organizationId, data.organizationId), eq(users.username, data.username)))
+  if (byUsername) throw conflict('A user with this username already exists in the organization.', byUsername.id, 'username')
+  const [user] = await tx
+    .insert(users)
+    .values({
+      id,
+      organizationId: data.organizationId,
+      email,
+      username: data.username,
+      displayName: data.displayName,
+      avatarUrl: data.avatarUrl ?? null,
+      role: data.role,
+      passwordHash,
     })
-    let extra: Record<string, unknown> = {}
-    for (const hook of options.hooks)
-      extra = { ...extra, ...(await hook(tx, { id: user!.id, organizationId: user!.organizationId, username: user!.username })) }
-    return { user: user!, extra }
+    .returning()
+  await audit({
+    action: 'user.created',
+    resourceType: 'user',
+    resourceId: user!.id,
+    changes: { after: { email, username: user!.username, displayName: user!.displayName, role: user!.role } },
   })
+  let extra: Record<string, unknown> = {}
+  for (const hook of hooks) extra = { ...extra, ...(await hook(tx, { id: user!.id, organizationId: user!.organizationId, username: user!.username })) }
+  return { user: user!, extra }
 }
 
 /** Deactivates a user; their keys and sessions stop working on every instance at once. */
@@ -176,25 +181,70 @@ export async function createApiKey(
         )
       if (active!.n >= maxKeys) throw conflict(`You hold ${active!.n} active API keys, the most allowed (auth.maxKeysPerUser); revoke one first.`)
     }
-    const [key] = await tx
-      .insert(apiKeys)
-      .values({
-        organizationId: owner.organizationId,
-        ownerId,
-        name: data.name,
-        prefix: secretPrefix(secret),
-        secretHash: hashSecret(secret),
-        scopes: data.scopes,
-        expiresAt,
-      })
-      .returning()
-    await audit({
-      action: 'api_key.created',
-      resourceType: 'api_key',
-      resourceId: key!.id,
-      changes: { after: { name: key!.name, prefix: key!.prefix, scopes: key!.scopes, ownerId, expiresAt: key!.expiresAt?.toISOString() ?? null } },
+    return insertApiKey({ tx, audit }, owner, data, expiresAt, secret)
+  })
+}
+
+/** The key's row (only the secret's hash) and its audit record in `write`'s transaction. */
+async function insertApiKey({ tx, audit }: Pick<Write, 'tx' | 'audit'>, owner: { id: string; organizationId: string }, data: { name: string; scopes: string[] }, expiresAt: Date | null, secret: string) {
+  const [key] = await tx
+    .insert(apiKeys)
+    .values({
+      organizationId: owner.organizationId,
+      ownerId: owner.id,
+      name: data.name,
+      prefix: secretPrefix(secret),
+      secretHash: hashSecret(secret),
+      scopes: data.scopes,
+      expiresAt,
     })
-    return { key: key!, secret }
+    .returning()
+  await audit({
+    action: 'api_key.created',
+    resourceType: 'api_key',
+    resourceId: key!.id,
+    changes: { after: { name: key!.name, prefix: key!.prefix, scopes: key!.scopes, ownerId: owner.id, expiresAt: key!.expiresAt?.toISOString() ?? null } },
+  })
+  return { key: key!, secret }
+}
+
+/** What `setup` makes: an organization, its first (super)administrator and a key of every scope. */
+export interface SetUp {
+  organization: typeof organizations.$inferSelect
+  user: typeof users.$inferSelect
+  extra: Record<string, unknown>
+  key: typeof apiKeys.$inferSelect
+  secret: string
+}
+
+/**
+ * A first organization, its superadministrator and a key with `scopes`, in one transaction: all
+ * three or nothing. Refused (409) once any user exists: it is a first run's command, and the
+ * CLI's `org create`, `user create` and `key create` (or the account area) make the rest.
+ */
+export async function setUp(
+  writes: Writes,
+  actor: Omit<AuditActor, 'organizationId'>,
+  input: { organization: unknown; user: Record<string, unknown>; key: unknown },
+  options: CreateUserOptions & { knownScopes: ReadonlySet<string> },
+): Promise<SetUp> {
+  const { name } = validate(OrganizationInput, input.organization)
+  const organizationId = uuidv7()
+  const user = validate(UserInput, { ...input.user, organizationId })
+  const key = validate(ApiKeyInput, input.key)
+  key.scopes.forEach((scope, index) => {
+    if (!options.knownScopes.has(scope)) throw badRequest(`Unknown scope "${scope}".`, `scopes[${index}]`)
+  })
+  const passwordHash = await options.hasher.hash(user.password)
+  return writes.change({ ...actor, organizationId }, null, async (write) => {
+    // Two set-ups at once: the second waits for the first's lock and then finds its user.
+    await queryText(write.tx, 'select pg_advisory_xact_lock(7210331116)', [])
+    const [anyone] = await write.tx.select({ id: users.id }).from(users).limit(1)
+    if (anyone) throw conflict('This service is already set up (it has users): create more with org create, user create and key create, or in the account area.')
+    const organization = await insertOrganization(write, organizationId, name)
+    const made = await insertUser(write, user, passwordHash, options.hooks)
+    const { key: stored, secret } = await insertApiKey(write, made.user, key, null, generateSecret(API_KEY_PREFIX))
+    return { organization, user: made.user, extra: made.extra, key: stored, secret }
   })
 }
 
@@ -278,6 +328,7 @@ export function createAccounts(deps: AccountDeps) {
     deactivateUser: (actor: OperatorActor, userId: string) => deactivateUser(writes, events, actor, userId),
     createApiKey: (actor: OperatorActor, ownerId: string, input: unknown) => createApiKey(writes, actor, ownerId, input, deps.knownScopes, deps.maxKeysPerUser),
     revokeApiKey: (actor: OperatorActor, keyId: string, ownerId?: string) => revokeApiKey(writes, events, actor, keyId, ownerId),
+    setUp: (actor: OperatorActor, input: Parameters<typeof setUp>[2]) => setUp(writes, actor, input, { hasher: deps.hasher, hooks: deps.hooks, knownScopes: deps.knownScopes }),
   }
 }
 

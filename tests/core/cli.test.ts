@@ -126,7 +126,7 @@ describe('operator CLI', () => {
     expect(json(unknown.stderr).error).toStartWith('unknown command "org explode"')
     const none = await cli()
     expect(none.code).toBe(2)
-    expect(json(none.stderr).error).toStartWith('no command given (commands: org create, ')
+    expect(json(none.stderr).error).toStartWith('no command given (commands: setup, org create, ')
   }, 120_000)
 
   test('key create: --scopes all grants every scope of the enabled plugins; an unknown scope lists the valid ones; errors name the flag', async () => {
