@@ -114,7 +114,7 @@ describe('CORS', () => {
   })
 
   test('an origin that is not scheme://host[:port] refuses start-up, naming the setting', async () => {
-    await expect(startTestService({ config: { server: { cors: { origins: ['https://app.example.com/'] } } } })).rejects.toThrow(/server\.cors\.origins\.0/)
+    await expect(startTestService({ config: { server: { cors: { origins: ['https://app.example.com/'] } } } })).rejects.toThrow(/server\.cors\.origins\[0\]: must be in the form: scheme:\/\/host\[:port\]/)
   })
 })
 
