@@ -257,7 +257,7 @@ export const round = (value: number, digits = 0) => Number(value.toFixed(digits)
 const RESULTS = 'bench/RESULTS.md'
 const HEADER = `# Benchmark results
 
-Written by \`npm run bench\` (how to run it: README, "Benchmarks"). Each section records the machine, the date
+Written by \`npm run bench\` (how to run it: docs/performance.md, "Benchmarks"). Each section records the machine, the date
 and the exact command; figures inside one section come from one run, so their ratios hold even on a shared,
 noisy machine. Benchmarks never run as timed tests in CI.
 `

@@ -95,8 +95,8 @@ export function overallUsage(registry: readonly AnyPlugin[], group = ''): string
   return [
     `usage: ${INVOCATION} ${group || '<command>'}${group ? ' <subcommand>' : ''} [--flag value …]`,
     '',
-    'Operator commands, on the same DATABASE_URL as the server (the embedded database only while the',
-    'server is stopped: it belongs to one process). Each prints one JSON object on stdout; on failure a',
+    'Operator commands, on the same DATABASE_URL as the server, whether or not it runs (a server on the',
+    'embedded database runs them for the CLI). Each prints one JSON object on stdout; on failure a',
     'JSON object with "error" on stderr and a non-zero exit (2 for a usage mistake).',
     '',
     'commands:',

@@ -23,7 +23,7 @@ const ServerSection = Type.Object(
     listCacheBytes: Type.Integer({
       minimum: 0,
       default: 64 * 1024 * 1024,
-      description: 'Bytes of encoded list pages each instance keeps (least recently used go first); 0 turns the cache off. Cached pages are exact: see README "Performance".',
+      description: 'Bytes of encoded list pages each instance keeps (least recently used go first); 0 turns the cache off. Cached pages are exact: see docs/performance.md.',
     }),
     reusePort: Type.Boolean({
       default: false,

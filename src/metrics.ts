@@ -146,7 +146,7 @@ export class ServiceMetrics implements Metrics {
   /**
    * The process's own: prom-client's default collectors under their usual names (`process_cpu_*`,
    * `process_resident_memory_bytes`, `nodejs_eventloop_lag_*` with percentiles, heap and handles),
-   * and the peak resident memory the README's memory targets are stated in. Called once, when
+   * and the peak resident memory the memory targets of docs/performance.md are stated in. Called once, when
    * someone can read them (`metricsRoutes` with a token): the event-loop monitor runs from then on.
    */
   collectProcessMetrics(): void {

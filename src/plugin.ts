@@ -101,7 +101,7 @@ export interface CliCommand<C = Record<string, unknown>, B = unknown> {
 /** How a table is placed on a Citus cluster: distributed by `organization_id` unless declared here. */
 export interface TablePlacement {
   kind: 'reference' | 'local'
-  /** Why the table is not distributed by organization (shown in the README's Citus statements). */
+  /** Why the table is not distributed by organization (shown in the Citus statements of docs/scaling.md). */
   reason: string
 }
 

@@ -2,7 +2,7 @@
  * Tables the core owns, and the helpers every tenant table is built with. The audit log has no
  * foreign keys on purpose: a record outlives the user, key or project it names.
  *
- * Every tenant table is ready to be distributed by `organization_id` on Citus (README "Scaling"):
+ * Every tenant table is ready to be distributed by `organization_id` on Citus (docs/scaling.md):
  * its primary key, unique indexes and foreign keys include that column, so a row and everything it
  * points at live on the same shard; a table that cannot be is declared in its plugin's manifest
  * (`placement`) with the reason. tests/architecture/citus.test.ts reads the live schema and holds

@@ -1,6 +1,6 @@
 /**
  * The display API (`POST /api/component`, `GET /api/pages/{pageName}`) and the live pages. Its
- * answers are JSON `{message, detail, field?}` as documented in the README, not the v1 envelope.
+ * answers are JSON `{message, detail, field?}` as documented in docs/display.md, not the v1 envelope.
  */
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'

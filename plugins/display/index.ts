@@ -47,7 +47,7 @@ const DisplayConfig = Type.Object({
     description: 'Share link views (pages and event streams, any link) per client address per minute on one instance; one more is 429 with Retry-After. The address honours server.trustProxy.',
   }),
   fragmentCacheMegabytes: Type.Integer({ minimum: 1, maximum: 4096, default: 32, description: "Memory for the live pages' rendered SVG, per instance (least recently used out first)." }),
-  groupCalls: Type.Boolean({ default: true, description: 'Display calls arriving while statements run go together as one statement and one commit (exact per call; see README "Performance").' }),
+  groupCalls: Type.Boolean({ default: true, description: 'Display calls arriving while statements run go together as one statement and one commit (exact per call; see docs/performance.md).' }),
   maxCallsPerGroup: Type.Integer({ minimum: 2, maximum: 10_000, default: 256, description: 'Most display calls in one grouped statement.' }),
   callStatements: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Display call statements in flight at once per instance; calls beyond them wait and group.' }),
 })

@@ -24,7 +24,7 @@ const WebhooksConfig = Type.Object({
     description: 'Allow targets that resolve to loopback, private, link-local or unique-local addresses (local development and tests only).',
   }),
   encryptionKey: Type.Optional(
-    Type.String({ description: 'A 32-byte key (base64 or hex) that seals signing secrets at rest. Unset: a key generated once and kept in the database (see README).' }),
+    Type.String({ description: 'A 32-byte key (base64 or hex) that seals signing secrets at rest. Unset: a key generated once and kept in the database (see docs/api.md, Webhooks).' }),
   ),
   workers: Type.Boolean({ default: true, description: 'Run delivery workers in this instance (events are still recorded when false).' }),
   concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: 'Delivery workers per instance.' }),

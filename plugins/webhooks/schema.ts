@@ -118,7 +118,7 @@ export const webhookDeliveries = pgTable(
   ],
 )
 
-/** The key that seals secrets when `webhooks.encryptionKey` is not configured (generated once; see README). */
+/** The key that seals secrets when `webhooks.encryptionKey` is not configured (generated once; see docs/api.md, Webhooks). */
 export const webhookKeys = pgTable('webhook_keys', {
   id: primaryId(),
   key: text().notNull(),

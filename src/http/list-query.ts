@@ -162,7 +162,7 @@ export function parseListQuery(shape: ListShape, input: Record<string, unknown>,
     if (raw === undefined || key === '' || ignore.includes(key) || key === 'sort') continue
     const filter = shape.filters[key]
     if (!filter) {
-      errors.push({ code: 'BAD_REQUEST', field: key.slice(0, 64), message: `Unknown filter; allowed: ${allowedKeys(shape)}, sort.` })
+      errors.push({ code: 'BAD_REQUEST', field: key.slice(0, 64), message: `Unknown filter; the filters are ${allowedKeys(shape)} (and sort, which orders the list).` })
       continue
     }
     // A repeated parameter (`label=a&label=b`) arrives as an array: any of its values.

@@ -1,5 +1,5 @@
 /**
- * The plugin boundary holds (README "Writing a plugin"): imports only through declared
+ * The plugin boundary holds (docs/plugins.md): imports only through declared
  * dependencies' faces, SQL only on own tables and dependencies' read models, every relation owned
  * once, foreign keys and read models within the declared graph. Each check also proves it fails
  * on a violation planted for it.

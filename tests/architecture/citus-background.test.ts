@@ -1,5 +1,5 @@
 /**
- * Background work on a real Citus cluster (issue 26 item 3, README "Scaling"): the webhook
+ * Background work on a real Citus cluster (issue 26 item 3, docs/scaling.md): the webhook
  * workers and the push outbox claim with `FOR UPDATE SKIP LOCKED` within one organization per
  * statement (Citus refuses a row lock in a query that spans shards), taking the organizations
  * with due work in turn; the sweeps run over every organization without row locks. On a fresh

@@ -1,5 +1,5 @@
 /**
- * The display call and push enqueue run on one shard (issue 26 item 2; README "Citus"): the
+ * The display call and push enqueue run on one shard (issue 26 item 2; docs/scaling.md, "Citus"): the
  * service runs on a fresh database of a real Citus cluster, `POST /api/component` (all five
  * types, its refusals, the daily limit reached exactly by concurrent grouped calls from two
  * organizations) and `POST /api/message` are called, every statement the service sends meanwhile

@@ -1,5 +1,5 @@
 /**
- * Hot paths run on one shard (issue 26 item 2; README "Scaling", "Citus"): the service runs on a
+ * Hot paths run on one shard (issue 26 item 2; docs/scaling.md, "Citus"): the service runs on a
  * fresh database of a real Citus cluster, every statement it sends during each hot path is
  * captured (tests/helpers/statement-capture.ts), and each is EXPLAINed on the coordinator with its
  * parameters: Citus must plan it as one task (a router query on the organization's shard, or one
@@ -76,7 +76,7 @@ function offending(routings: readonly Routing[]): string[] {
 
 const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim()
 
-/** `path → statement → tasks` for the test's log (the README's list of hot-path statements). */
+/** `path → statement → tasks` for the test's log (the list of hot-path statements in docs/scaling.md). */
 function describeRouting({ path, routing }: { path: string; routing: Routing }): string {
   const allowed = MAY_SPAN_SHARDS.find((lookup) => lookup.matches(routing.statement.text))
   const tasks = !routing.tasks.length ? 'coordinator only' : routing.tasks.length === 1 ? `${routing.tasks[0]} task(s)` : `${routing.tasks.join(' + ')} tasks`

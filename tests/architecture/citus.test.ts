@@ -1,9 +1,9 @@
 /**
- * The schema is ready to be distributed by organization on Citus (README "Scaling"): every
+ * The schema is ready to be distributed by organization on Citus (docs/scaling.md): every
  * tenant table's primary key, unique indexes and foreign keys include organization_id, or the
  * table is declared a reference or local table, with a reason, by the plugin that owns it. Read
  * from the live schema; the check is shown to fail on tables planted to break each rule; the
- * README prints, as a reference, the statements of the placement the migrations make
+ * docs/scaling.md prints, as a reference, the statements of the placement the migrations make
  * (citus-migrate.test.ts makes it on a real cluster).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -86,7 +86,7 @@ describe('Citus readiness', () => {
     for (const name of planted) expect(names).not.toContain(name)
   })
 
-  test("the README's Citus section gives, as a reference, the statements of the placement the migrations make, parents first", async () => {
+  test("docs/scaling.md's Citus section gives, as a reference, the statements of the placement the migrations make, parents first", async () => {
     const statements = citusStatements(await readSchema(database.db), placementOf)
     expect(statements[0]).toBe("select create_reference_table('organizations');")
     expect(statements).toContain("select create_reference_table('user_emails');")
@@ -96,7 +96,7 @@ describe('Citus readiness', () => {
     expect(position('projects')).toBeLessThan(position('work_items'))
     expect(position('work_items')).toBeLessThan(position('entries'))
     expect(position('pages')).toBeLessThan(position('messages'))
-    const block = /```sql\n(select create_reference_table[\s\S]*?)\n```/.exec(readFileSync('README.md', 'utf8'))
+    const block = /```sql\n(select create_reference_table[\s\S]*?)\n```/.exec(readFileSync('docs/scaling.md', 'utf8'))
     expect(block?.[1].split('\n')).toEqual(statements)
   })
 })

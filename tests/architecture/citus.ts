@@ -1,7 +1,7 @@
 /**
  * What the live schema says about distributing it by `organization_id` on Citus: the facts read
  * from the catalog, the rules a distributed, reference or local table must meet, the statements
- * that distribute it (the README's Scaling section prints them as a reference: the migrations
+ * that distribute it (docs/scaling.md prints them as a reference: the migrations
  * place the tables themselves, src/citus.ts).
  */
 import { DISTRIBUTION_COLUMN } from '../../src/citus'

@@ -1,5 +1,5 @@
 /**
- * The example plugin in the README's "Writing a plugin" is real: its code blocks are written out
+ * The example plugin of "Writing a plugin" (docs/plugins.md) is real: its code blocks are written out
  * as a plugin beside the real ones (in a scratch tree whose src/ and plugins/ link to this
  * repository's), its table is created from its schema, and it must obey the import, SQL and
  * Citus rules and answer over REST and MCP like any plugin.
@@ -23,10 +23,9 @@ import { placementProblems, readSchema } from './citus'
 const ROOT = process.cwd()
 const SCRATCH = resolve('node_modules/.cache/worktrack/readme-plugin')
 
-/** The README's example files: `path → text`, from the ts blocks that start with `// plugins/…`. */
+/** The example's files: `path → text`, from the ts blocks of docs/plugins.md that start with `// plugins/…`. */
 function exampleFiles(): Map<string, string> {
-  const readme = readFileSync('README.md', 'utf8')
-  const section = readme.slice(readme.indexOf('## Writing a plugin'))
+  const section = readFileSync('docs/plugins.md', 'utf8')
   const files = new Map<string, string>()
   for (const [, path, text] of section.matchAll(/```ts\n\/\/ (plugins\/[\w-]+\/[\w.-]+\.ts)\n([\s\S]*?)```/g)) files.set(path!, text!)
   return files
@@ -47,7 +46,7 @@ beforeAll(async () => {
   const exampleFolders = new Set([...files.keys()].map((path) => path.split('/')[1]))
   for (const name of readdirSync(join(ROOT, 'plugins'), { withFileTypes: true }))
     if (name.isDirectory()) {
-      if (exampleFolders.has(name.name)) throw new Error(`the README's example plugin "${name.name}" has the name of a real plugin: rename the example`)
+      if (exampleFolders.has(name.name)) throw new Error(`the example plugin of docs/plugins.md, "${name.name}", has the name of a real plugin: rename the example`)
       symlinkSync(join(ROOT, 'plugins', name.name), join(SCRATCH, 'plugins', name.name))
     }
   for (const [path, text] of files) {
@@ -78,8 +77,8 @@ afterAll(async () => {
   rmSync(SCRATCH, { recursive: true, force: true })
 })
 
-describe("the README's example plugin", () => {
-  test('has the four files the README shows, and a manifest the loader accepts', () => {
+describe("docs/plugins.md's example plugin", () => {
+  test('has the four files the docs show, and a manifest the loader accepts', () => {
     expect([...files.keys()].sort()).toEqual(['plugins/milestones/api.ts', 'plugins/milestones/index.ts', 'plugins/milestones/schema.ts', 'plugins/milestones/service.ts'])
     expect(example.name).toBe('milestones')
     expect(api.service.core.tools.map((tool) => tool.name)).toContain('list_milestones')

@@ -31,7 +31,7 @@ test.skipIf(!!serverSkipReason)(
     database = await createTestDatabase()
     const seeded = await seedProject(database.url)
     const path = `/api/v1/projects/${seeded.projectId}/work-items`
-    // The timeout comes from the config file, as an operator sets it (README, Configuration).
+    // The timeout comes from the config file, as an operator sets it (docs/configuration.md).
     writeFileSync(configFile, JSON.stringify({ database: { statementTimeoutMs: TIMEOUT_MS } }))
     service = await startServiceProcess(database.url, { SERVICE_CONFIG: configFile })
     // Setting up, not the subject: a create that met the short timeout (a fresh service's first

@@ -25,7 +25,7 @@ const CODE_OF_STATUS: Record<number, string[]> = {
   422: ['IDEMPOTENCY_MISMATCH'],
   429: ['RATE_LIMITED'],
 }
-/** The statuses every route may answer (README "Errors"), beside what the document lists per operation. */
+/** The statuses every route may answer (docs/api.md, "Errors"), beside what the document lists per operation. */
 export const COMMON_ERROR_STATUSES = new Set([400, 401, 403, 404, 409, 422, 429])
 const DISPLAY_MESSAGES: Record<number, string[]> = {
   400: ['invalidRequest', 'componentTypeMismatch'],

@@ -110,7 +110,7 @@ export function operationsFromOpenApi(document: any): Operation[] {
 const string = (extra: JsonSchema = {}) => ({ type: 'string', ...extra })
 const object = (properties: Record<string, JsonSchema>, required = Object.keys(properties)) => ({ type: 'object', properties, required, additionalProperties: false })
 
-/** The routes the document hides, from their models and the README. */
+/** The routes the document hides, from their models and docs/. */
 export function hiddenOperations(): Operation[] {
   const hidden = (operation: Omit<Operation, 'pathParams' | 'query' | 'destructive'> & Partial<Pick<Operation, 'query' | 'destructive'>>): Operation => ({
     pathParams: paramsOf(operation.template),

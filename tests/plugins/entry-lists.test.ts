@@ -87,7 +87,7 @@ describe('entry lists', () => {
   test.each([
     ['kind=reply', 'kind', 'comment, note, log'],
     ['authorId=me', 'authorId', 'UUID'],
-    ['status=done', 'status', 'allowed: kind, authorId, createdAt, updatedAt'],
+    ['status=done', 'status', 'the filters are kind, authorId, createdAt, updatedAt'],
     ['sort=priority', 'sort', 'allowed: position, createdAt, updatedAt'],
   ])('%s is 400 naming %s', async (query, field, allowed) => {
     const response = await fx.call('viewer', 'GET', `${entries()}?${query}`)

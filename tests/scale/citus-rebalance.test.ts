@@ -1,5 +1,5 @@
 /**
- * The cluster changes under the service (issue 26 item 5, README "Scaling"), on a private Citus
+ * The cluster changes under the service (issue 26 item 5, docs/scaling.md), on a private Citus
  * cluster of private PostgreSQL servers (tests/helpers/private-citus.ts): the shared servers and
  * the cluster TEST_CITUS_URL names are never touched.
  *
