@@ -237,9 +237,11 @@ export async function setUp(
   })
   const passwordHash = await options.hasher.hash(user.password)
   return writes.change({ ...actor, organizationId }, null, async (write) => {
-    // Two set-ups at once: the second waits for the first's lock and then finds its user.
+    // Two set-ups at once: the second waits for the first's lock and then finds its user. Every
+    // user claims an email in user_emails, a reference table on Citus: a read of `users` here
+    // would span every shard, after which Citus refuses the transaction's writes.
     await queryText(write.tx, 'select pg_advisory_xact_lock(7210331116)', [])
-    const [anyone] = await write.tx.select({ id: users.id }).from(users).limit(1)
+    const [anyone] = await write.tx.select({ id: userEmails.userId }).from(userEmails).limit(1)
     if (anyone) throw conflict('This service is already set up (it has users): create more with org create, user create and key create, or in the account area.')
     const organization = await insertOrganization(write, organizationId, name)
     const made = await insertUser(write, user, passwordHash, options.hooks)
