@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pruneStaleDevices } from '../../plugins/push/outbox'
 import { queryText } from '../../src/db'
-import type { Logger } from '../../src/log'
 import { createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { capturingLogger } from '../helpers/logger'
 
 const scratch = mkdtempSync(join(tmpdir(), 'worktrack-push-config-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -35,18 +35,6 @@ function serviceAccountFile(): string {
     }),
   )
   return file
-}
-
-/** A logger that keeps what it is told. */
-function capturingLogger(lines: Array<{ level: string; message: string }>): Logger {
-  const logger: Logger = {
-    debug: (message) => lines.push({ level: 'debug', message }),
-    info: (message) => lines.push({ level: 'info', message }),
-    warn: (message) => lines.push({ level: 'warn', message }),
-    error: (message) => lines.push({ level: 'error', message }),
-    child: () => logger,
-  }
-  return logger
 }
 
 describe('start-up', () => {

@@ -5,9 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { LOG_SENDER_LINE } from '../../plugins/push/log-sender'
-import { createLogger, type Logger } from '../../src/log'
+import { createLogger } from '../../src/log'
 import { createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
+import { capturingLogger } from '../helpers/logger'
 
 /** The service's JSON log lines written to stderr while capturing (anything else passes through). */
 function captureLogLines() {
@@ -93,18 +94,6 @@ describe('push.sender "log"', () => {
 })
 
 describe('the sender setting', () => {
-  /** A logger that keeps what it is told. */
-  function capturingLogger(lines: Array<{ level: string; message: string }>): Logger {
-    const logger: Logger = {
-      debug: (message) => lines.push({ level: 'debug', message }),
-      info: (message) => lines.push({ level: 'info', message }),
-      warn: (message) => lines.push({ level: 'warn', message }),
-      error: (message) => lines.push({ level: 'error', message }),
-      child: () => logger,
-    }
-    return logger
-  }
-
   test('without credentials, the start-up warning points at push.sender "log"', async () => {
     const lines: Array<{ level: string; message: string }> = []
     const api = await startTestService({ log: capturingLogger(lines) })
