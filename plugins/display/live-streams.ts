@@ -74,6 +74,8 @@ const STILL_VISIBLE = `select l.key from unnest($1::text[], $2::uuid[], $3::uuid
   cross join lateral (select u.id as user_id, u.organization_id, u.role) a
   where ${MAY_USE_PAGE}`
 
+const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' }
+
 export class LiveStreams {
   private readonly listeners = new Set<Listener>()
   private sweeper: ReturnType<typeof setInterval> | undefined
@@ -132,8 +134,13 @@ export class LiveStreams {
     return page ? ['page', page] : [undefined, undefined]
   }
 
-  /** A `text/event-stream` response that lives until the viewer goes away or loses access; 429 past the per-user or per-link bound. */
-  open(viewer: StreamViewer, signal: AbortSignal): Response {
+  /**
+   * A `text/event-stream` response that lives until the viewer goes away or loses access; 429 past
+   * the per-user or per-link bound. A HEAD request gets the stream's headers and no stream: a
+   * stream never ends, so answering HEAD as GET (headers once the body is known) never answered.
+   */
+  open(viewer: StreamViewer, signal: AbortSignal, method = 'GET'): Response {
+    if (method === 'HEAD') return new Response(null, { headers: STREAM_HEADERS })
     const link = isLinkViewer(viewer)
     let open = 0
     for (const listener of this.listeners) if (link ? isLinkViewer(listener) && listener.linkId === viewer.linkId : !isLinkViewer(listener) && listener.userId === viewer.userId) open++
@@ -189,9 +196,7 @@ export class LiveStreams {
       },
       cancel: () => listener?.end('closed'),
     })
-    return new Response(stream, {
-      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' },
-    })
+    return new Response(stream, { headers: STREAM_HEADERS })
   }
 
   /** Open streams of this instance (tests, metrics). */

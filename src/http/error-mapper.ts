@@ -93,6 +93,9 @@ function mapUnbounded(error: unknown, elysiaCode?: string | number): MappedError
     else return { status: 400, items: validationItems(error), headers: {}, unexpected: false }
   }
   if (error instanceof ApiError) return fromApiError(error, error.status >= 500 && !(error instanceof BusyError))
+  const undecodable = decodeCheckError(error)
+  // Its path is within the parameter (`/0`), which it does not name.
+  if (undecodable) return { status: 400, items: [{ code: 'BAD_REQUEST', message: `A parameter ${describeValueError(undecodable)}.` }], headers: {}, unexpected: false }
   if (error instanceof NotFoundError || elysiaCode === 'NOT_FOUND') return fromApiError(notFound('No such route.'), false)
   if (error instanceof ParseError || elysiaCode === 'PARSE') return fromApiError(badRequest('The request body is not valid JSON.'), false)
   const database = databaseState(error)
@@ -105,6 +108,18 @@ function mapUnbounded(error: unknown, elysiaCode?: string | number): MappedError
       return fromApiError(badRequest('A value has an invalid format.'), true)
   }
   return fromApiError(internal(), true)
+}
+
+/**
+ * The value error of TypeBox's TransformDecodeCheckError: Elysia decodes a query after its own
+ * coercing check, and a value that passed that check can still fail the schema there (a
+ * repeated-or-single filter parameter longer than its maxLength): the request's fault, not a 500.
+ * Matched by shape, not class: Elysia may load another build of TypeBox than this module.
+ */
+function decodeCheckError(error: unknown): ValueErrorLike | undefined {
+  if (!(error instanceof Error) || error.constructor.name !== 'TransformDecodeCheckError') return undefined
+  const inner = (error as { error?: ValueErrorLike }).error
+  return inner && typeof inner.path === 'string' ? inner : undefined
 }
 
 function fromApiError(error: ApiError, unexpected: boolean): MappedError {

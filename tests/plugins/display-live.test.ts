@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SessionsRef } from '../../plugins/auth/api'
+import type { LiveStreams } from '../../plugins/display/live-streams'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
 import { listen, type Listening } from '../helpers/http'
 import { startTestService, type TestService } from '../helpers/service'
@@ -93,6 +94,22 @@ describe('live dashboard events', () => {
     )
     expect((await fetch(`${bHttp.url}/pages/${fx.pageName}`, { headers: { cookie: `wt_session=${outsider.token}` } })).status).toBe(404)
     expect((await fetch(`${bHttp.url}/pages/${fx.pageName}/events`, { headers: { cookie: `wt_session=${outsider.token}` } })).status).toBe(404)
+  })
+
+  // Found by the fuzz suite: HEAD never answered (the stream's body never ends).
+  test("HEAD on the events stream answers with the stream's headers at once and opens no stream; it still needs the session", async () => {
+    const streamsOf = (service: TestService) => (service.service.contextOf('display').bound as { streams: LiveStreams }).streams
+    const [streams, streamsOfA] = [streamsOf(b), streamsOf(a)]
+    const before = streams.size + streamsOfA.size
+    const head = await a.service.fetch(new Request(`http://localhost/pages/${fx.pageName}/events`, { method: 'HEAD', headers: { cookie } }))
+    expect(head.status).toBe(200)
+    expect(head.headers.get('content-type')).toStartWith('text/event-stream')
+    expect(await head.text()).toBe('')
+    expect(streams.size + streamsOfA.size).toBe(before)
+    const overSocket = await fetch(`${bHttp.url}/pages/${fx.pageName}/events`, { method: 'HEAD', headers: { cookie }, signal: AbortSignal.timeout(5000) })
+    expect(overSocket.status).toBe(200)
+    expect(streams.size + streamsOfA.size).toBe(before)
+    expect((await a.service.fetch(new Request(`http://localhost/pages/${fx.pageName}/events`, { method: 'HEAD' }))).status).toBe(401)
   })
 
   // Found by the fuzz suite: both answered 500.

@@ -250,4 +250,12 @@ describe('the label filter', () => {
     expect(empty.status).toBe(400)
     expect(empty.body.errors[0].field).toBe('label')
   })
+
+  test('a name longer than a parameter may be is 400, alone or repeated (found by the fuzzer: it was a 500)', async () => {
+    for (const query of [`label=${'a'.repeat(6000)}`, `label=a&label=${'a'.repeat(6000)}`]) {
+      const long = await project.call('viewer', 'GET', `${path()}?${query}`)
+      expect(long.status).toBe(400)
+      expect(long.body.errors[0]).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringContaining('at most 2,000 characters') })
+    }
+  })
 })
