@@ -10,7 +10,7 @@ import { BodyProblem } from '../../src/http/body'
 import { bearerToken } from '../../src/http/credentials'
 import { ApiError } from '../../src/http/errors'
 import { mapError } from '../../src/http/error-mapper'
-import { describeValueError, isUnknownField, MAX_ERROR_ITEMS, pointerToField, type ValueErrorLike } from '../../src/http/validation-items'
+import { describeValueError, isUnknownField, MAX_ERROR_ITEMS, pointerToField, throughUnions, type ValueErrorLike } from '../../src/http/validation-items'
 import { describeError, type Logger } from '../../src/log'
 import type { Principal } from '../../src/services/identity'
 import type { Sessions } from '../auth/api'
@@ -141,7 +141,7 @@ const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
  */
 export function displayProblems(errors: Iterable<ValueErrorLike>, prefix = '', seen = new Set<string>()): DisplayError[] {
   const problems: DisplayError[] = []
-  for (const error of errors) {
+  for (const error of throughUnions(errors)) {
     const field = pointerToField(`${prefix}${error.path}`)
     if (field === '') return [{ message: 'invalidRequest', detail: error.type === ValueErrorType.Object ? 'The body must be a JSON object.' : `The body ${describeValueError(error)}.` }]
     if (seen.has(field)) continue

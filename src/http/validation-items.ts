@@ -10,6 +10,35 @@ export interface ValueErrorLike {
   message: string
   /** The schema the value failed (TypeBox's value errors carry it): says what was allowed. */
   schema?: unknown
+  /** The value that failed. */
+  value?: unknown
+  /** A union's errors, one iterable per variant, in the order of its `anyOf`. */
+  errors?: Iterable<ValueErrorLike>[]
+}
+
+/** The errors of a union's only object variant, for an object value that failed the union; undefined otherwise. */
+function objectVariantErrors(error: ValueErrorLike): ValueErrorLike[] | undefined {
+  if (error.type !== ValueErrorType.Union || typeof error.value !== 'object' || error.value === null || Array.isArray(error.value)) return undefined
+  const variants = ((error.schema as { anyOf?: Array<{ type?: unknown }> } | undefined)?.anyOf ?? []).map((variant, index) => ({ variant, index }))
+  const objects = variants.filter(({ variant }) => variant.type === 'object')
+  const iterable = objects.length === 1 ? error.errors?.[objects[0]!.index] : undefined
+  if (!iterable) return undefined
+  const inner: ValueErrorLike[] = []
+  for (const each of iterable) if (inner.push(each) >= MAX_ERROR_ITEMS) break
+  return inner.length ? inner : undefined
+}
+
+/**
+ * `errors`, with an object that failed a union of one object schema and others (`{…} | null`)
+ * reported by its own fields' errors: `quietHours.start must be …`, not "quietHours must be an
+ * object or null", which says nothing about what is wrong with the object given.
+ */
+export function* throughUnions(errors: Iterable<ValueErrorLike>): Generator<ValueErrorLike> {
+  for (const error of errors) {
+    const inner = objectVariantErrors(error)
+    if (inner) yield* throughUnions(inner)
+    else yield error
+  }
 }
 
 /** How each string format is written, as an error message says it. */
@@ -243,7 +272,7 @@ export const MAX_ERROR_ITEMS = 20
 export function itemsFromValueErrors(errors: Iterable<ValueErrorLike>, where: string, whole: string): ErrorItem[] {
   const seen = new Set<string>()
   const items: ErrorItem[] = []
-  for (const error of errors) {
+  for (const error of throughUnions(errors)) {
     const field = pointerToField(error.path ?? '')
     if (field === '') return [{ code: 'BAD_REQUEST', message: `The ${whole} ${describeValueError(error)}.` }]
     if (seen.has(field)) continue
