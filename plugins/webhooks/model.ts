@@ -2,7 +2,7 @@
 import { t } from 'elysia'
 import { Integer, Timestamp, UuidString } from '../../src/http/models'
 import { cursorParameter, pageQuery } from '../../src/http/pagination'
-import { URL_MAX } from './targets'
+import { URL_MAX } from '../../src/net/targets'
 
 export const DESCRIPTION_MAX = 500
 export const EVENTS_MAX = 50

@@ -8,7 +8,7 @@ import http from 'node:http'
 import https from 'node:https'
 import { isIP } from 'node:net'
 import { Webhook } from 'standardwebhooks'
-import { hostOf, isPublicAddress, pinnedLookup, RefusedTarget } from './targets'
+import { hostOf, isPublicAddress, pinnedLookup, RefusedTarget } from '../../src/net/targets'
 
 export const RESPONSE_READ_LIMIT = 64 * 1024
 export const RESPONSE_KEPT = 2 * 1024

@@ -27,7 +27,7 @@ import type { DeliveryQuery, DeliveryResource, WebhookInput, WebhookPatch, Webho
 import { NO_PROJECT, OUTBOX_CHANNEL, recordEvent, WEBHOOKS_CHANNEL, type Subscriptions } from './outbox'
 import { DELIVERY_STATUSES } from './schema'
 import { generateSigningSecret, type SecretBox } from './secrets'
-import { checkTarget } from './targets'
+import { checkTarget } from '../../src/net/targets'
 
 /** The event type of a test ping (not a change: it is in no catalog and goes to one webhook). */
 export const PING = 'ping'

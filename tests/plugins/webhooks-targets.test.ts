@@ -6,7 +6,7 @@
  * webhooks-refused-delivery.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { isPublicAddress } from '../../plugins/webhooks/targets'
+import { isPublicAddress } from '../../src/net/targets'
 import { queryText } from '../../src/db'
 import { startTestService, type TestService } from '../helpers/service'
 

@@ -1,16 +1,17 @@
 /**
- * Where a webhook may point. A target URL is http(s), without credentials, and (unless
- * `webhooks.allowPrivateTargets`) every address its host resolves to is public unicast by
+ * Where the service may connect on someone's say-so (a webhook's URL, a browser's Web Push
+ * endpoint). A target URL is http(s), without credentials, and (unless the caller's switch,
+ * `webhooks.allowPrivateTargets` or `push.webPush.allowPrivateTargets`, is on) every address its host resolves to is public unicast by
  * ipaddr.js's ranges: no loopback, private, shared (CGNAT), link-local, unique-local, multicast,
  * reserved, documentation or benchmarking address, in any spelling, and no IPv6 form that carries
  * such an IPv4 address (mapped, translated, compatible, NAT64, 6to4, Teredo). The check runs when a
- * webhook is saved (400) and again at every delivery, on the very addresses the connection then
+ * target is saved (400) and again at every delivery, on the very addresses the connection then
  * uses (`pinnedLookup`), so a name that resolves elsewhere later (DNS rebinding) is refused too.
  */
 import ipaddr from 'ipaddr.js'
 import { isIP } from 'node:net'
 import { lookup } from 'node:dns'
-import { badRequest } from '../../src/http/errors'
+import { badRequest } from '../http/errors'
 
 export const URL_MAX = 2000
 const RESOLVE_TIMEOUT_MS = 3000
@@ -70,18 +71,18 @@ export function isPublicAddress(address: string): boolean {
 /** The URL's host as a lookup takes it (IPv6 literals without brackets). */
 export const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1')
 
-/** Parses and checks the form of a target URL; 400 naming `url` otherwise. */
-export function parseTargetUrl(value: string): URL {
-  if (value.length > URL_MAX) throw badRequest(`The URL is longer than ${URL_MAX} characters.`, 'url')
+/** Parses and checks the form of a target URL; 400 naming `field` otherwise. */
+export function parseTargetUrl(value: string, field = 'url'): URL {
+  if (value.length > URL_MAX) throw badRequest(`The URL is longer than ${URL_MAX} characters.`, field)
   let url: URL
   try {
     url = new URL(value)
   } catch {
-    throw badRequest('Must be an absolute http:// or https:// URL.', 'url')
+    throw badRequest('Must be an absolute http:// or https:// URL.', field)
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('Must be an absolute http:// or https:// URL.', 'url')
-  if (url.username || url.password) throw badRequest('The URL must not carry a user name or password; authenticate receivers by the signature.', 'url')
-  if (!url.hostname) throw badRequest('The URL has no host.', 'url')
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('Must be an absolute http:// or https:// URL.', field)
+  if (url.username || url.password) throw badRequest('The URL must not carry a user name or password; authenticate receivers by the signature.', field)
+  if (!url.hostname) throw badRequest('The URL has no host.', field)
   return url
 }
 
@@ -102,23 +103,23 @@ export function resolveAll(host: string): Promise<{ address: string; family: num
 export class RefusedTarget extends Error {}
 
 /** The addresses of `host` if all of them are allowed; throws RefusedTarget naming the first that is not. */
-export async function allowedAddresses(host: string, allowPrivate: boolean): Promise<{ address: string; family: number }[]> {
+export async function allowedAddresses(host: string, allowPrivate: boolean, setting = 'webhooks.allowPrivateTargets'): Promise<{ address: string; family: number }[]> {
   const addresses = await resolveAll(host)
   if (!addresses.length) throw new RefusedTarget(`${host} resolves to no address`)
   if (!allowPrivate)
     for (const { address } of addresses)
       if (!isPublicAddress(address))
-        throw new RefusedTarget(`${host} resolves to ${address}, a loopback, private, link-local or otherwise non-public address (webhooks.allowPrivateTargets is off)`)
+        throw new RefusedTarget(`${host} resolves to ${address}, a loopback, private, link-local or otherwise non-public address (${setting} is off)`)
   return addresses
 }
 
-/** Checks a target when a webhook is saved: 400 on `url` for a refused or unresolvable host. */
-export async function checkTarget(value: string, allowPrivate: boolean): Promise<string> {
-  const url = parseTargetUrl(value)
+/** Checks a target when it is saved: 400 on `field` for a refused or unresolvable host. */
+export async function checkTarget(value: string, allowPrivate: boolean, field = 'url', setting?: string): Promise<string> {
+  const url = parseTargetUrl(value, field)
   try {
-    await allowedAddresses(hostOf(url), allowPrivate)
+    await allowedAddresses(hostOf(url), allowPrivate, setting)
   } catch (error) {
-    throw badRequest(`The target is refused: ${(error as Error).message}.`, 'url')
+    throw badRequest(`The target is refused: ${(error as Error).message}.`, field)
   }
   return url.toString()
 }
@@ -127,9 +128,9 @@ export async function checkTarget(value: string, allowPrivate: boolean): Promise
  * A `lookup` for node:http that answers only with checked addresses: the connection goes to the
  * addresses that passed, whatever the name resolves to a moment later.
  */
-export function pinnedLookup(allowPrivate: boolean) {
+export function pinnedLookup(allowPrivate: boolean, setting?: string) {
   return (hostname: string, options: { all?: boolean; family?: number }, callback: (...args: any[]) => void) => {
-    allowedAddresses(hostname, allowPrivate).then(
+    allowedAddresses(hostname, allowPrivate, setting).then(
       (addresses) => {
         const usable = options.family ? addresses.filter((entry) => entry.family === options.family) : addresses
         if (!usable.length) return callback(Object.assign(new Error(`${hostname} has no IPv${options.family} address`), { code: 'ENOTFOUND' }))
