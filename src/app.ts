@@ -19,6 +19,7 @@ import { methodNotAllowed } from './http/errors'
 import { assignRequestId, requestIdOf } from './http/request-id'
 import { createRequestObserver, routeMarking } from './http/access-log'
 import { metricsRoutes, ServiceMetrics } from './metrics'
+import { createOutboxes } from './outbox-runner'
 import { createCors, type Cors } from './http/cors'
 import { createLanding, faviconResponse } from './http/landing'
 import { createV1Kit } from './http/v1'
@@ -168,6 +169,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const observe = createRequestObserver({ log, accessLog: config.server.accessLog, metrics: config.server.metricsToken ? metrics : undefined })
   const changes = createChangeFeed(plugins.flatMap((plugin) => plugin.events ?? []))
   const writes = createWrites(database.db, changes)
+  const background = options.background ?? true
+  const outboxes = createOutboxes({ metrics, events, log, background, onStop: (stop) => void stops.push(stop) })
   const core: CoreServices = {
     db: database.db,
     database: { kind: database.kind, location: database.location },
@@ -184,7 +187,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     log,
     metrics,
     instanceId,
-    background: options.background ?? true,
+    background,
+    outboxes,
     clientAddress: (request) => clientAddress(request, proxyHops),
     isSecureRequest: (request) => isSecureRequest(request, proxyHops),
     onStop: (stop) => stops.push(stop),

@@ -1,4 +1,5 @@
 /** The plugin manifest and the core services a plugin receives. */
+import type { Outboxes } from './outbox-runner'
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import type { AnyElysia } from 'elysia'
 import type { ChangeFeed, EventTypeDefinition } from './changes'
@@ -47,6 +48,8 @@ export interface CoreServices {
   instanceId: string
   /** False in a one-shot process (the operator CLI): plugins start no background workers there. */
   background: boolean
+  /** Durable queues' workers (src/outbox-runner.ts): one loop, leases, NOTIFY wake-ups, metrics. */
+  outboxes: Outboxes
   /** The client's address (see src/http/client.ts), honouring `server.trustProxy`. */
   clientAddress(request: Request): string
   /** Whether the browser reached us over HTTPS (for Secure cookies), honouring `server.trustProxy`. */

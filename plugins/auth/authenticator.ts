@@ -14,7 +14,7 @@ import { hashSecret, isWellFormedSecret } from '../../src/secrets'
 import type { Authenticator, Principal } from '../../src/services/identity'
 import { apiKeys, users } from './schema'
 import { API_KEY_PREFIX, type Invalidation } from './service'
-import { principalUser } from './sessions'
+import { principalUser, SESSION_PREFIX } from './sessions'
 
 export interface AuthenticatorSettings {
   cacheTtlSeconds: number
@@ -58,6 +58,19 @@ export class KeyAuthenticator implements Authenticator {
     private readonly settings: AuthenticatorSettings,
     private readonly log: Logger,
   ) {}
+
+  /** Mobile session tokens, which authenticateUser also accepts (the sessions are made after the keys). */
+  private sessionOf: ((token: string) => Promise<Principal>) | null = null
+
+  acceptSessions(authenticate: (token: string) => Promise<Principal>): void {
+    this.sessionOf = authenticate
+  }
+
+  authenticateUser(authorization: string | null | undefined, headers?: Record<string, unknown>): Promise<Principal> {
+    const token = bearerToken(authorization)
+    if (token && this.sessionOf && isWellFormedSecret(SESSION_PREFIX, token)) return this.sessionOf(token)
+    return this.authenticateBearer(authorization, headers)
+  }
 
   async authenticateBearer(authorization: string | null | undefined, headers?: Record<string, unknown>): Promise<Principal> {
     if (!authorization) throw unauthorized()

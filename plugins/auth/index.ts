@@ -96,7 +96,6 @@ export default definePlugin({
       purge.unref?.()
       context.onStop(() => clearInterval(purge))
     }
-    services.provide(AuthenticatorRef, authenticator)
     const sessions = createSessions(
       context.writes,
       {
@@ -105,6 +104,8 @@ export default definePlugin({
       },
       hasher,
     )
+    authenticator.acceptSessions((token) => sessions.authenticate(token, 'mobile'))
+    services.provide(AuthenticatorRef, authenticator)
     services.provide(SessionsRef, {
       ...sessions,
       onRevoked(listener, onResync) {

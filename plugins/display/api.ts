@@ -1,8 +1,9 @@
 /**
  * The `display` plugin's public face: what other plugins (the account area, push) and tests may
  * use — display accounts, counted display calls on a page (the seam `POST /api/message` is built
- * on), page visibility, the display API's answers and OpenAPI pieces, the fragment cache. Push
- * reads a page's audience through the read model `page_viewers` (schema.ts).
+ * on), page visibility, components' data changes (DisplayUpdatesRef), the display API's answers and
+ * OpenAPI pieces, the fragment cache. Push reads a page's audience through the read model
+ * `page_viewers`, alerts components' values through `component_values` (schema.ts).
  */
 import type { AuditActor } from '../../src/audit'
 import type { Transaction } from '../../src/db'
@@ -14,6 +15,7 @@ export {
   checkBody,
   displayFailure,
   displayJson,
+  invalidRequest,
   mobileSession,
   refusalResponse,
   requireJson,
@@ -82,9 +84,30 @@ export const DisplayCallsRef = serviceRef<DisplayCalls>('display.calls', 'displa
 export interface DisplayPages {
   /** The page if the actor may see it; 404 otherwise (unknown, elsewhere, or invisible). */
   requireVisible(actor: Actor, pageId: string): Promise<{ id: string; name: string }>
+  /** The page if the actor may feed it (creator, administrator, editor); 404 if they cannot see it, 403 if they only view it. */
+  requireEditable(actor: Actor, pageId: string): Promise<{ id: string; name: string }>
 }
 
 export const DisplayPagesRef = serviceRef<DisplayPages>('display.pages', 'display')
+
+/** A component whose data a display call changed: its organization, page and id. */
+export interface ComponentChange {
+  organizationId: string
+  pageId: string
+  componentId: string
+}
+
+/**
+ * Components' data changes made on this instance (POST /api/component), told after they
+ * committed, in batches (display collects them for ~25 ms). A listener must not throw or block:
+ * it starts its own work. Changes made on other instances are told there, not here.
+ */
+export interface DisplayUpdates {
+  /** Calls `listener` with every batch; returns its removal. */
+  onComponentsChanged(listener: (changes: ComponentChange[]) => void): () => void
+}
+
+export const DisplayUpdatesRef = serviceRef<DisplayUpdates>('display.updates', 'display')
 
 export interface FragmentCacheStats {
   entries: number
@@ -98,3 +121,11 @@ export interface FragmentCacheStats {
 
 /** The live pages' SVG fragment cache, for operators (metrics) and tests. */
 export const FragmentCacheRef = serviceRef<{ stats(): FragmentCacheStats }>('display.fragments', 'display')
+
+/** What other plugins add to the live page a signed-in user views (not shared or kiosk-only views). */
+export interface LivePageExtensions {
+  /** A same-origin script path, loaded deferred after the page's own (the page's CSP allows only 'self'). */
+  addScript(src: string): void
+}
+
+export const LivePageExtensionsRef = serviceRef<LivePageExtensions>('display.live-page', 'display')

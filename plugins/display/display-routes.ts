@@ -110,6 +110,8 @@ export interface DisplayRouteDeps {
   maxComponentDataBytes: number
   /** The client's address (the core's, honouring `server.trustProxy`). */
   clientAddress(request: Request): string
+  /** Scripts other plugins add to signed-in live pages (LivePageExtensions). */
+  liveScripts: readonly string[]
 }
 
 /** A share link view refused by its per-address or per-link limit: 429 with Retry-After, as a page or (the events stream) as JSON. */
@@ -120,7 +122,7 @@ function tooManyViews(seconds: number, page: boolean): Response {
   return htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Too many requests</title></head><body><p>${detail}</p></body></html>`, 429, headers)
 }
 
-export function displayRoutes({ db, log, sessions, streams, shareLinks, fragments, notifier, groups, countCall, shareViews, maxComponentDataBytes, clientAddress }: DisplayRouteDeps) {
+export function displayRoutes({ db, log, sessions, streams, shareLinks, fragments, notifier, groups, countCall, shareViews, maxComponentDataBytes, clientAddress, liveScripts }: DisplayRouteDeps) {
   /** The web session of a live page request, or null (the page then sends to sign-in). */
   const viewer = async (request: Request) => sessions.authenticate(readCookie(request, SESSION_COOKIE), 'web').catch(() => null)
   const notFoundPage = () => htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Not found</title></head><body><p>No such page.</p></body></html>`, 404)
@@ -143,7 +145,7 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
           const outcome = await updateComponent(groups, body, maxComponentDataBytes)
           countCall('component', outcome.ok ? 'ok' : outcome.error.message)
           if (!outcome.ok) return refusalResponse(outcome)
-          notifier.changed(outcome.pageId, outcome.componentId)
+          notifier.changed(outcome.organizationId, outcome.pageId, outcome.componentId)
           const remaining = Math.max(0, outcome.usage.limit - outcome.usage.used)
           return displayJson(200, { message: 'updateSuccess', limitRemaining: remaining }, usageHeaders(outcome.usage, 200))
         } catch (error) {
@@ -184,7 +186,7 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
         if (!principal) return toSignIn(request)
         const page = await findVisiblePage(db, principal, params.pageName)
         if (!page) return notFoundPage()
-        return livePage(page, await pageCells(db, fragments, principal.user.organizationId, page.id), { events: `/pages/${encodeURIComponent(page.name)}/events`, kiosk: isKiosk(query), shared: false })
+        return livePage(page, await pageCells(db, fragments, principal.user.organizationId, page.id), { events: `/pages/${encodeURIComponent(page.name)}/events`, kiosk: isKiosk(query), shared: false, scripts: liveScripts })
       },
       { detail: { hide: true } },
     )
@@ -195,7 +197,7 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
         if (!principal) return displayJson(401, { message: 'invalidSession', detail: 'Sign in first.' })
         const page = await findVisiblePage(db, principal, params.pageName)
         if (!page) return displayJson(404, { message: 'pageNotFound', detail: 'No such page, or not one you can see.' })
-        return streams.open({ pageId: page.id, organizationId: principal.user.organizationId, userId: principal.user.id, sessionId: principal.sessionId, expiresAt: principal.expiresAt }, request.signal)
+        return streams.open({ pageId: page.id, organizationId: principal.user.organizationId, userId: principal.user.id, sessionId: principal.sessionId, expiresAt: principal.expiresAt }, request.signal, request.method)
       },
       { detail: { hide: true } },
     )
@@ -221,7 +223,7 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
         if (!shared) return displayJson(404, { message: 'pageNotFound', detail: 'No such share link, or it was revoked or has expired.' })
         const linkWait = shareViews.ofLink(shared.linkId)
         if (linkWait) return tooManyViews(linkWait, false)
-        return streams.open({ pageId: shared.page.id, organizationId: shared.organizationId, linkId: shared.linkId, expiresAt: shared.expiresAt }, request.signal)
+        return streams.open({ pageId: shared.page.id, organizationId: shared.organizationId, linkId: shared.linkId, expiresAt: shared.expiresAt }, request.signal, request.method)
       },
       { detail: { hide: true } },
     )

@@ -4,16 +4,17 @@
  */
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
+import { forbidden } from '../../src/http/errors'
 import { describeError } from '../../src/log'
 import { definePlugin } from '../../src/plugin'
 import { SessionsRef, UserDirectoryRef, UserLifecycleRef } from '../auth/api'
 import { TeamDirectoryRef, TeamEventsRef } from '../teams/api'
 import { createDisplayAccount, createDisplayAccounts, setDailyLimit } from './accounts'
 import { displayRoutes } from './display-routes'
-import { DisplayAccountsRef, DisplayCallsRef, DisplayPagesRef, FragmentCacheRef } from './api'
+import { DisplayAccountsRef, DisplayCallsRef, DisplayPagesRef, DisplayUpdatesRef, FragmentCacheRef, LivePageExtensionsRef } from './api'
 import { CallGroups } from './call-groups'
 import { createDisplayCalls, displayCallCounter } from './calls'
-import { createPages } from './pages-service'
+import { createPages, findPage } from './pages-service'
 import { FragmentCache } from './fragments'
 import { LiveStreams, type PageChange } from './live-streams'
 import { createShareLinks } from './share-links'
@@ -59,7 +60,10 @@ export default definePlugin({
   dependencies: ['auth', 'teams'],
   config: DisplayConfig,
   tables: { displayAccounts, displayUsage, pages, pageAccess, components, pageShareLinks },
-  readModels: { page_viewers: 'Who sees a page, one row per page and user: creator, access list users, members of teams on it (push addresses messages with it).' },
+  readModels: {
+    page_viewers: 'Who sees a page, one row per page and user: creator, access list users, members of teams on it (push addresses messages with it).',
+    component_values: "Each component's number (a box's value, a line chart's last point, a bar or pie chart's total) and when its data was last stamped (alerts evaluate rules on it).",
+  },
   scopes: [
     { name: 'dashboards:read', description: 'Read dashboard pages, their access lists and components.' },
     { name: 'dashboards:write', description: 'Create pages; manage the pages you created (administrators: all).' },
@@ -94,13 +98,21 @@ export default definePlugin({
         const { id, name } = await pages.get(actor, pageId)
         return { id, name }
       },
+      async requireEditable(actor, pageId) {
+        const { page, editor } = await findPage(db, actor, pageId)
+        if (!editor) throw forbidden('Only the editors of this page may do this.')
+        return { id: page.id, name: page.name }
+      },
     })
     const fragments = new FragmentCache(config.fragmentCacheMegabytes * 1024 * 1024)
     services.provide(FragmentCacheRef, fragments)
+    const liveScripts: string[] = []
+    services.provide(LivePageExtensionsRef, { addScript: (src) => void liveScripts.push(src) })
     const streams = new LiveStreams(db, log, fragments, sessions, { maxStreamsPerUser: config.maxStreamsPerUser, maxStreamsPerLink: config.maxStreamsPerShareLink })
     const shareLinks = createShareLinks({ db, writes: context.writes, maxLinksPerPage: config.maxShareLinksPerPage })
     if (context.background) await streams.watch(events, services.get(TeamEventsRef))
     const notifier = new ChangeNotifier(db, (error) => log.warn('could not notify live viewers', describeError(error)))
+    services.provide(DisplayUpdatesRef, { onComponentsChanged: (listener) => notifier.listen(listener) })
     await events.subscribe(DISPLAY_CHANNEL, (changes: PageChange[]) => {
       for (const change of changes) void streams.publish(change)
     })
@@ -109,7 +121,7 @@ export default definePlugin({
       streams.closeAll()
     })
     const shareViews = new ShareViewLimits({ perLinkPerMinute: config.sharedViewsPerLinkPerMinute, perAddressPerMinute: config.sharedViewsPerAddressPerMinute })
-    return { pages, shareLinks, sessions, streams, fragments, notifier, groups, countCall, shareViews, maxComponentDataBytes: config.maxComponentDataKilobytes * 1024 }
+    return { pages, shareLinks, sessions, streams, fragments, notifier, groups, countCall, shareViews, maxComponentDataBytes: config.maxComponentDataKilobytes * 1024, liveScripts }
   },
 
   routes: ({ db, http, log, clientAddress }, bound) =>

@@ -157,6 +157,8 @@ export interface LiveView {
   events: string
   kiosk: boolean
   shared: boolean
+  /** Scripts other plugins add to a signed-in view (LivePageExtensions), same-origin paths. */
+  scripts?: readonly string[]
 }
 
 const head = (title: string) => html`<meta charset="utf-8" />
@@ -178,6 +180,7 @@ export function livePage(page: VisiblePage, cells: Cell[], view: LiveView): Resp
 <head>
   ${head(title)}
   <script src="/pages/assets/live.js?v=${LIVE_JS_VERSION}" defer></script>
+  ${(view.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}
 </head>
 <body class="live${view.kiosk ? ' kiosk' : ''}" data-events="${view.events}" data-page="${page.name}"${view.shared ? trusted(' data-shared') : ''}>
   <header><h1 data-title>${title}</h1><span class="status" data-status role="status">connecting…</span><nav>${nav}</nav></header>

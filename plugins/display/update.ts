@@ -14,20 +14,25 @@ import type { CallGroups } from './call-groups'
 import { displayKeyOf, refuseCounted } from './calls'
 import { ComponentData, ComponentUpdate } from './model'
 import { utf8Length } from './summary'
+import type { ComponentChange } from './api'
 
 /** The per-call statement, for the benchmarks' pgbench ceiling. */
 export { COMPONENT_UPDATE_SQL } from './call-groups'
 
 export const DISPLAY_CHANNEL = 'display_updates'
 
+
 /**
  * Tells live viewers on every instance which components changed: collected for a few
  * milliseconds and sent as one NOTIFY after the updates committed. (A NOTIFY inside each update
- * cost 35–45 % of the update throughput: PostgreSQL serialises notifying commits.)
+ * cost 35–45 % of the update throughput: PostgreSQL serialises notifying commits.) The same batch
+ * goes to this instance's listeners (other plugins, through `DisplayUpdatesRef`), which cost the
+ * update path nothing: they run after the batch is handed over, never inside an update.
  */
 export class ChangeNotifier {
-  private pending = new Map<string, { pageId: string; componentId: string }>()
+  private pending = new Map<string, ComponentChange>()
   private timer: ReturnType<typeof setTimeout> | undefined
+  private readonly listeners = new Set<(changes: ComponentChange[]) => void>()
 
   constructor(
     private readonly db: Database,
@@ -35,18 +40,33 @@ export class ChangeNotifier {
     private readonly delayMs = 25,
   ) {}
 
-  changed(pageId: string, componentId: string): void {
-    this.pending.set(componentId, { pageId, componentId })
+  changed(organizationId: string, pageId: string, componentId: string): void {
+    this.pending.set(componentId, { organizationId, pageId, componentId })
     this.timer ??= setTimeout(() => void this.flush(), this.delayMs)
+  }
+
+  /** Calls `listener` with every batch of changed components made on this instance, after they committed; returns its removal. */
+  listen(listener: (changes: ComponentChange[]) => void): () => void {
+    this.listeners.add(listener)
+    return () => void this.listeners.delete(listener)
   }
 
   async flush(): Promise<void> {
     this.timer = undefined
     const changes = [...this.pending.values()]
     this.pending = new Map()
-    // NOTIFY payloads stop at 8000 bytes: about 90 changes of 88 bytes each.
-    for (let i = 0; i < changes.length; i += 80)
-      await queryText(this.db, 'select pg_notify($1, $2)', [DISPLAY_CHANNEL, JSON.stringify(changes.slice(i, i + 80))]).catch(this.onError)
+    if (!changes.length) return
+    for (const listener of this.listeners) {
+      try {
+        listener(changes)
+      } catch (error) {
+        this.onError(error as Error)
+      }
+    }
+    // NOTIFY payloads stop at 8000 bytes: about 90 changes of 88 bytes each (live viewers need no organization).
+    const viewed = changes.map(({ pageId, componentId }) => ({ pageId, componentId }))
+    for (let i = 0; i < viewed.length; i += 80)
+      await queryText(this.db, 'select pg_notify($1, $2)', [DISPLAY_CHANNEL, JSON.stringify(viewed.slice(i, i + 80))]).catch(this.onError)
   }
 
   stop(): Promise<void> {
@@ -166,7 +186,7 @@ const toSeconds = (timestamp: number) => (timestamp > 1e11 ? timestamp / 1000 : 
  * applied, or refused. Data taking more than `maxDataBytes` as stored is refused (400 naming
  * `data`): a live page reads every component's data to draw it.
  */
-export async function updateComponent(groups: CallGroups, body: unknown, maxDataBytes = DEFAULT_MAX_DATA_BYTES): Promise<Outcome<{ pageId: string; componentId: string }>> {
+export async function updateComponent(groups: CallGroups, body: unknown, maxDataBytes = DEFAULT_MAX_DATA_BYTES): Promise<Outcome<ComponentChange>> {
   const key = displayKeyOf(body)
   if ('ok' in key) return key
   const { keyHash } = key
@@ -191,6 +211,8 @@ export async function updateComponent(groups: CallGroups, body: unknown, maxData
     return { ok: false, status: 400, usage, error: { message: 'componentTypeMismatch', detail: `The component is a ${row.type}; data.type is ${data.type}.`, field: 'data.type' } }
   if (!row.updatedId)
     return { ok: false, status: 409, usage, error: { message: 'staleUpdate', detail: 'The component holds newer data (a later timestamp); this update was not applied.', field: 'timestamp' } }
-  return { ok: true, usage, pageId: row.pageId!, componentId: row.updatedId }
+  // The key's organization is held by now (the statement was addressed to it): no round trip.
+  const organizationId = (await groups.keys.of(keyHash))!
+  return { ok: true, usage, organizationId, pageId: row.pageId!, componentId: row.updatedId }
 }
 

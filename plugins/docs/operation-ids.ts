@@ -33,6 +33,11 @@ const OVERRIDES: Readonly<Record<string, string>> = {
   'GET /account/api/display': 'getDisplayAccount',
   'POST /account/api/display/rotate': 'rotateDisplayKey',
   'GET /api/devices': 'listDevices',
+  'POST /api/devices/receipts': 'recordReceipt',
+  'GET /api/push/vapid-key': 'getVapidPublicKey',
+  'DELETE /api/v1/pages/{pageId}/messages/{messageId}': 'cancelMessage',
+  'GET /api/v1/users/me/notifications': 'getNotificationPreferences',
+  'PUT /api/v1/users/me/notifications': 'replaceNotificationPreferences',
   // Actions on a resource are named by their verb, not as a created sub-resource.
   'POST /api/v1/webhooks/{webhookId}/rotate-secret': 'rotateWebhookSecret',
   'POST /api/v1/webhooks/{webhookId}/test': 'testWebhook',

@@ -1,10 +1,12 @@
-/** Devices: FCM registration tokens of signed-in mobile (or web) apps. */
+/** Devices: FCM registration tokens of signed-in mobile (or web) apps, and browsers' Web Push subscriptions. */
 import { queryText, type Database } from '../../src/db'
 import { isoFromText } from '../../src/sql'
 import { Type } from '@sinclair/typebox'
 import { createHash } from 'node:crypto'
 
-export const PLATFORMS = ['android', 'ios', 'web'] as const
+/** FCM's platforms; `webpush` is a browser's Web Push subscription, sent without FCM. */
+export const FCM_PLATFORMS = ['android', 'ios', 'web'] as const
+export const PLATFORMS = [...FCM_PLATFORMS, 'webpush'] as const
 /** FCM tokens are ~160 URL-safe characters; anything printable without spaces, up to 4 KiB, is kept. */
 const TOKEN = /^[\x21-\x7e]{1,4096}$/
 
@@ -19,16 +21,47 @@ export interface Device {
 export const DeviceBody = Type.Object(
   {
     token: Type.String({ pattern: '^[\\x21-\\x7e]{1,4096}$', description: 'The FCM registration token: 1..4096 printable characters, no spaces.' }),
-    platform: Type.Union(PLATFORMS.map((platform) => Type.Literal(platform)), { description: `One of ${PLATFORMS.join(', ')}.` }),
+    platform: Type.Union(FCM_PLATFORMS.map((platform) => Type.Literal(platform)), { description: `One of ${FCM_PLATFORMS.join(', ')}.` }),
   },
   { title: 'DeviceInput', additionalProperties: false },
 )
+
+/** The body of `POST /api/devices` for a browser: its PushSubscription as `toJSON()` gives it. */
+export const WebPushDeviceBody = Type.Object(
+  {
+    platform: Type.Literal('webpush'),
+    subscription: Type.Object(
+      {
+        endpoint: Type.String({ minLength: 1, maxLength: 2000, description: "The push service's https URL for this browser; its host must resolve to public addresses." }),
+        expirationTime: Type.Optional(Type.Union([Type.Number(), Type.Null()], { description: 'Ignored (browsers send it).' })),
+        keys: Type.Object(
+          {
+            p256dh: Type.String({ minLength: 1, maxLength: 200, description: "The browser's P-256 public key, base64url." }),
+            auth: Type.String({ minLength: 1, maxLength: 100, description: 'Its 16-byte authentication secret, base64url.' }),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false, description: 'PushSubscription.toJSON() of the browser (Web Push, RFC 8030; encrypted per RFC 8291, signed with VAPID).' },
+    ),
+  },
+  { title: 'WebPushDeviceInput', additionalProperties: false },
+)
+
+/** A device to register: an FCM token, or a Web Push endpoint with its keys. */
+export interface NewDevice {
+  token: string
+  platform: Device['platform']
+  p256dh?: string
+  auth?: string
+}
 
 /**
  * Registers `token` for the user, or refreshes it: a token belongs to the user who registered it
  * last (a phone changes hands, or another account signs in on it). `created` is false for the same user's refresh.
  */
-export async function registerDevice(db: Database, user: { id: string; organizationId: string }, token: string, platform: string, maxDevices: number): Promise<Device & { created: boolean }> {
+export async function registerDevice(db: Database, user: { id: string; organizationId: string }, device: NewDevice, maxDevices: number): Promise<Device & { created: boolean }> {
+  const { token, platform } = device
   // A token lives in one organization at a time: registering it here takes it from any other (the
   // one statement of a registration that reads every organization: a phone's token may be anywhere).
   const { previousUserId, row } = await db.transaction(async (tx) => {
@@ -38,11 +71,11 @@ export async function registerDevice(db: Database, user: { id: string; organizat
     const [here] = await queryText<{ userId: string }>(tx, 'select user_id as "userId" from devices where token = $1 and organization_id = $2', [token, user.organizationId])
     const [row] = await queryText<{ token: string; platform: Device['platform']; createdAt: string; lastSeenAt: string }>(
       tx,
-      `insert into devices (token, user_id, organization_id, platform) values ($1, $2, $3, $4)
-        on conflict (token, organization_id) do update set user_id = excluded.user_id, platform = excluded.platform,
+      `insert into devices (token, user_id, organization_id, platform, p256dh, auth) values ($1, $2, $3, $4, $6, $7)
+        on conflict (token, organization_id) do update set user_id = excluded.user_id, platform = excluded.platform, p256dh = excluded.p256dh, auth = excluded.auth,
           created_at = case when devices.user_id = excluded.user_id then devices.created_at else $5::timestamptz end, last_seen_at = $5::timestamptz
         returning token, platform, created_at as "createdAt", last_seen_at as "lastSeenAt"`,
-      [token, user.id, user.organizationId, platform, new Date().toISOString()],
+      [token, user.id, user.organizationId, platform, new Date().toISOString(), device.p256dh ?? null, device.auth ?? null],
     )
     return { previousUserId: here?.userId ?? moved[0]?.userId ?? null, row: row! }
   })

@@ -16,6 +16,11 @@ export interface OutgoingPush {
   title: string
   body: string
   data: Record<string, string>
+  /** `high` wakes the device at once; `normal` lets it wait. */
+  priority: 'high' | 'normal'
+  /** Seconds the push services keep it for an offline device; null: their default (4 weeks). */
+  ttlSeconds: number | null
+  collapseKey: string | null
 }
 
 /** What the outbox sends a batch through: one result per push, in order. */
@@ -99,13 +104,26 @@ function retryAfterSeconds(value: unknown): number | undefined {
  * The FCM message of one push, as FCM receives it (firebase-admin sends these fields unchanged):
  * the one place its shape is decided, for the FCM sender and the log sender alike.
  */
-export function fcmMessage(push: OutgoingPush): Message {
+export function fcmMessage(push: OutgoingPush, now = Date.now()): Message {
+  const apnsHeaders: Record<string, string> = { 'apns-priority': push.priority === 'high' ? '10' : '5', 'apns-push-type': 'alert' }
+  const webpushHeaders: Record<string, string> = { Urgency: push.priority }
+  if (push.ttlSeconds !== null) {
+    // APNs: the time after which it gives up (0: deliver once, now or never).
+    apnsHeaders['apns-expiration'] = push.ttlSeconds === 0 ? '0' : String(Math.floor(now / 1000) + push.ttlSeconds)
+    webpushHeaders.TTL = String(push.ttlSeconds)
+  }
+  if (push.collapseKey !== null) apnsHeaders['apns-collapse-id'] = push.collapseKey
   return {
     token: push.token,
     notification: { title: push.title, body: push.body },
     data: push.data,
-    android: { priority: 'high' },
-    apns: { headers: { 'apns-priority': '10', 'apns-push-type': 'alert' }, payload: { aps: { sound: 'default' } } },
+    android: {
+      priority: push.priority,
+      ...(push.ttlSeconds === null ? {} : { ttl: push.ttlSeconds * 1000 }),
+      ...(push.collapseKey === null ? {} : { collapseKey: push.collapseKey }),
+    },
+    apns: { headers: apnsHeaders, payload: { aps: { sound: 'default' } } },
+    webpush: { headers: webpushHeaders },
   }
 }
 
@@ -127,7 +145,7 @@ export class FcmSender implements PushSender {
     const results: PushResult[] = []
     for (let i = 0; i < pushes.length; i += FCM_BATCH) {
       const batch = pushes.slice(i, i + FCM_BATCH)
-      const messages = batch.map(fcmMessage)
+      const messages = batch.map((push) => fcmMessage(push))
       try {
         const response = await this.messaging.sendEach(messages)
         for (const each of response.responses) results.push(classify(each))

@@ -8,14 +8,19 @@ import { Elysia } from 'elysia'
 import { describeError, type Logger } from '../../src/log'
 import { definePlugin } from '../../src/plugin'
 import { SessionsRef } from '../auth/api'
-import { DisplayCallsRef, DisplayPagesRef } from '../display/api'
-import { FcmOptionsRef, type FcmOptions } from './api'
+import { DisplayCallsRef, DisplayPagesRef, LivePageExtensionsRef } from '../display/api'
+import { FcmOptionsRef, PageNotifierRef, WebPushAgentRef, type FcmOptions } from './api'
+import { pinnedLookup } from '../../src/net/targets'
+import { openVapidKeys } from './vapid'
+import { WebPushSender } from './webpush'
+import { uuidv7 } from '../../src/ids'
 import { FcmSender, fcmOptionsFromDisk, type PushSender } from './fcm'
 import { LogSender } from './log-sender'
-import { countPendingDeliveries, OUTBOX_DEPTH_CAP, Outbox, pruneStaleDevices } from './outbox'
-import { messageReportRoutes, pushApiRoutes } from './routes'
-import { createMessages } from './messages'
-import { deliveries, devices, messages } from './schema'
+import { OUTBOX_CHANNEL, PushQueue, pruneStaleDevices } from './outbox'
+import { createPreferences } from './preferences'
+import { messageReportRoutes, preferenceRoutes, pushApiRoutes } from './routes'
+import { createMessages, recordMessage } from './messages'
+import { deliveries, devices, messageReceipts, messages, notificationPreferences, pushVapidKeys } from './schema'
 
 const PushConfig = Type.Object({
   sender: Type.Union([Type.Literal('fcm'), Type.Literal('log')], {
@@ -35,9 +40,22 @@ const PushConfig = Type.Object({
   maxDevicesPerUser: Type.Integer({ minimum: 1, maximum: 1000, default: 20, description: 'Devices one user keeps; registering one more removes the one seen least recently.' }),
   deviceRetentionDays: Type.Integer({ minimum: 1, default: 270, description: 'Devices not registered again for this long are removed.' }),
   pruneIntervalMinutes: Type.Integer({ minimum: 1, default: 60, description: 'How often this instance removes stale devices.' }),
+  webPush: Type.Object(
+    {
+      subject: Type.String({
+        pattern: '^(mailto:|https://)\\S+$',
+        default: 'mailto:webpush@worktrack.invalid',
+        description: 'The VAPID subject push services may contact you at: `mailto:you@example.com` or an https URL. Set it in production: some push services (Apple) refuse the placeholder.',
+      }),
+      publicKey: Type.Optional(Type.String({ description: 'The VAPID public key (base64url, `npx web-push generate-vapid-keys`); with privateKey. Default: a key pair generated once and kept in the database.' })),
+      privateKey: Type.Optional(Type.String({ writeOnly: true, description: 'The VAPID private key (base64url); with publicKey.' })),
+      allowPrivateTargets: Type.Boolean({ default: false, description: 'Allow subscription endpoints that resolve to loopback, private or other non-public addresses (tests, private push services).' }),
+      timeoutMs: Type.Integer({ minimum: 100, default: 10_000, description: 'The longest one Web Push request may take.' }),
+    },
+    { default: {}, additionalProperties: false, description: "Web Push to browsers (RFC 8030, VAPID), without Firebase: devices registered with platform \"webpush\"." },
+  ),
 })
 
-const OUTBOX_CHANNEL = 'push_outbox'
 const NO_CREDENTIALS =
   'push: no FCM credentials (GOOGLE_APPLICATION_CREDENTIALS or push.credentialsFile); the sender is off and messages are recorded as undelivered (to see pushes without Firebase, set push.sender: "log")'
 const LOG_SENDER_ON = 'push: push.sender is "log": each push is written to this log as its FCM message and recorded sent; nothing goes to FCM'
@@ -51,36 +69,35 @@ function chooseSender(kind: 'fcm' | 'log', fcmOptions: () => FcmOptions | null, 
 
 export default definePlugin({
   name: 'push',
-  description: 'Devices, POST /api/message, and FCM delivery from a durable outbox (firebase-admin; or to the log: push.sender "log").',
+  description: 'Devices, POST /api/message, and delivery from a durable outbox: FCM (firebase-admin; or to the log: push.sender "log") and Web Push to browsers.',
   dependencies: ['auth', 'display'],
   config: PushConfig,
-  tables: { devices, messages, deliveries },
+  tables: { devices, messages, deliveries, notificationPreferences, messageReceipts, pushVapidKeys },
+  placement: {
+    push_vapid_keys: {
+      kind: 'reference',
+      reason: 'One row, the VAPID key pair Web Push is signed with when none is configured: the same for every organization and node.',
+    },
+  },
 
-  async setup({ db, services, config, events, log, metrics, onStop, background }) {
-    metrics.gauge({
-      name: 'worktrack_push_outbox_pending',
-      help: `Push deliveries waiting to be sent (due or backing off), counted up to ${OUTBOX_DEPTH_CAP} at each scrape.`,
-      collect: async (gauge) => gauge.set(await countPendingDeliveries(db)),
-    })
+  async setup({ db, writes, services, config, events, log, onStop, background, outboxes }) {
     const sender = chooseSender(config.sender, () => services.find(FcmOptionsRef) ?? fcmOptionsFromDisk(config.credentialsFile), log)
     if (background && !sender) log.warn(NO_CREDENTIALS)
     if (background && sender instanceof LogSender) log.info(LOG_SENDER_ON)
-    // A message wakes this instance's workers at once and, through NOTIFY, every other instance's.
-    let dispatched = () => {}
-    if (sender) {
-      const outbox = new Outbox(db, sender, config, log)
-      dispatched = () => {
-        outbox.wake()
-        events.publish(db, OUTBOX_CHANNEL, null).catch((error: Error) => log.warn('push: could not notify other instances', describeError(error)))
-      }
-      if (config.workers && background) {
-        await events.subscribe(OUTBOX_CHANNEL, () => outbox.wake(), () => outbox.wake())
-        outbox.start()
-      }
-      onStop(async () => {
-        await outbox.stop()
-        await sender.close()
-      })
+    const vapid = await openVapidKeys(db, config.webPush)
+    const webPush = new WebPushSender(
+      { publicKey: vapid.publicKey, privateKey: vapid.privateKey, subject: config.webPush.subject },
+      { timeoutMs: config.webPush.timeoutMs, agentOptions: { ...services.find(WebPushAgentRef), lookup: pinnedLookup(config.webPush.allowPrivateTargets, 'push.webPush.allowPrivateTargets') as never } },
+    )
+    onStop(async () => {
+      await Promise.all([sender?.close(), webPush.close()])
+    })
+    // Registered after the senders' close: stops run in reverse order, so the workers stop (their batches recorded) first.
+    const outbox = await outboxes.run(new PushQueue(db, { fcm: sender, webPush }, config, log), { workers: config.workers, log })
+    // A message wakes one worker here at once and, through NOTIFY, one on every other instance.
+    const dispatched = () => {
+      outbox.wake()
+      events.publish(db, OUTBOX_CHANNEL, null).catch((error: Error) => log.warn('push: could not notify other instances', describeError(error)))
     }
     if (background) {
       const prune = async () => {
@@ -100,9 +117,31 @@ export default definePlugin({
         clearInterval(timer)
       })
     }
-    const messages = createMessages({ db, calls: services.get(DisplayCallsRef), pages: services.get(DisplayPagesRef), senderOn: Boolean(sender) })
-    return { messages, sessions: services.get(SessionsRef), dispatched, maxDevicesPerUser: config.maxDevicesPerUser }
+    const messages = createMessages({ db, writes, calls: services.get(DisplayCallsRef), pages: services.get(DisplayPagesRef), senderOn: Boolean(sender) })
+    const preferences = createPreferences(writes)
+    services.get(LivePageExtensionsRef).addScript('/push/notify.js')
+    services.provide(PageNotifierRef, {
+      notify: (tx, notice) =>
+        recordMessage(tx, { organizationId: notice.organizationId, pageId: notice.pageId, pageName: notice.pageName, userId: null }, {
+          id: uuidv7(),
+          title: notice.title,
+          body: notice.body,
+          state: sender ? 'pending' : 'undelivered',
+          options: { priority: 'high', ttlSeconds: null, collapseKey: notice.collapseKey ?? null, sendAt: null, critical: notice.critical ?? false },
+        }),
+      dispatched: () => dispatched(),
+    })
+    return {
+      messages,
+      preferences,
+      sessions: services.get(SessionsRef),
+      dispatched,
+      maxDevicesPerUser: config.maxDevicesPerUser,
+      allowPrivateTargets: config.webPush.allowPrivateTargets,
+      vapidPublicKey: vapid.publicKey,
+    }
   },
 
-  routes: ({ db, http, log }, bound) => new Elysia({ name: 'push' }).use(pushApiRoutes({ db, log, ...bound })).use(messageReportRoutes(http.v1, bound.messages)),
+  routes: ({ db, http, log }, { preferences, ...bound }) =>
+    new Elysia({ name: 'push' }).use(pushApiRoutes({ db, log, ...bound })).use(messageReportRoutes(http.v1, bound.messages)).use(preferenceRoutes(http.v1, preferences)),
 })

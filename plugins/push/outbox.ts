@@ -9,9 +9,37 @@
  */
 import { queryText, type Database } from '../../src/db'
 import { describeError, type Logger } from '../../src/log'
-import { OrganizationRound } from '../../src/organization-round'
+import type { OrganizationRound } from '../../src/organization-round'
+import { backoffSeconds, type OutboxQueue } from '../../src/outbox-runner'
 import { isoFromText } from '../../src/sql'
 import type { PushResult, PushSender } from './fcm'
+import { MAX_TTL_SECONDS } from './messages'
+import { quietUntil } from './quiet-hours'
+import type { WebPushSender } from './webpush'
+
+/** What the outbox sends through: FCM (or the log sender), and Web Push; either may be off on an instance. */
+export interface Senders {
+  fcm: PushSender | null
+  webPush: WebPushSender | null
+}
+
+/**
+ * What a browser's service worker receives (decrypted): the notification and the fields a click
+ * needs; the same fields as an FCM push's `data`, plus the page's id.
+ */
+export function webPushPayload(row: { title: string; body: string; pageName: string; pageId: string; messageId: string; sendAt: string | null; sentAt: string }) {
+  return {
+    title: row.title,
+    body: row.body,
+    data: { pageName: row.pageName, pageId: row.pageId, messageId: row.messageId, sentAt: isoFromText(row.sendAt ?? row.sentAt) },
+  }
+}
+
+/** The NOTIFY channel that announces recorded messages to every instance's workers. */
+export const OUTBOX_CHANNEL = 'push_outbox'
+
+/** A claimed delivery's result: the sender's, or a decision that kept it from being sent. */
+type Outcome = PushResult | Extract<Decision, { send: false }>
 
 interface OutboxOptions {
   /** Deliveries one worker claims at a time (at most 500: one `sendEach`). */
@@ -33,53 +61,98 @@ interface Claimed {
   id: string
   organizationId: string
   token: string
+  /** The device's, while it is registered (null once it is gone). */
+  platform: string | null
+  p256dh: string | null
+  auth: string | null
+  pageId: string
   attempts: number
+  /** `pending`, or `held` (quiet hours ended, or its TTL ran out while held). */
+  claimedFrom: 'pending' | 'held'
   messageId: string
   pageName: string
+  title: string
   body: string
   sentAt: string
+  sendAt: string | null
+  priority: 'high' | 'normal'
+  ttlSeconds: number | null
+  collapseKey: string | null
+  critical: boolean
+  quietStart: string | null
+  quietEnd: string | null
+  timeZone: string | null
+  muted: boolean
+}
+
+/** What becomes of a claimed delivery before anything is sent: it goes now (with what is left of its TTL), or it is recorded at once. */
+type Decision = { send: true; ttlSeconds: number | null } | { send: false; state: 'held' | 'expired' | 'cancelled'; until?: Date }
+
+/**
+ * Whether a claimed delivery goes now, at `now`: not to a user who has muted the page since the
+ * message was recorded (`cancelled`); not once its TTL has run out after quiet hours held it or a
+ * retry waited (`expired`); not during its user's quiet hours unless critical (`held` until they
+ * end, or until the TTL runs out, whichever comes first).
+ */
+export function decide(row: Claimed, now: Date): Decision {
+  if (row.muted) return { send: false, state: 'cancelled' }
+  const due = isoFromText(row.sendAt ?? row.sentAt)
+  const expiresAt = row.ttlSeconds === null ? null : new Date(Date.parse(due) + row.ttlSeconds * 1000)
+  if (expiresAt && expiresAt <= now && (row.claimedFrom === 'held' || row.attempts > 1)) return { send: false, state: 'expired' }
+  if (!row.critical && row.quietStart && row.quietEnd && row.timeZone) {
+    const until = quietUntil({ start: row.quietStart, end: row.quietEnd, timeZone: row.timeZone }, now)
+    if (until) return { send: false, state: 'held', until: expiresAt && expiresAt < until ? expiresAt : until }
+  }
+  return { send: true, ttlSeconds: expiresAt ? Math.max(0, Math.floor((expiresAt.getTime() - now.getTime()) / 1000)) : null }
 }
 
 /**
- * $1 batch size, $2 lease seconds, $3 the organization. Oldest due first; rows another worker
- * holds are skipped. Every table is named by its organization: on Citus the statement runs on
+ * $1 batch size, $2 lease seconds, $3 the organization, $4 whether this instance sends through FCM
+ * (without, it takes only Web Push deliveries, whose tokens are their https endpoints). Oldest due
+ * first (pending, held by quiet hours until now, or claimed by a worker whose lease ran out: it
+ * died); rows another worker holds are skipped. Each comes back with what decides
+ * whether it goes now: its message's options, the state it was claimed from, and its user's quiet
+ * hours and muted pages. Every table is named by its organization: on Citus the statement runs on
  * that organization's shard (a row lock over several organizations spans shards, which Citus
- * refuses). `created_at` comes back as text uncast (the drivers leave timestamps as text): Citus
- * allows no function that is not immutable in RETURNING, and a timestamptz-to-text cast is stable.
+ * refuses). Times come back as text uncast (the drivers leave timestamps as text): Citus allows no
+ * function that is not immutable in RETURNING, and a timestamptz-to-text cast is stable.
  */
 export const CLAIM = `with due as (
-    select id from deliveries where organization_id = $3 and state = 'pending' and next_attempt_at <= now()
+    select id, state, user_id, message_id, device_token from deliveries where organization_id = $3
+      and ((state in ('pending', 'held') and next_attempt_at <= now()) or (state = 'sending' and lease_until < now()))
+      and ($4::boolean or device_token like 'https://%')
     order by next_attempt_at limit $1 for update skip locked
   )
   update deliveries d set state = 'sending', attempts = d.attempts + 1, lease_until = now() + $2 * interval '1 second', updated_at = now()
-  from due, messages m
-  where d.organization_id = $3 and d.id = due.id and m.id = d.message_id and m.organization_id = $3
-  returning d.id::text as id, d.organization_id as "organizationId", d.device_token as token, d.attempts, m.id as "messageId", m.page_name as "pageName", m.body, m.created_at as "sentAt"`
+  from due join messages m on m.id = due.message_id and m.organization_id = $3
+    left join notification_preferences n on n.user_id = due.user_id and n.organization_id = $3
+    left join devices v on v.token = due.device_token and v.organization_id = $3
+  where d.organization_id = $3 and d.id = due.id
+  returning d.id::text as id, d.organization_id as "organizationId", d.device_token as token, d.attempts, due.state as "claimedFrom",
+    v.platform, v.p256dh, v.auth, m.page_id as "pageId",
+    m.id as "messageId", m.page_name as "pageName", coalesce(m.title, m.page_name) as title, m.body, m.created_at as "sentAt", m.send_at as "sendAt",
+    m.priority, m.ttl_seconds as "ttlSeconds", m.collapse_key as "collapseKey", m.critical,
+    n.quiet_start as "quietStart", n.quiet_end as "quietEnd", n.time_zone as "timeZone", coalesce(m.page_id = any(n.muted_page_ids), false) as muted`
 
 /**
- * The organizations with due deliveries ($1 at most, the longest waiting first): a read over
+ * The organizations with due deliveries ($1 at most, the longest waiting first; $2 as CLAIM's $4): a read over
  * every organization without row locks (on Citus, pushed down to every shard).
  */
 export const DISCOVER = `select organization_id as "organizationId" from deliveries
-  where state = 'pending' and next_attempt_at <= now()
+  where ((state in ('pending', 'held') and next_attempt_at <= now()) or (state = 'sending' and lease_until < now()))
+    and ($2::boolean or device_token like 'https://%')
   group by organization_id
   order by min(next_attempt_at)
   limit $1`
 
-/** The most organizations one discovery lists. */
-const DISCOVER_LIMIT = 1000
 /** Claims (organizations) one worker runs side by side. */
 const CLAIMS_AT_ONCE = 4
 
-/** Deliveries whose worker died (lease run out) are due again (a sweep over every organization, without row locks). */
-const RECLAIM = `with reclaimed as (
-    update deliveries set state = 'pending', lease_until = null, next_attempt_at = now(), updated_at = now()
-    where state = 'sending' and lease_until < now() returning 1
-  ) select count(*)::int as n from reclaimed`
 
 /**
- * $1 ids, $2 states, $3 errors, $4 retry delays (seconds), $5 the attempt each result belongs to,
- * $6 their organization. Only a delivery still held by this attempt changes; the devices of those
+ * $1 ids, $2 states, $3 errors, $4 retry delays (seconds; for `held`, until quiet hours end), $5
+ * the attempt each result belongs to, $6 their organization. A hold is not an attempt: it gives its
+ * attempt back. Only a delivery still held by this attempt changes; the devices of those
  * now pruned are deleted in the same statement (so no one sees a delivery `pruned` while its
  * device is still there), in the organization (on Citus, the statement runs on its shard); how
  * many were deleted is returned. A token FCM called gone that another organization registered
@@ -92,7 +165,8 @@ export const RECORD = `with r as (
   ),
   changed as (
     update deliveries d set state = r.state, last_error = r.error, lease_until = null, updated_at = now(),
-      next_attempt_at = case when r.state = 'pending' then r.retry_at else d.next_attempt_at end
+      next_attempt_at = case when r.state in ('pending', 'held') then r.retry_at else d.next_attempt_at end,
+      attempts = case when r.state = 'held' then d.attempts - 1 else d.attempts end
     from r where d.organization_id = $6 and d.id = r.id::bigint and d.state = 'sending' and d.attempts = r.attempts
     returning d.device_token, d.state
   ),
@@ -102,45 +176,34 @@ export const RECORD = `with r as (
   )
   select count(*)::int as pruned from pruned`
 
-/** The delay before attempt `attempts + 1`: doubling from `base`, capped, with jitter in [½, 1]. */
-function backoffSeconds(attempts: number, options: Pick<OutboxOptions, 'retryBaseMs' | 'retryMaxMs'>, retryAfterSeconds?: number): number {
-  const ceiling = Math.min(options.retryMaxMs, options.retryBaseMs * 2 ** Math.max(0, attempts - 1))
-  const jittered = (ceiling / 2 + (Math.random() * ceiling) / 2) / 1000
-  return Math.max(jittered, retryAfterSeconds ?? 0)
-}
-
-export class Outbox {
-  private stopped = false
-  private readonly loops: Promise<void>[] = []
-  private readonly sleepers = new Set<() => void>()
-  /** The organizations the workers claim in, in turn (claims name one organization each). */
-  private readonly round: OrganizationRound
+/** The push queue, run by the core's outbox runner (src/outbox-runner.ts). */
+export class PushQueue implements OutboxQueue {
+  readonly name = 'push'
+  readonly channel = OUTBOX_CHANNEL
+  readonly concurrency: number
+  readonly pollIntervalMs: number
 
   constructor(
     private readonly db: Database,
-    private readonly sender: PushSender,
+    private readonly senders: Senders,
     private readonly options: OutboxOptions,
     private readonly log: Logger,
   ) {
-    this.round = new OrganizationRound(async () => (await queryText<{ organizationId: string }>(this.db, DISCOVER, [DISCOVER_LIMIT])).map((row) => row.organizationId), options.pollIntervalMs)
+    this.concurrency = options.concurrency
+    this.pollIntervalMs = options.pollIntervalMs
   }
 
-  start(): void {
-    for (let i = 0; i < this.options.concurrency; i++) this.loops.push(this.loop())
+  async discover(limit: number): Promise<string[]> {
+    return (await queryText<{ organizationId: string }>(this.db, DISCOVER, [limit, Boolean(this.senders.fcm)])).map((row) => row.organizationId)
   }
 
-  /** A message was recorded (in `organizationId`; unnamed: anywhere, found by a discovery): idle workers look now instead of at their next poll. */
-  wake(organizationId?: string): void {
-    if (organizationId) this.round.add(organizationId)
-    else this.round.stale()
-    for (const wake of this.sleepers) wake()
-  }
-
-  /** Stops claiming; a batch in flight finishes and records its results. */
-  async stop(): Promise<void> {
-    this.stopped = true
-    this.wake()
-    await Promise.all(this.loops)
+  async backlog(): Promise<{ depth: number; oldestDueSeconds: number }> {
+    const [oldest] = await queryText<{ seconds: number }>(
+      this.db,
+      `select coalesce(extract(epoch from now() - min(next_attempt_at)), 0)::float8 as seconds from deliveries where state in ('pending', 'held') and next_attempt_at <= now()`,
+      [],
+    )
+    return { depth: await countPendingDeliveries(this.db), oldestDueSeconds: oldest?.seconds ?? 0 }
   }
 
   /**
@@ -148,37 +211,81 @@ export class Outbox {
    * turn, until the batch is full), sends it and records the results; the number of deliveries it
    * handled.
    */
-  async runOnce(): Promise<number> {
+  async runOnce(round: OrganizationRound, stopping: () => boolean): Promise<{ handled: number; full: boolean }> {
     const claimed: Claimed[] = []
+    const wantedInAll = Math.min(500, this.options.batchSize)
     const claimIn = async (organizationId: string, wanted: number) => {
-      if (this.stopped) return 0
-      const rows = await queryText<Claimed>(this.db, CLAIM, [wanted, this.options.leaseSeconds, organizationId])
+      if (stopping()) return 0
+      const rows = await queryText<Claimed>(this.db, CLAIM, [wanted, this.options.leaseSeconds, organizationId, Boolean(this.senders.fcm)])
       claimed.push(...rows)
       return rows.length
     }
     // What was claimed before a claim failed goes out; that organization is tried again at its next turn.
     const failed = (error: unknown) => this.log.warn('push outbox: a claim failed; sending what was claimed so far', describeError(error))
-    await this.round.claim(Math.min(500, this.options.batchSize), CLAIMS_AT_ONCE, claimIn, failed)
-    if (claimed.length === 0) return 0
-    const pushes = claimed.map((row) => ({
-      token: row.token,
-      title: row.pageName,
-      body: row.body,
-      data: { pageName: row.pageName, messageId: row.messageId, sentAt: isoFromText(row.sentAt) },
-    }))
-    let results: PushResult[]
-    try {
-      results = await this.sender.send(pushes)
-    } catch (error) {
-      results = claimed.map(() => ({ outcome: 'retry', error: (error as Error).message }))
+    await round.claim(wantedInAll, CLAIMS_AT_ONCE, claimIn, failed)
+    if (claimed.length === 0) return { handled: 0, full: false }
+    const now = new Date()
+    const decided = claimed.map((row) => [row, decide(row, now)] as const)
+    const results = new Map<Claimed, Outcome>()
+    for (const [row, decision] of decided) if (!decision.send) results.set(row, decision)
+    const going = decided.filter((entry): entry is readonly [Claimed, Extract<Decision, { send: true }>] => entry[1].send)
+    const isWebPush = ([row]: readonly [Claimed, unknown]) => row.platform === 'webpush' || (row.platform === null && row.token.startsWith('https://'))
+    const webPush = going.filter(isWebPush)
+    const fcm = going.filter((entry) => !isWebPush(entry))
+    await Promise.all([this.sendFcm(fcm, results), this.sendWebPush(webPush, results)])
+    await this.record(claimed, claimed.map((row) => results.get(row)!))
+    return { handled: claimed.length, full: claimed.length >= wantedInAll }
+  }
+
+  /** Sends the FCM pushes of a batch (one sendEach per 500) and puts their results in `results`. */
+  private async sendFcm(going: ReadonlyArray<readonly [Claimed, { ttlSeconds: number | null }]>, results: Map<Claimed, Outcome>): Promise<void> {
+    if (going.length === 0) return
+    const sender = this.senders.fcm
+    if (!sender) {
+      for (const [row] of going) results.set(row, { outcome: 'fail', error: 'this instance has no FCM sender' })
+      return
     }
-    await this.record(claimed, results)
-    return claimed.length
+    const pushes = going.map(([row, decision]) => ({
+      token: row.token,
+      title: row.title,
+      body: row.body,
+      data: { pageName: row.pageName, messageId: row.messageId, sentAt: isoFromText(row.sendAt ?? row.sentAt) },
+      priority: row.priority,
+      ttlSeconds: decision.ttlSeconds,
+      collapseKey: row.collapseKey,
+    }))
+    let sent: PushResult[]
+    try {
+      sent = await sender.send(pushes)
+    } catch (error) {
+      sent = pushes.map(() => ({ outcome: 'retry', error: (error as Error).message }))
+    }
+    going.forEach(([row], i) => results.set(row, sent[i] ?? { outcome: 'retry', error: 'no result from the sender' }))
+  }
+
+  /**
+   * Sends the Web Push pushes of a batch, encrypted for each browser, and puts their results in
+   * `results`. A subscription removed since the message was recorded has no keys left: `pruned`.
+   */
+  private async sendWebPush(going: ReadonlyArray<readonly [Claimed, { ttlSeconds: number | null }]>, results: Map<Claimed, Outcome>): Promise<void> {
+    const sendable = going.filter(([row]) => row.p256dh && row.auth)
+    for (const [row] of going) if (!row.p256dh || !row.auth) results.set(row, { outcome: 'prune', error: 'the subscription was removed before the push went out' })
+    if (sendable.length === 0) return
+    const sender = this.senders.webPush
+    const pushes = sendable.map(([row, decision]) => ({
+      subscription: { endpoint: row.token, keys: { p256dh: row.p256dh!, auth: row.auth! } },
+      payload: webPushPayload(row),
+      ttlSeconds: decision.ttlSeconds ?? MAX_TTL_SECONDS,
+      urgency: row.priority,
+      ...(row.collapseKey === null ? {} : { topic: row.collapseKey }),
+    }))
+    const sent = sender ? await sender.send(pushes) : pushes.map(() => ({ outcome: 'fail' as const, error: 'Web Push is off on this instance' }))
+    sendable.forEach(([row], i) => results.set(row, sent[i] ?? { outcome: 'retry', error: 'no result from the sender' }))
   }
 
   /** Records a batch's results (and deletes the pruned tokens' devices): one statement per organization. */
-  private async record(claimed: Claimed[], results: PushResult[]): Promise<void> {
-    const byOrganization = new Map<string, Array<[Claimed, PushResult | undefined]>>()
+  private async record(claimed: Claimed[], results: Outcome[]): Promise<void> {
+    const byOrganization = new Map<string, Array<[Claimed, Outcome]>>()
     claimed.forEach((row, i) => {
       const list = byOrganization.get(row.organizationId) ?? []
       list.push([row, results[i]])
@@ -188,16 +295,22 @@ export class Outbox {
   }
 
   /** RECORD's $1 to $5 for one organization's results. */
-  private recordParameters(rows: Array<[Claimed, PushResult | undefined]>): unknown[] {
+  private recordParameters(rows: Array<[Claimed, Outcome]>): unknown[] {
     const ids: string[] = []
     const states: string[] = []
     const errors: Array<string | null> = []
     const delays: number[] = []
     const attempts: number[] = []
-    rows.forEach(([row, outcome]) => {
-      const result = outcome ?? { outcome: 'retry', error: 'no result from the sender' }
+    const now = Date.now()
+    rows.forEach(([row, result]) => {
       ids.push(row.id)
       attempts.push(row.attempts)
+      if ('send' in result) {
+        states.push(result.state)
+        errors.push(null)
+        delays.push(result.until ? Math.max(0, (result.until.getTime() - now) / 1000) : 0)
+        return
+      }
       errors.push(result.outcome === 'sent' ? null : result.error)
       let state = 'sent'
       let delay = 0
@@ -205,48 +318,21 @@ export class Outbox {
       else if (result.outcome === 'fail') state = 'failed'
       else if (result.outcome === 'retry') {
         state = row.attempts >= this.options.maxAttempts ? 'failed' : 'pending'
-        delay = backoffSeconds(row.attempts, this.options, result.retryAfterSeconds)
+        delay = backoffSeconds(row.attempts, this.options.retryBaseMs, this.options.retryMaxMs, result.retryAfterSeconds)
       }
       states.push(state)
       delays.push(delay)
     })
     return [ids, states, errors, delays, attempts]
   }
-
-  private async loop(): Promise<void> {
-    while (!this.stopped) {
-      try {
-        if ((await this.runOnce()) > 0) continue
-        const [reclaimed] = await queryText<{ n: number }>(this.db, RECLAIM, [])
-        if (reclaimed?.n) continue
-      } catch (error) {
-        if (this.stopped) break
-        this.log.warn('push outbox: a batch failed; it is retried after its lease', describeError(error))
-      }
-      await this.sleep(this.options.pollIntervalMs)
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve()
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer)
-        this.sleepers.delete(done)
-        resolve()
-      }
-      const timer = setTimeout(done, ms)
-      this.sleepers.add(done)
-    })
-  }
 }
 
 /** The most pending deliveries one scrape counts: a bounded walk of the pending index, whatever the backlog. */
 export const OUTBOX_DEPTH_CAP = 100_000
 
-/** Deliveries waiting to be sent (due or backing off), at most OUTBOX_DEPTH_CAP: what /metrics reports. */
+/** Deliveries waiting to be sent (due, scheduled, backing off or held by quiet hours), at most OUTBOX_DEPTH_CAP: what /metrics reports. */
 export async function countPendingDeliveries(db: Database): Promise<number> {
-  const [row] = await queryText<{ n: number }>(db, `select count(*)::int as n from (select 1 from deliveries where state = 'pending' limit $1) pending`, [OUTBOX_DEPTH_CAP])
+  const [row] = await queryText<{ n: number }>(db, `select count(*)::int as n from (select 1 from deliveries where state in ('pending', 'held') limit $1) pending`, [OUTBOX_DEPTH_CAP])
   return row?.n ?? 0
 }
 

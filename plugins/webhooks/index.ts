@@ -8,15 +8,15 @@ import { Type } from '@sinclair/typebox'
 import { describeError } from '../../src/log'
 import { definePlugin } from '../../src/plugin'
 import { ProjectAccessRef } from '../projects/api'
-import { followWebhookChanges, OUTBOX_CHANNEL, Subscriptions, webhookObserver } from './outbox'
+import { followWebhookChanges, Subscriptions, webhookObserver } from './outbox'
 import { webhookRoutes } from './routes'
 import { webhookDeliveries, webhookEvents, webhookKeys, webhooks, webhookSequences } from './schema'
 import { openSecretBox } from './secrets'
 import { createSender } from './sender'
 import { createWebhooks } from './service'
 import { webhookTools } from './tools'
-import { countPendingDeliveries, DELIVERY_DEPTH_CAP, purgeOldDeliveries } from './upkeep'
-import { DeliveryWorker } from './worker'
+import { purgeOldDeliveries } from './upkeep'
+import { WebhookQueue } from './worker'
 
 const WebhooksConfig = Type.Object({
   allowPrivateTargets: Type.Boolean({
@@ -80,7 +80,7 @@ export default definePlugin({
     },
   ],
 
-  async setup({ db, writes, services, config, events, changes, log, metrics, onStop, background, instanceId }) {
+  async setup({ db, writes, services, config, events, changes, log, onStop, background, instanceId, outboxes }) {
     const access = services.get(ProjectAccessRef)
     const secrets = await openSecretBox(db, config.encryptionKey)
     if (secrets.source === 'database' && background)
@@ -89,29 +89,18 @@ export default definePlugin({
     await followWebhookChanges(subscriptions, events, log)
     onStop(changes.observe(webhookObserver(subscriptions, access)))
 
-    metrics.gauge({
-      name: 'worktrack_webhook_deliveries_pending',
-      help: `Webhook deliveries waiting to be sent (due, backing off or behind an earlier one), counted up to ${DELIVERY_DEPTH_CAP} at each scrape.`,
-      collect: async (gauge) => gauge.set(await countPendingDeliveries(db)),
-    })
-
-    let wakeWorkers = (_organizationId: string) => {}
+    const sender = createSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets })
+    onStop(() => sender.close())
+    // Registered after the sender's close: stops run in reverse order, so the workers stop (their streams recorded) first.
+    const outbox = await outboxes.run(new WebhookQueue(db, sender, secrets, access, config, log, instanceId), { workers: config.workers, log })
+    const wakeWorkers = (organizationId: string) => outbox.wake(organizationId)
     if (config.workers && background) {
-      const sender = createSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets })
-      const worker = new DeliveryWorker(db, sender, secrets, access, config, log, instanceId)
-      wakeWorkers = (organizationId) => worker.wake(organizationId)
-      await events.subscribe(OUTBOX_CHANNEL, (queued: { organizationId?: unknown } | null) => worker.wake(typeof queued?.organizationId === 'string' ? queued.organizationId : undefined), () => worker.wake())
-      worker.start()
       const purge = setInterval(
         () => void purgeOldDeliveries(db, config.retentionDays).catch((error: Error) => log.warn('webhooks: could not remove old deliveries', describeError(error))),
         60 * 60_000,
       )
       purge.unref?.()
-      onStop(async () => {
-        clearInterval(purge)
-        await worker.stop()
-        sender.close()
-      })
+      onStop(() => clearInterval(purge))
     }
     const webhookService = createWebhooks({
       db,

@@ -15,10 +15,12 @@
 import { writeAudit } from '../../src/audit'
 import { queryText, type Database, type Transaction } from '../../src/db'
 import { describeError, type Logger } from '../../src/log'
-import { OrganizationRound } from '../../src/organization-round'
+import type { OrganizationRound } from '../../src/organization-round'
+import type { OutboxQueue } from '../../src/outbox-runner'
 import { isoFromText } from '../../src/sql'
 import type { ProjectAccessService } from '../projects/api'
-import { NO_PROJECT } from './outbox'
+import { NO_PROJECT, OUTBOX_CHANNEL } from './outbox'
+import { countPendingDeliveries } from './upkeep'
 import type { SecretBox } from './secrets'
 import type { Attempt, Sender } from './sender'
 
@@ -112,8 +114,6 @@ export const DISCOVER = `select d.organization_id as "organizationId" from webho
   order by min(d.next_attempt_at)
   limit $1`
 
-/** The most organizations one discovery lists. */
-const DISCOVER_LIMIT = 1000
 /** Claims (organizations) one worker runs side by side. */
 const CLAIMS_AT_ONCE = 4
 
@@ -197,12 +197,12 @@ export function payloadOf(row: Pick<Claimed, 'type' | 'eventId' | 'occurredAt' |
   return `${head.slice(0, -1)},"data":${row.data}${row.previous ? `,"previous":${row.previous}` : ''}}`
 }
 
-export class DeliveryWorker {
-  private stopped = false
-  private readonly loops: Promise<void>[] = []
-  private readonly sleepers = new Set<() => void>()
-  /** The organizations the workers claim in, in turn (claims name one organization each). */
-  private readonly round: OrganizationRound
+/** The webhook queue, run by the core's outbox runner (src/outbox-runner.ts). */
+export class WebhookQueue implements OutboxQueue {
+  readonly name = 'webhooks'
+  readonly channel = OUTBOX_CHANNEL
+  readonly concurrency: number
+  readonly pollIntervalMs: number
 
   constructor(
     private readonly db: Database,
@@ -213,29 +213,21 @@ export class DeliveryWorker {
     private readonly log: Logger,
     private readonly workerId: string,
   ) {
-    this.round = new OrganizationRound(async () => (await queryText<{ organizationId: string }>(this.db, DISCOVER, [DISCOVER_LIMIT])).map((row) => row.organizationId), options.pollIntervalMs)
+    this.concurrency = options.concurrency
+    this.pollIntervalMs = options.pollIntervalMs
   }
 
-  start(): void {
-    for (let i = 0; i < this.options.concurrency; i++) this.loops.push(this.loop())
+  async discover(limit: number): Promise<string[]> {
+    return (await queryText<{ organizationId: string }>(this.db, DISCOVER, [limit])).map((row) => row.organizationId)
   }
 
-  /**
-   * Something was queued (in `organizationId`; unnamed: anywhere, found by a discovery): one idle
-   * worker looks now (a worker that finds work goes on claiming until there is none, and each
-   * further notification wakes one more).
-   */
-  wake(organizationId?: string): void {
-    if (organizationId) this.round.add(organizationId)
-    else this.round.stale()
-    for (const wake of this.sleepers) return wake()
-  }
-
-  /** Stops claiming; streams in flight finish and record. */
-  async stop(): Promise<void> {
-    this.stopped = true
-    for (const wake of [...this.sleepers]) wake()
-    await Promise.all(this.loops)
+  async backlog(): Promise<{ depth: number; oldestDueSeconds: number }> {
+    const [oldest] = await queryText<{ seconds: number }>(
+      this.db,
+      `select coalesce(extract(epoch from now() - min(next_attempt_at)), 0)::float8 as seconds from webhook_deliveries where status = 'pending' and next_attempt_at <= now()`,
+      [],
+    )
+    return { depth: await countPendingDeliveries(this.db), oldestDueSeconds: oldest?.seconds ?? 0 }
   }
 
   /**
@@ -243,12 +235,12 @@ export class DeliveryWorker {
    * taking the organizations in turn; sends them side by side and records them; the number of
    * deliveries claimed.
    */
-  async runOnce(): Promise<number> {
+  async runOnce(round: OrganizationRound, stopping: () => boolean): Promise<{ handled: number; full: boolean }> {
     const claimedAt = performance.now()
     const streams = new Map<string, Claimed[]>()
     let rows = 0
     const claimIn = async (organizationId: string, wanted: number) => {
-      if (this.stopped) return 0
+      if (stopping()) return 0
       const claimed = await queryText<Claimed>(this.db, CLAIM, [wanted, this.options.batchSize, this.options.leaseSeconds, this.workerId, organizationId])
       const before = streams.size
       for (const row of claimed) {
@@ -262,19 +254,19 @@ export class DeliveryWorker {
     }
     // What was claimed before a claim failed goes out; that organization is tried again at its next turn.
     const failed = (error: unknown) => this.log.warn('webhooks: a claim failed; sending the streams claimed so far', describeError(error))
-    await this.round.claim(this.options.streamsPerClaim, CLAIMS_AT_ONCE, claimIn, failed)
-    if (!rows) return 0
-    await Promise.all([...streams.values()].map((stream) => this.runStream(stream.sort((a, b) => Number(a.seq) - Number(b.seq) || (a.id < b.id ? -1 : 1)), claimedAt)))
-    return rows
+    await round.claim(this.options.streamsPerClaim, CLAIMS_AT_ONCE, claimIn, failed)
+    if (!rows) return { handled: 0, full: false }
+    await Promise.all([...streams.values()].map((stream) => this.runStream(stream.sort((a, b) => Number(a.seq) - Number(b.seq) || (a.id < b.id ? -1 : 1)), claimedAt, round, stopping)))
+    return { handled: rows, full: streams.size >= this.options.streamsPerClaim }
   }
 
-  private async runStream(stream: Claimed[], claimedAt: number): Promise<void> {
+  private async runStream(stream: Claimed[], claimedAt: number, round: OrganizationRound, stopping: () => boolean): Promise<void> {
     const head = stream[0]!
     try {
       let checkedAt = performance.now()
       if (!(await this.creatorSees(head))) {
         await queryText(this.db, DROP, [head.organizationId, stream.map((row) => row.id)])
-        return this.round.add(head.organizationId)
+        return round.add(head.organizationId)
       }
       let secrets: string[]
       try {
@@ -289,7 +281,7 @@ export class DeliveryWorker {
       let sent = 0
       let unseen = false
       for (const row of stream) {
-        if (this.stopped || performance.now() - claimedAt > budgetMs) break
+        if (stopping() || performance.now() - claimedAt > budgetMs) break
         if (sent > 0 && performance.now() - checkedAt > this.options.visibilityCheckMaxAgeMs) {
           checkedAt = performance.now()
           if (!(await this.creatorSees(row))) {
@@ -307,7 +299,7 @@ export class DeliveryWorker {
       if (unseen) await queryText(this.db, DROP, [head.organizationId, stream.slice(sent).map((row) => row.id)])
       await this.record(head, results, unseen ? [] : stream.slice(sent))
       // The stream may go on (deliveries behind the batch, or queued while it went out) unless it waits for a retry now.
-      if (results.every(([, attempt]) => attempt.ok)) this.round.add(head.organizationId)
+      if (results.every(([, attempt]) => attempt.ok)) round.add(head.organizationId)
     } catch (error) {
       this.log.warn('webhooks: a stream failed; it is taken again when its lease runs out', { webhookId: head.webhookId, ...describeError(error) })
     }
@@ -358,30 +350,5 @@ export class DeliveryWorker {
         changes: { before: { enabled: true }, after: { enabled: false, disabledReason: 'failing', failingSince } },
       },
     )
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopped) {
-      try {
-        if ((await this.runOnce()) > 0) continue
-      } catch (error) {
-        if (this.stopped) break
-        this.log.warn('webhooks: a claim failed; retrying after the poll interval', describeError(error))
-      }
-      await this.sleep(this.options.pollIntervalMs)
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve()
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer)
-        this.sleepers.delete(done)
-        resolve()
-      }
-      const timer = setTimeout(done, ms)
-      this.sleepers.add(done)
-    })
   }
 }

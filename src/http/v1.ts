@@ -69,6 +69,27 @@ export function createV1Kit(services: ServiceRegistry, writes: Writes, seed: str
           description: required.length ? `Requires the scope(s): \`${required.join('`, `')}\`.` : 'Requires any valid API key.',
         },
       }),
+      /**
+       * `signedIn: true` on a route about the caller themselves: a live API key (whatever its
+       * scopes) or a mobile session token (POST /account/api/sessions), then the body; the
+       * `actor` in the handler's context.
+       */
+      signedIn: (_on: true) => ({
+        async transform({ request, body, query, set }: any): Promise<any> {
+          const principal = await services.get(AuthenticatorRef).authenticateUser(request.headers.get('authorization'), set.headers)
+          throwIfNotJson(request, body)
+          throwIfBodyProblem(body)
+          throwIfNulInQuery(query)
+          return { actor: actorOf(principal, 'rest', requestIdOf(set)) }
+        },
+        resolve({ actor }: any) {
+          return { actor: actor as Actor }
+        },
+        detail: {
+          security: [{ bearerAuth: [] }, { sessionToken: [] }],
+          description: 'Requires any valid API key, or a mobile session token (POST /account/api/sessions).',
+        },
+      }),
     })
     .onAfterHandle(
       { as: 'scoped' },

@@ -78,6 +78,12 @@ export interface Authenticator {
    * a 429).
    */
   authenticateBearer(authorization: string | null | undefined, headers?: Record<string, unknown>): Promise<Principal>
+  /**
+   * A signed-in user, by either credential: a live key (whatever its scopes) or a live mobile
+   * session token (no scopes); throws 401 otherwise. For the routes about the caller themselves
+   * that an app signed in with a session also uses.
+   */
+  authenticateUser(authorization: string | null | undefined, headers?: Record<string, unknown>): Promise<Principal>
 }
 
 /** Provided by the `auth` plugin; the core's only dependency on a plugin, declared here as what it needs. */

@@ -128,11 +128,11 @@ describe.skipIf(!CITUS_URL)(TITLE, () => {
     expect(await taskCount(handle, WEBHOOK_RECORD, [organizationId, webhookId, 'explain', [], [], [], [], [], [], [], [], [], 24])).toBe(1)
     expect(await taskCount(handle, WEBHOOK_DROP, [organizationId, [randomUUID()]])).toBe(1)
     expect(await taskCount(handle, WEBHOOK_GRANTED, [organizationId, webhookId, randomUUID()])).toBe(1)
-    expect(await taskCount(handle, PUSH_CLAIM, [500, 60, organizationId])).toBe(1)
+    expect(await taskCount(handle, PUSH_CLAIM, [500, 60, organizationId, true])).toBe(1)
     expect(await taskCount(handle, PUSH_RECORD, [[], [], [], [], [], organizationId])).toBe(1)
     // Not vacuous: the discoveries read every shard (no row locks), and a row lock over every organization is what Citus refuses.
     expect(await taskCount(handle, WEBHOOK_DISCOVER, [1000])).toBeGreaterThan(1)
-    expect(await taskCount(handle, PUSH_DISCOVER, [1000])).toBeGreaterThan(1)
+    expect(await taskCount(handle, PUSH_DISCOVER, [1000, true])).toBeGreaterThan(1)
     await expect(sql(`select id from deliveries where state = 'pending' order by next_attempt_at limit 10 for update skip locked`)).rejects.toThrow(
       'could not run distributed query with FOR UPDATE/SHARE commands',
     )

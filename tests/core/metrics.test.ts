@@ -8,6 +8,7 @@ import { FcmOptionsRef } from '../../plugins/push/api'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
 import { redirectFcm, startFakeFcm, type FakeFcm } from '../helpers/fake-fcm'
 import { startTestService, type TestService } from '../helpers/service'
+import { queryText } from '../../src/db'
 
 const TOKEN = 'metrics-token-0123456789abcdef'
 
@@ -126,16 +127,23 @@ describe('GET /metrics', () => {
     expect(outcome(after, 'component', 'invalidApiKey') - outcome(before, 'component', 'invalidApiKey')).toBe(1)
   })
 
-  test('reports the push outbox depth and counts the message call', async () => {
-    expect(sample((await scrape(api)).text, 'worktrack_push_outbox_pending')).toBe(0)
+  test("reports each queue's depth and the age of its oldest due item, and counts the message call", async () => {
+    const idle = (await scrape(api)).text
+    expect(sample(idle, 'worktrack_outbox_depth', 'queue="push"')).toBe(0)
+    expect(sample(idle, 'worktrack_outbox_oldest_due_seconds', 'queue="push"')).toBe(0)
+    expect(sample(idle, 'worktrack_outbox_depth', 'queue="webhooks"')).toBe(0)
     const signIn = await api.request('POST', '/account/api/sessions', { body: { email: fx.reader.email, password: fx.reader.password } })
     const session = signIn.body.data.token
     for (const token of ['metrics-a:APA91bxyz', 'metrics-b:APA91bxyz'])
       expect((await api.request('POST', '/api/devices', { body: { token, platform: 'android' }, headers: { authorization: `Bearer ${session}` } })).status).toBe(201)
     const sent = await api.request('POST', '/api/message', { body: { apiKey: fx.creator.displayApiKey, pageName: fx.pageName, message: 'Disk usage above 90%' } })
     expect(sent.status).toBe(200)
+    // Due a minute ago (moved in SQL, not waited for): the age says how far behind the queue is.
+    await queryText(api.service.core.db, `update deliveries set next_attempt_at = now() - interval '60 seconds' where state = 'pending'`, [])
     const { text } = await scrape(api)
-    expect(sample(text, 'worktrack_push_outbox_pending')).toBe(2)
+    expect(sample(text, 'worktrack_outbox_depth', 'queue="push"')).toBe(2)
+    expect(sample(text, 'worktrack_outbox_oldest_due_seconds', 'queue="push"')).toBeGreaterThanOrEqual(60)
+    expect(sample(text, 'worktrack_outbox_oldest_due_seconds', 'queue="push"')).toBeLessThan(120)
     expect(sample(text, 'worktrack_display_calls_total', 'call="message",outcome="ok"')).toBe(1)
   })
 
@@ -145,6 +153,7 @@ describe('GET /metrics', () => {
       const { status, text } = await scrape(withoutPush)
       expect(status).toBe(200)
       expect(text).not.toContain('worktrack_push_')
+      expect(text).not.toContain('queue="push"')
       expect(text).toContain('# TYPE worktrack_display_calls_total counter')
       // Its own registry: the other service's requests are not here.
       expect(sample(text, 'worktrack_http_requests_total', 'route="/health",method="GET",status="200"')).toBeUndefined()

@@ -18,6 +18,7 @@ const UNDOCUMENTED: readonly { pattern: RegExp; reason: string }[] = [
   { pattern: /^\/docs(?:\/|$)/, reason: 'Swagger UI, its static assets and the document itself' },
   { pattern: /^\/mcp$/, reason: 'JSON-RPC over MCP Streamable HTTP: its contract is the MCP specification (tests/plugins/mcp.test.ts)' },
   { pattern: /^\/account(?:$|\/(?!api(?:\/|$)))/, reason: 'the server-rendered account pages and their form posts (their JSON twin /account/api is documented)' },
+  { pattern: /^\/push\//, reason: "the live page's Notify me: its script, service worker and the subscription its button posts with the page's cookie (the JSON twin, POST /api/devices with platform webpush, is documented)" },
   { pattern: /^\/pages\//, reason: 'live dashboards: the HTML page, its server-sent events and its CSS/JS (the JSON twin /api/pages/{pageName} is documented)' },
 ]
 

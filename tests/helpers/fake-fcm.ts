@@ -19,8 +19,10 @@ export interface RecordedSend {
     token: string
     notification?: { title?: string; body?: string }
     data?: Record<string, string>
-    android?: { priority?: string }
+    /** As FCM's v1 API takes it: `ttl` as a duration string (`"3600s"`), `collapse_key`. */
+    android?: { priority?: string; ttl?: string; collapse_key?: string }
     apns?: { headers?: Record<string, string>; payload?: unknown }
+    webpush?: { headers?: Record<string, string> }
   }
   authorization: string | undefined
   path: string

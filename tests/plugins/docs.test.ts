@@ -24,7 +24,10 @@ describe('OpenAPI document', () => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
     const operations = Object.entries<any>(document.paths).filter(([path]) => path.startsWith('/api/v1/'))
     expect(operations.length).toBeGreaterThan(0)
-    for (const [, methods] of operations) for (const operation of Object.values<any>(methods)) expect(operation.security).toEqual([{ bearerAuth: [] }])
+    // The routes about the caller themselves also take the app's mobile session (`signedIn`).
+    const signedIn = new Set(['/api/v1/users/me/notifications'])
+    for (const [path, methods] of operations)
+      for (const operation of Object.values<any>(methods)) expect(operation.security).toEqual(signedIn.has(path) ? [{ bearerAuth: [] }, { sessionToken: [] }] : [{ bearerAuth: [] }])
   })
 
   test('describes the envelope and every error response of each v1 operation', () => {

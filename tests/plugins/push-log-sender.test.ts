@@ -88,6 +88,7 @@ describe('push.sender "log"', () => {
         data: { pageName: fx.pageName, messageId, sentAt: report.createdAt },
         android: { priority: 'high' },
         apns: { headers: { 'apns-priority': '10', 'apns-push-type': 'alert' }, payload: { aps: { sound: 'default' } } },
+        webpush: { headers: { Urgency: 'high' } },
       })
     }
   })

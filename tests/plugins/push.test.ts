@@ -174,6 +174,7 @@ describe('POST /api/message', () => {
         data: { pageName: fx.pageName, messageId, sentAt: done.createdAt },
         android: { priority: 'high' },
         apns: { headers: { 'apns-priority': '10', 'apns-push-type': 'alert' }, payload: { aps: { sound: 'default' } } },
+        webpush: { headers: { Urgency: 'high' } },
       })
     }
     // Revert the grants this test made, so later tests count only their own recipients.
@@ -201,7 +202,7 @@ describe('POST /api/message', () => {
       [{ pageName: fx.pageName }, 'message'],
       [{ pageName: fx.pageName, message: 42 }, 'message'],
       [{ message: 'hi' }, 'pageName'],
-      [{ pageName: fx.pageName, message: 'hi', priority: 'high' }, 'priority'],
+      [{ pageName: fx.pageName, message: 'hi', color: 'red' }, 'color'],
     ]
     for (const [body, field] of invalid) {
       const response = await send(body)

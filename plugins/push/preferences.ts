@@ -1,0 +1,103 @@
+/**
+ * A user's push preferences, `GET/PUT /api/v1/users/me/notifications`: quiet hours in their time
+ * zone (a non-critical push waits until they end, quiet-hours.ts) and muted pages (nothing is
+ * sent to them from those). Kept in `notification_preferences`, one row per user, read by the
+ * outbox's claim and by the statement that records a message's deliveries.
+ */
+import { t } from 'elysia'
+import { queryText, type Executor } from '../../src/db'
+import { badRequest } from '../../src/http/errors'
+import type { Actor } from '../../src/services/identity'
+import type { Writes } from '../../src/writes'
+import { clockMinutes, isTimeZone, type QuietHours } from './quiet-hours'
+
+/** The most pages one user mutes. */
+export const MAX_MUTED_PAGES = 500
+
+const Clock = (description: string) => t.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: `HH:MM on the local clock, 00:00 … 23:59: ${description}.` })
+
+export const QuietHoursModel = t.Object(
+  {
+    start: Clock('when they begin'),
+    end: Clock('when they end (earlier than start: the next day)'),
+    timeZone: t.String({ minLength: 1, maxLength: 64, description: 'An IANA time zone, e.g. `Europe/Berlin`: the clock start and end are read on, DST included.' }),
+  },
+  { additionalProperties: false, title: 'QuietHours' },
+)
+
+export const NotificationPreferences = t.Object(
+  {
+    quietHours: t.Union([QuietHoursModel, t.Null()], {
+      description: 'While they last, a push that is not `critical` waits (`held`) until they end, or is dropped (`expired`) when its ttlSeconds runs out first. null: none.',
+    }),
+    mutedPageIds: t.Array(t.String({ format: 'uuid' }), {
+      maxItems: MAX_MUTED_PAGES,
+      description: `Pages whose messages are not sent to you (also those already scheduled, until they go out); at most ${MAX_MUTED_PAGES}, kept in the order given, each once.`,
+    }),
+  },
+  { additionalProperties: false, title: 'NotificationPreferences' },
+)
+
+export interface Preferences {
+  quietHours: QuietHours | null
+  mutedPageIds: string[]
+}
+
+interface Row {
+  quietStart: string | null
+  quietEnd: string | null
+  timeZone: string | null
+  mutedPageIds: string[]
+}
+
+const NONE: Preferences = { quietHours: null, mutedPageIds: [] }
+
+async function read(executor: Executor, actor: Actor): Promise<Preferences> {
+  const [row] = await queryText<Row>(
+    executor,
+    `select quiet_start as "quietStart", quiet_end as "quietEnd", time_zone as "timeZone", muted_page_ids::text[] as "mutedPageIds"
+      from notification_preferences where user_id = $1 and organization_id = $2`,
+    [actor.userId, actor.organizationId],
+  )
+  if (!row) return NONE
+  const quietHours = row.quietStart && row.quietEnd && row.timeZone ? { start: row.quietStart, end: row.quietEnd, timeZone: row.timeZone } : null
+  return { quietHours, mutedPageIds: row.mutedPageIds }
+}
+
+/** What the schema cannot say: a start other than the end, a zone this runtime knows. */
+function check(input: Preferences): Preferences {
+  const quiet = input.quietHours
+  if (quiet) {
+    if (clockMinutes(quiet.start) === clockMinutes(quiet.end)) throw badRequest('quietHours.end must differ from quietHours.start (quiet hours of no length, or of a whole day, are not kept).', 'quietHours.end')
+    if (!isTimeZone(quiet.timeZone)) throw badRequest('quietHours.timeZone must be an IANA time zone, such as Europe/Berlin or America/New_York.', 'quietHours.timeZone')
+  }
+  const mutedPageIds = [...new Set(input.mutedPageIds.map((id) => id.toLowerCase()))]
+  return { quietHours: quiet ? { start: quiet.start, end: quiet.end, timeZone: quiet.timeZone } : null, mutedPageIds }
+}
+
+export function createPreferences(writes: Writes) {
+  return {
+    get: (actor: Actor) => read(writes.db, actor),
+
+    /** Replaces the caller's preferences, with its audit record, in one transaction. */
+    put(actor: Actor, input: Preferences): Promise<Preferences> {
+      const next = check(input)
+      return writes.change(actor, null, async ({ tx, audit }) => {
+        const before = await read(tx, actor)
+        const quiet = next.quietHours
+        await queryText(
+          tx,
+          `insert into notification_preferences (user_id, organization_id, quiet_start, quiet_end, time_zone, muted_page_ids, updated_at)
+            values ($1, $2, $3, $4, $5, $6::uuid[], $7::timestamptz)
+            on conflict (user_id, organization_id) do update set quiet_start = excluded.quiet_start, quiet_end = excluded.quiet_end,
+              time_zone = excluded.time_zone, muted_page_ids = excluded.muted_page_ids, updated_at = excluded.updated_at`,
+          [actor.userId, actor.organizationId, quiet?.start ?? null, quiet?.end ?? null, quiet?.timeZone ?? null, next.mutedPageIds, new Date().toISOString()],
+        )
+        await audit({ action: 'notification_preferences.updated', resourceType: 'user', resourceId: actor.userId!, changes: { before: { ...before }, after: { ...next } } })
+        return next
+      })
+    },
+  }
+}
+
+export type PreferenceService = ReturnType<typeof createPreferences>
