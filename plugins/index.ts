@@ -1,6 +1,7 @@
 /** Every plugin the service knows, in a stable order; which of them run is configuration. */
 import type { AnyPlugin } from '../src/plugin'
 import account from './account'
+import alerts from './alerts'
 import auditLog from './audit-log'
 import auth from './auth'
 import contentOrder from './content-order'
@@ -19,4 +20,4 @@ import users from './users'
 import webhooks from './webhooks'
 import workItems from './work-items'
 
-export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, labels, customFields, entries, relationships, contentOrder, search, auditLog, mcp, account, display, push, webhooks, docs]
+export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, labels, customFields, entries, relationships, contentOrder, search, auditLog, mcp, account, display, push, alerts, webhooks, docs]

@@ -1,6 +1,6 @@
 /** Display accounts and their daily usage, dashboard pages, their access lists and components. */
 import { sql } from 'drizzle-orm'
-import { check, date, doublePrecision, index, integer, jsonb, pgTable, pgView, text, timestamp, uniqueIndex, uuid, type PgColumn } from 'drizzle-orm/pg-core'
+import { check, date, doublePrecision, index, integer, jsonb, numeric, pgTable, pgView, text, timestamp, uniqueIndex, uuid, type PgColumn } from 'drizzle-orm/pg-core'
 import { rowId, tenantKey, tenantReference, timestamps } from '../../src/schema'
 import { doneBy, organizationReference, userOfRow } from '../auth/schema'
 
@@ -157,4 +157,46 @@ export const pageViewers = pgView('page_viewers', {
   sql`select id as page_id, created_by as user_id, organization_id from pages where created_by is not null
     union select page_id, principal_id, organization_id from page_access where principal_type = 'user'
     union select pa.page_id, tm.user_id, pa.organization_id from page_access pa join team_memberships tm on tm.team_id = pa.principal_id and tm.organization_id = pa.organization_id where pa.principal_type = 'team'`,
+)
+
+/** A text that reads as a plain decimal once spaces, grouping commas and `%` are dropped ("1,204", "93.5 %"). */
+const DECIMAL = `'^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)$'`
+/** An x a numeric axis places (as the live page does; an exponent of at most 3 digits, which numeric holds). */
+const AXIS_NUMBER = `'^\\s*[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]{1,3})?\\s*$'`
+
+/**
+ * Each component's number, as alerts compare it: a box's value (the first of its texts that is a
+ * number: a horizontal box's middle, right, left text; a vertical box's bottom, top text), a line
+ * chart's last point (by x on a numeric axis, else as posted), a bar or pie chart's total; null
+ * without data or without a number. `updated_at` is when its data was last stamped (the display
+ * call's `timestamp`; settings changes do not move it), null before any data; its page's name.
+ */
+export const componentValues = pgView('component_values', {
+  organizationId: uuid().notNull(),
+  pageId: uuid().notNull(),
+  pageName: text().notNull(),
+  componentId: uuid().notNull(),
+  title: text(),
+  type: text().notNull(),
+  value: numeric(),
+  updatedAt: timestamp({ withTimezone: true, mode: 'date' }),
+}).as(
+  sql.raw(`select c.organization_id, c.page_id, p.name as page_name, c.id as component_id, c.title, c.type, v.value, to_timestamp(c.data_timestamp) as updated_at
+    from components c join pages p on p.id = c.page_id and p.organization_id = c.organization_id cross join lateral (
+      select case
+        when c.type in ('horizontalBox', 'verticalBox') then (
+          select t.plain::numeric
+          from unnest(array[c.data->'middleText'->>'value', c.data->'bottomText'->>'value', c.data->'rightText'->>'value', c.data->'topText'->>'value', c.data->'leftText'->>'value']) with ordinality as b(raw, k)
+            cross join lateral (select regexp_replace(b.raw, '[[:space:],%]', '', 'g') as plain) t
+          where t.plain ~ ${DECIMAL} order by b.k limit 1)
+        when c.type = 'lineChart' then (
+          select (p.point->>'y')::numeric
+          from (select coalesce((c.data->>'xNumber')::boolean, false) and not exists (
+              select 1 from jsonb_array_elements(c.data->'points') q(point) where not (q.point->>'x' ~ ${AXIS_NUMBER})) as numeric_axis) a,
+            jsonb_array_elements(c.data->'points') with ordinality as p(point, k)
+          order by case when a.numeric_axis then (p.point->>'x')::numeric end desc nulls last, p.k desc
+          limit 1)
+        else (select sum((p.point->>'y')::numeric) from jsonb_array_elements(c.data->'points') p(point))
+      end as value
+    ) v`),
 )

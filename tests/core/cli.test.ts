@@ -137,7 +137,7 @@ describe('operator CLI', () => {
     expect(all.code).toBe(0)
     const { registry } = await import('../../plugins')
     expect(json(all.stdout).scopes).toEqual(registry.flatMap((plugin) => (plugin.scopes ?? []).map((scope) => scope.name)))
-    const withoutDashboards = await cliWith({ PLUGINS_DISABLED: 'push,display' }, 'key', 'create', '--user', userId, '--name', 'no dashboards', '--scopes', 'all')
+    const withoutDashboards = await cliWith({ PLUGINS_DISABLED: 'alerts,push,display' }, 'key', 'create', '--user', userId, '--name', 'no dashboards', '--scopes', 'all')
     expect(withoutDashboards.code).toBe(0)
     expect(json(withoutDashboards.stdout).scopes).toEqual(json(all.stdout).scopes.filter((scope: string) => !scope.startsWith('dashboards:')))
 

@@ -60,6 +60,7 @@ beforeAll(async () => {
   await create('/api/v1/pages/{pageId}/access', { userId: fx.users.viewer.id })
   ids.componentId = (await create('/api/v1/pages/{pageId}/components', { type: 'horizontalBox', title: 'Open items' })).id
   ids.linkId = (await create('/api/v1/pages/{pageId}/share-links', {})).id
+  ids.alertId = (await create('/api/v1/pages/{pageId}/components/{componentId}/alerts', { when: 'above', value: 100 })).id
   const message = await api.request('POST', '/api/message', { body: { apiKey: owner.displayApiKey, pageName: ids.pageName, message: 'hello' } })
   expect(message.status, message.text).toBe(200)
   ids.messageId = message.headers.get('x-message-id')!

@@ -1,0 +1,77 @@
+/**
+ * The `alerts` plugin: rules on dashboard components (`above` / `below` a value for a while, or
+ * `noData`) that fire and resolve exactly once on any number of instances, each transition pushed
+ * to the page's users, sent to webhooks (`alert.fired`, `alert.resolved`) and audited. Evaluated
+ * when display tells of updated components, and by a periodic sweep (timers, noData).
+ */
+import { Type } from '@sinclair/typebox'
+import { describeError } from '../../src/log'
+import { definePlugin } from '../../src/plugin'
+import { DisplayPagesRef, DisplayUpdatesRef } from '../display/api'
+import { PageNotifierRef } from '../push/api'
+import { AlertEvaluator } from './evaluate'
+import { alertRoutes } from './routes'
+import { alertTransitions, componentAlerts } from './schema'
+import { createAlerts } from './service'
+
+const AlertsConfig = Type.Object({
+  sweepIntervalSeconds: Type.Number({
+    minimum: 0.05,
+    maximum: 3600,
+    default: 10,
+    description: 'How often each instance looks for rules whose forSeconds ran out and noData rules whose data got old: a rule fires at most this much late.',
+  }),
+  maxAlertsPerComponent: Type.Integer({ minimum: 1, maximum: 1000, default: 20, description: 'Rules one component may have; one more is 409.' }),
+})
+
+export default definePlugin({
+  name: 'alerts',
+  description: 'Alert rules on dashboard components: pushed, sent to webhooks and audited when they fire and resolve, exactly once.',
+  dependencies: ['auth', 'display', 'push'],
+  config: AlertsConfig,
+  tables: { componentAlerts, alertTransitions },
+  events: [
+    { name: 'alert.fired', description: "An alert rule fired; data: the rule (`alert`), its component (`component`: id, pageId, title), `value` (the component's value) and `at`." },
+    { name: 'alert.resolved', description: 'A firing alert rule resolved (its condition stopped holding); data as alert.fired.' },
+  ],
+  tags: [{ name: 'Alerts', description: "Rules on a component's value that push to the page's users when they fire and resolve. Anyone who can see the page reads them; its editors manage them." }],
+
+  setup({ db, writes, services, config, log, background, onStop }) {
+    const evaluator = new AlertEvaluator({ db, writes, notifier: services.get(PageNotifierRef), log })
+    const running = new Set<Promise<unknown>>()
+    const track = (work: Promise<unknown>) => {
+      running.add(work)
+      void work.finally(() => running.delete(work))
+    }
+    const stopListening = services.get(DisplayUpdatesRef).onComponentsChanged((changes) => track(evaluator.changed(changes)))
+    let timer: ReturnType<typeof setInterval> | undefined
+    if (background) {
+      let sweeping = false
+      timer = setInterval(() => {
+        if (sweeping) return
+        sweeping = true
+        const sweep = evaluator
+          .sweep()
+          .catch((error) => log.warn('alerts: sweep failed', describeError(error)))
+          .finally(() => (sweeping = false))
+        track(sweep)
+      }, config.sweepIntervalSeconds * 1000)
+      timer.unref?.()
+    }
+    onStop(async () => {
+      stopListening()
+      clearInterval(timer)
+      await Promise.allSettled([...running])
+    })
+    const alerts = createAlerts({
+      db,
+      writes,
+      pages: services.get(DisplayPagesRef),
+      maxAlertsPerComponent: config.maxAlertsPerComponent,
+      evaluateLater: (organizationId, componentId) => track(evaluator.changed([{ organizationId, componentId }])),
+    })
+    return { alerts, evaluator }
+  },
+
+  routes: ({ http }, { alerts }) => alertRoutes(http.v1, alerts),
+})
