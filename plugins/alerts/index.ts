@@ -43,7 +43,26 @@ export default definePlugin({
       running.add(work)
       void work.finally(() => running.delete(work))
     }
-    const stopListening = services.get(DisplayUpdatesRef).onComponentsChanged((changes) => track(evaluator.changed(changes)))
+    // One evaluation at a time per instance: changes that come while one runs wait for the next,
+    // merged (a component once), so a burst of updates costs a few evaluations, not one per batch
+    // piling up on the pool the updates need.
+    let waiting = new Map<string, { organizationId: string; componentId: string }>()
+    let draining = false
+    const evaluateChanged = (changes: readonly { organizationId: string; componentId: string }[]) => {
+      for (const change of changes) waiting.set(change.componentId, change)
+      if (draining) return
+      draining = true
+      track(
+        (async () => {
+          while (waiting.size) {
+            const batch = [...waiting.values()]
+            waiting = new Map()
+            await evaluator.changed(batch)
+          }
+        })().finally(() => (draining = false)),
+      )
+    }
+    const stopListening = services.get(DisplayUpdatesRef).onComponentsChanged(evaluateChanged)
     let timer: ReturnType<typeof setInterval> | undefined
     if (background) {
       let sweeping = false
@@ -68,7 +87,7 @@ export default definePlugin({
       writes,
       pages: services.get(DisplayPagesRef),
       maxAlertsPerComponent: config.maxAlertsPerComponent,
-      evaluateLater: (organizationId, componentId) => track(evaluator.changed([{ organizationId, componentId }])),
+      evaluateLater: (organizationId, componentId) => evaluateChanged([{ organizationId, componentId }]),
     })
     return { alerts, evaluator }
   },
