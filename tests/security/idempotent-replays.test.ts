@@ -49,6 +49,7 @@ const BODIES: [template: string, body: () => unknown][] = [
   ['/api/v1/pages/{pageId}/access', () => ({ userId: ids.memberId })],
   ['/api/v1/pages/{pageId}/components', () => ({ type: 'horizontalBox', title: 'Open' })],
   ['/api/v1/pages/{pageId}/share-links', () => ({})],
+  ['/api/v1/pages/{pageId}/components/{componentId}/alerts', () => ({ when: 'above', value: 90, forSeconds: 60 })],
   ['/api/v1/webhooks', () => ({ url: 'http://127.0.0.1:9/hook', events: ['*'] })],
   ['/api/v1/webhooks/{webhookId}/rotate-secret', () => undefined],
   ['/api/v1/webhooks/{webhookId}/test', () => undefined],
@@ -74,6 +75,7 @@ beforeAll(async () => {
   ids.workItemId = (await call('POST', fill('/api/v1/projects/{projectId}/work-items'), { body: { title: 'One' } })).body.data.id
   ids.otherWorkItemId = (await call('POST', fill('/api/v1/projects/{projectId}/work-items'), { body: { title: 'Two' } })).body.data.id
   ids.pageId = (await call('POST', '/api/v1/pages', { body: { name: 'fixture-board' } })).body.data.id
+  ids.componentId = (await call('POST', fill('/api/v1/pages/{pageId}/components'), { body: { type: 'verticalBox', title: 'Fixture' } })).body.data.id
   ids.labelId = (await call('POST', '/api/v1/labels', { body: { name: 'fixture' } })).body.data.id
   ids.fieldId = (await call('POST', '/api/v1/custom-fields', { body: { key: 'fixture', name: 'Fixture', type: 'text' } })).body.data.id
   const webhook = await call('POST', '/api/v1/webhooks', { body: { url: 'http://127.0.0.1:9/fixture', events: ['*'] } })
