@@ -58,7 +58,7 @@ export async function seedDisplayAccounts(db: Database, organizationId: string, 
 /** The body of one `POST /api/component` call updating the account's chart. */
 export const componentBody = (account: Account, timestamp = 1_800_000_000) => JSON.stringify({ componentId: account.componentId, apiKey: account.apiKey, timestamp, data: DATA })
 
-async function seed(url: string): Promise<Account[]> {
+export async function seed(url: string): Promise<Account[]> {
   const database = await openDatabase(url)
   await migrate(database.db)
   const organization = await createOrganization(createWrites(database.db, createChangeFeed([])), operator, { name: 'Bench' })
@@ -106,7 +106,7 @@ async function activity(url: string): Promise<{ commits: number; calls: number }
   }
 }
 
-interface ShapeResult extends LoadResult {
+export interface ShapeResult extends LoadResult {
   /** Answers 409: an update overtaken by a later one. */
   stale: number
   /** Display calls counted per commit over the service's life (NOTIFY flushes and start-up included). */
@@ -119,9 +119,9 @@ interface ShapeResult extends LoadResult {
  * stopped before the database's commit count is read: its connections' statistics reach
  * pg_stat_database when they close.
  */
-async function measure(url: string, accounts: Account[]): Promise<ShapeResult> {
+export async function measure(url: string, accounts: Account[], env: Record<string, string> = {}): Promise<ShapeResult> {
   const before = await activity(url)
-  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: url, SERVICE_CONFIG: '' }, 3871)
+  const service = await startProcess([process.execPath, 'entries/bun.ts'], { DATABASE_URL: url, SERVICE_CONFIG: '', ...env }, 3871)
   const target = 'http://127.0.0.1:3871/api/component'
   let result: LoadResult, peakRssMiB: number
   try {

@@ -337,6 +337,8 @@ interface Figures {
     storms: Array<{ concurrency: number; usersMe: Throughput; peakRssMiB: number; answers: Record<string, number>; missingRetryAfter: number; hashedPerSecond: number }>
   }
   display: { spread: DisplayShape; single: DisplayShape; peakRssMiB: number; errors: number }
+  /** Requests per second of the alternating runs; ratio: mean with rules over mean without. */
+  alerts: { without: number[]; withRules: number[]; rules: number; ratio: number; errors: number; peakRssMiB: number }
   push: { devices: number; perRun: number[]; median: number; best: number; exactlyOnce: boolean; peakRssMiB: number | null }
   pages: {
     one: PageShape

@@ -5,6 +5,7 @@
  * results.json. A failing benchmark does not stop the others; the exit code is 1 if any failed.
  * `citus` also needs BENCH_CITUS_URL (a Citus coordinator database, see bench/citus.ts); without it, it is skipped.
  */
+import { benchAlerts } from './alerts'
 import { benchAuthMe } from './auth-me'
 import { benchCitus } from './citus'
 import { benchDisplay } from './display'
@@ -25,6 +26,7 @@ const benchmarks: Record<SummaryName, () => Promise<void>> = {
   'work-items': benchWorkItems,
   mcp: benchMcp,
   display: benchDisplay,
+  alerts: benchAlerts,
   pages: benchPages,
   push: benchPush,
   webhooks: benchWebhooks,

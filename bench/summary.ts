@@ -15,7 +15,7 @@ export type SummaryName = BenchName | 'growth'
 type AllResults = RecordedResults & { growth?: GrowthRecord | GrowthBeforeRecord; 'growth-before'?: GrowthBeforeRecord }
 
 /** The order of the summary (and of `npm run bench`). */
-export const BENCHMARKS: SummaryName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'pages', 'push', 'webhooks', 'sign-in', 'mixed', 'citus', 'growth']
+export const BENCHMARKS: SummaryName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'alerts', 'pages', 'push', 'webhooks', 'sign-in', 'mixed', 'citus', 'growth']
 
 /** Issue 15's bound on the service's peak RSS (VmHWM) in any benchmark. */
 const PEAK_RSS_TARGET_MIB = 200
@@ -146,6 +146,22 @@ function linesOf(results: AllResults, name: SummaryName): Line[] {
         const line = pgbenchLine(`display: \`POST /api/component\`, ${label}`, shape, f.peakRssMiB, shape.pgbench, 'per-call statement', 2)
         return { ...line, target: `${line.target}, p99 ≤ 50 ms`, met: line.met === true && shape.p99 <= 50 }
       })
+    }
+    case 'alerts': {
+      const r = results.alerts
+      if (!r) return []
+      const f = r.figures
+      const mean = (values: number[]) => values.reduce((sum, each) => sum + each, 0) / values.length
+      return [
+        {
+          benchmark: `alerts: \`POST /api/component\` with a rule on each of ${f.rules} components`,
+          headline: `${rps(mean(f.withRules))} (${rss(f.peakRssMiB)})`,
+          ceiling: `${rps(mean(f.without))} without rules`,
+          ratio: `${round(f.ratio * 100, 1)} %`,
+          target: '≥ 90 % of without rules',
+          met: f.ratio >= 0.9 && f.errors === 0,
+        },
+      ]
     }
     case 'pages': {
       const r = results.pages
