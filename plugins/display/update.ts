@@ -21,7 +21,6 @@ export { COMPONENT_UPDATE_SQL } from './call-groups'
 
 export const DISPLAY_CHANNEL = 'display_updates'
 
-
 /**
  * Tells live viewers on every instance which components changed: collected for a few
  * milliseconds and sent as one NOTIFY after the updates committed. (A NOTIFY inside each update
