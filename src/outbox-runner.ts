@@ -1,14 +1,15 @@
 /**
- * The one loop behind every durable queue of the service (push deliveries, webhook deliveries):
- * each instance runs `concurrency` workers; a worker takes one batch (`runOnce`: claim rows due
- * in the organizations the round hands out, under a lease, send, record), goes on while there is
- * work, and otherwise sleeps until the poll interval or a wake-up. A wake-up (a NOTIFY on the
- * queue's channel, from any instance, or a local `wake`) wakes ONE idle worker; a worker whose
- * claim came back full wakes one more, so a burst fans out to every worker and a trickle costs
- * one. Rows are claimed under leases, never by state alone: a worker that dies (SIGKILL) leaves
- * rows whose lease runs out, and the next claim takes them again. `stop` lets batches in flight
- * finish and record. The depth and the age of the oldest due item of each queue are in /metrics
- * (`worktrack_outbox_depth`, `worktrack_outbox_oldest_due_seconds`, label `queue`).
+ * The one loop behind every durable queue of the service (push deliveries, webhook deliveries,
+ * the alert sweep): each instance runs `concurrency` workers; a worker takes one batch
+ * (`runOnce`: claim rows due in the organizations the round hands out, under a lease, send,
+ * record), goes on while there is work, and otherwise sleeps until the poll interval or a
+ * wake-up. A wake-up (a NOTIFY on the queue's channel, from any instance, or a local `wake`)
+ * wakes ONE idle worker; a worker whose claim came back full wakes one more, so a burst fans out
+ * to every worker and a trickle costs one. Rows are claimed under leases, never by state alone: a
+ * worker that dies (SIGKILL) leaves rows whose lease runs out, and the next claim takes them
+ * again. `stop` lets batches in flight finish and record. The depth and the age of the oldest due
+ * item of each queue are in /metrics (`worktrack_outbox_depth`, `worktrack_outbox_oldest_due_seconds`,
+ * label `queue`).
  */
 import type { EventBus } from './events'
 import { describeError, type Logger } from './log'
@@ -19,7 +20,7 @@ import { OrganizationRound } from './organization-round'
 export const DISCOVER_LIMIT = 1000
 
 export interface OutboxQueue {
-  /** Its name in logs and metrics (`push`, `webhooks`). */
+  /** Its name in logs and metrics (`push`, `webhooks`, `alerts`). */
   name: string
   /** Workers per instance. */
   concurrency: number
@@ -134,11 +135,16 @@ export interface Outboxes {
 export function createOutboxes(deps: { metrics: Metrics; events: EventBus; log: Logger; background: boolean; onStop(stop: () => Promise<void>): void }): Outboxes {
   const queues: OutboxQueue[] = []
   const backlogs = new Map<string, Promise<{ depth: number; oldestDueSeconds: number }>>()
-  // One read of each queue's backlog per scrape, shared by the two gauges.
+  // One read of each queue's backlog per scrape, shared by the two gauges (collected side by side,
+  // each awaiting the same reads); forgotten once it settles, so the next scrape reads again
+  // (not after a timer: on PGlite two scrapes can run without a timer firing between them).
   const backlogOf = (queue: OutboxQueue) => {
     let pending = backlogs.get(queue.name)
     if (!pending) {
-      pending = queue.backlog().finally(() => setTimeout(() => backlogs.delete(queue.name), 0))
+      const read = queue.backlog().finally(() => {
+        if (backlogs.get(queue.name) === read) backlogs.delete(queue.name)
+      })
+      pending = read
       backlogs.set(queue.name, pending)
     }
     return pending

@@ -110,15 +110,16 @@ function applied(rows: readonly Decided[]): { made: Transition[]; changes: unkno
 }
 
 /**
- * Organizations with rules the sweep must look at: timers run out, and every noData rule not
- * firing (whether its data is old is read per organization, on its shard: the component values'
- * correlated subqueries are refused by Citus in a read across shards). Across organizations,
- * without locks.
+ * $1 limit: organizations with rules the sweep must look at, the longest overdue timer first:
+ * timers run out, and every noData rule not firing (whether its data is old is read per
+ * organization, on its shard: the component values' correlated subqueries are refused by Citus in
+ * a read across shards). Across organizations, without locks.
  */
 export const DUE_ORGANIZATIONS = `select a.organization_id as "organizationId" from component_alerts a
   where a.state = 'ok' and ((a.kind <> 'noData' and a.pending_since <= now() - a.for_seconds * interval '1 second') or a.kind = 'noData')
   group by a.organization_id
-  limit 1000`
+  order by min(a.pending_since + a.for_seconds * interval '1 second') nulls last
+  limit $1`
 
 export interface Transition {
   id: string
@@ -209,20 +210,5 @@ export class AlertEvaluator {
         this.evaluate(organizationId, componentIds).catch((error) => this.deps.log.warn('alerts: could not evaluate updated components', { organizationId, ...describeError(error) })),
       ),
     )
-  }
-
-  /** One sweep: the organizations with due rules, read across organizations, then each evaluated. */
-  async sweep(): Promise<number> {
-    const due = await queryText<{ organizationId: string }>(this.deps.db, DUE_ORGANIZATIONS, [])
-    let made = 0
-    for (const { organizationId } of due) {
-      made += (
-        await this.evaluate(organizationId, null).catch((error) => {
-          this.deps.log.warn('alerts: could not evaluate due rules', { organizationId, ...describeError(error) })
-          return []
-        })
-      ).length
-    }
-    return made
   }
 }

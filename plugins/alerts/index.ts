@@ -2,10 +2,10 @@
  * The `alerts` plugin: rules on dashboard components (`above` / `below` a value for a while, or
  * `noData`) that fire and resolve exactly once on any number of instances, each transition pushed
  * to the page's users, sent to webhooks (`alert.fired`, `alert.resolved`) and audited. Evaluated
- * when display tells of updated components, and by a periodic sweep (timers, noData).
+ * when display tells of updated components, and by a periodic sweep (timers, noData) on the core's
+ * outbox runner (sweep.ts).
  */
 import { Type } from '@sinclair/typebox'
-import { describeError } from '../../src/log'
 import { definePlugin } from '../../src/plugin'
 import { DisplayPagesRef, DisplayUpdatesRef } from '../display/api'
 import { PageNotifierRef } from '../push/api'
@@ -13,6 +13,7 @@ import { AlertEvaluator } from './evaluate'
 import { alertRoutes } from './routes'
 import { alertTransitions, componentAlerts } from './schema'
 import { createAlerts } from './service'
+import { AlertSweepQueue } from './sweep'
 
 const AlertsConfig = Type.Object({
   sweepIntervalSeconds: Type.Number({
@@ -21,6 +22,7 @@ const AlertsConfig = Type.Object({
     default: 10,
     description: 'How often each instance looks for rules whose forSeconds ran out and noData rules whose data got old: a rule fires at most this much late.',
   }),
+  workers: Type.Boolean({ default: true, description: 'Run the sweep (on the core outbox runner, queue `alerts`) in this instance. Updates are evaluated where they arrive either way.' }),
   maxAlertsPerComponent: Type.Integer({ minimum: 1, maximum: 1000, default: 20, description: 'Rules one component may have; one more is 409.' }),
 })
 
@@ -36,7 +38,7 @@ export default definePlugin({
   ],
   tags: [{ name: 'Alerts', description: "Rules on a component's value that push to the page's users when they fire and resolve. Anyone who can see the page reads them; its editors manage them." }],
 
-  setup({ db, writes, services, config, log, background, onStop }) {
+  async setup({ db, writes, services, config, log, onStop, outboxes }) {
     const evaluator = new AlertEvaluator({ db, writes, notifier: services.get(PageNotifierRef), log })
     const running = new Set<Promise<unknown>>()
     const track = (work: Promise<unknown>) => {
@@ -63,23 +65,9 @@ export default definePlugin({
       )
     }
     const stopListening = services.get(DisplayUpdatesRef).onComponentsChanged(evaluateChanged)
-    let timer: ReturnType<typeof setInterval> | undefined
-    if (background) {
-      let sweeping = false
-      timer = setInterval(() => {
-        if (sweeping) return
-        sweeping = true
-        const sweep = evaluator
-          .sweep()
-          .catch((error) => log.warn('alerts: sweep failed', describeError(error)))
-          .finally(() => (sweeping = false))
-        track(sweep)
-      }, config.sweepIntervalSeconds * 1000)
-      timer.unref?.()
-    }
+    const sweep = await outboxes.run(new AlertSweepQueue(db, evaluator, config.sweepIntervalSeconds * 1000, log), { workers: config.workers, log })
     onStop(async () => {
       stopListening()
-      clearInterval(timer)
       await Promise.allSettled([...running])
     })
     const alerts = createAlerts({
@@ -89,7 +77,7 @@ export default definePlugin({
       maxAlertsPerComponent: config.maxAlertsPerComponent,
       evaluateLater: (organizationId, componentId) => evaluateChanged([{ organizationId, componentId }]),
     })
-    return { alerts, evaluator }
+    return { alerts, evaluator, sweep }
   },
 
   routes: ({ http }, { alerts }) => alertRoutes(http.v1, alerts),

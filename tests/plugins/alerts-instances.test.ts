@@ -24,7 +24,7 @@ const INSTANCE_CONFIG = {
   alerts: { sweepIntervalSeconds: 0.1 },
 }
 /** The in-process service makes the fixture and the rules; it never sweeps and sends nothing itself (the instances do). */
-const SEED_CONFIG = { alerts: { sweepIntervalSeconds: 3600 }, push: { workers: false } }
+const SEED_CONFIG = { alerts: { workers: false }, push: { workers: false } }
 
 const box = (value: number) => ({ ...SAMPLE_DATA.horizontalBox, middleText: { ...SAMPLE_DATA.horizontalBox.middleText, value: String(value) } })
 const tall = (value: number) => ({ ...SAMPLE_DATA.verticalBox, bottomText: { ...SAMPLE_DATA.verticalBox.bottomText, value: String(value) } })

@@ -291,3 +291,39 @@ test('a noData rule fires from the sweep of a service started after the data wen
     await database.close()
   }
 }, 60_000)
+
+test("the sweep is the core outbox runner's `alerts` queue: an overdue timer waits in /metrics where workers are off, and a worker fires it", async () => {
+  const database = await createTestDatabase()
+  const token = 'alerts-metrics-token-0123456789'
+  const idle = await startTestService({ database, config: { ...CONFIG, alerts: { ...CONFIG.alerts, workers: false }, server: { metricsToken: token } } })
+  let sweeping: TestService | undefined
+  try {
+    const scrape = async () => (await idle.request('GET', '/metrics', { unchecked: true, headers: { authorization: `Bearer ${token}` } })).text
+    const sample = (text: string, name: string) => Number(text.split('\n').find((line) => line.startsWith(`${name}{queue="alerts"} `))?.split(' ')[1])
+    const board = await createDisplayFixture(idle)
+    const component = board.components.horizontalBox
+    await feed(idle, board.creator, component, box('95'))
+    const created = await idle.request('POST', alertsPath(component, board.pageId), { key: board.creatorKey, body: { when: 'above', value: 90, forSeconds: 300 } })
+    expect(created.status).toBe(201)
+    const alertId = created.body.data.id
+    // The evaluation after the creation starts the timer (the update path, not the sweep).
+    await eventually(async () => expect((await queryText(database.db, 'select pending_since from component_alerts where organization_id = $1 and id = $2', [board.organizationId, alertId]))[0].pending_since).not.toBeNull(), WAIT_MS)
+    let text = await scrape()
+    expect(sample(text, 'worktrack_outbox_depth')).toBe(0)
+    await queryText(database.db, `update component_alerts set pending_since = now() - interval '360 seconds' where organization_id = $1 and id = $2`, [board.organizationId, alertId])
+    text = await scrape()
+    expect(sample(text, 'worktrack_outbox_depth')).toBe(1)
+    // Due 60 s ago (300 s of the 360 counted).
+    expect(sample(text, 'worktrack_outbox_oldest_due_seconds')).toBeGreaterThanOrEqual(60)
+    expect(sample(text, 'worktrack_outbox_oldest_due_seconds')).toBeLessThan(120)
+    // Several polls of an instance with workers would have fired it by now; this one has none.
+    expect((await idle.request('GET', `${alertsPath(component, board.pageId)}/${alertId}/history`, { key: board.creatorKey })).body.data).toEqual([])
+    sweeping = await startTestService({ database, config: CONFIG })
+    await eventually(async () => expect((await sweeping!.request('GET', `${alertsPath(component, board.pageId)}/${alertId}/history`, { key: board.creatorKey })).body.data.map((row: { transition: string }) => row.transition)).toEqual(['fired']), WAIT_MS)
+    expect(sample(await scrape(), 'worktrack_outbox_depth')).toBe(0)
+  } finally {
+    await sweeping?.stop()
+    await idle.stop()
+    await database.close()
+  }
+}, 60_000)
