@@ -4,7 +4,7 @@
  * the lock was taken: evaluators of one rule run one after another, each reading at least what
  * the one before it read, and only the first to see a change makes it. The transition's history
  * row, audit record, webhook event and push are written in that same transaction, so each
- * transition happens once, with all four, or not at all.
+ * transition happens once, with all four (and its live page told), or not at all.
  *
  * An evaluation first reads, without locks, which rules need a change (usually none: one read
  * per organization and batch); only then does it open a transaction.
@@ -15,6 +15,7 @@ import { describeError, type Logger } from '../../src/log'
 import { uuidv7 } from '../../src/ids'
 import { isoFromText } from '../../src/sql'
 import type { Writes } from '../../src/writes'
+import type { LivePageExtensions } from '../display/api'
 import type { PageNotifier } from '../push/api'
 
 /**
@@ -162,6 +163,8 @@ export interface EvaluatorDeps {
   db: Database
   writes: Writes
   notifier: PageNotifier
+  /** The live pages: a transition changes its page's marks. */
+  live: Pick<LivePageExtensions, 'marksChanged'>
   log: Logger
 }
 
@@ -173,7 +176,7 @@ export class AlertEvaluator {
 
   /** Evaluates the rules of `componentIds` in the organization (null: those the sweep looks at); the transitions made. */
   async evaluate(organizationId: string, componentIds: readonly string[] | null): Promise<Transition[]> {
-    const { db, writes, notifier } = this.deps
+    const { db, writes, notifier, live } = this.deps
     const candidates = await queryText<{ id: string }>(db, NEEDING_CHANGE, [organizationId, componentIds])
     if (!candidates.length) return []
     const ids = candidates.map((row) => row.id)
@@ -192,6 +195,7 @@ export class AlertEvaluator {
         await emit({ type, projectId: null, data: { alert: rule, component: { id: componentId, pageId, title: transition.title }, transition: transition.transition, value, at: new Date(at).toISOString() } })
         await notifier.notify(tx, { organizationId, pageId, pageName: transition.pageName, ...noticeOf(transition), collapseKey: `alert-${id}` })
       }
+      for (const pageId of new Set(made.map((transition) => transition.pageId))) await live.marksChanged(tx, pageId)
       return made
     })
     if (transitions.length) {

@@ -1,15 +1,17 @@
 /**
  * The `alerts` plugin: rules on dashboard components (`above` / `below` a value for a while, or
  * `noData`) that fire and resolve exactly once on any number of instances, each transition pushed
- * to the page's users, sent to webhooks (`alert.fired`, `alert.resolved`) and audited. Evaluated
+ * to the page's users, marked on the live page, sent to webhooks (`alert.fired`, `alert.resolved`)
+ * and audited. Evaluated
  * when display tells of updated components, and by a periodic sweep (timers, noData) on the core's
  * outbox runner (sweep.ts).
  */
 import { Type } from '@sinclair/typebox'
 import { definePlugin } from '../../src/plugin'
-import { DisplayPagesRef, DisplayUpdatesRef } from '../display/api'
+import { DisplayPagesRef, DisplayUpdatesRef, LivePageExtensionsRef } from '../display/api'
 import { PageNotifierRef } from '../push/api'
 import { AlertEvaluator } from './evaluate'
+import { firingMarks } from './marks'
 import { alertRoutes } from './routes'
 import { alertTransitions, componentAlerts } from './schema'
 import { createAlerts } from './service'
@@ -39,7 +41,9 @@ export default definePlugin({
   tags: [{ name: 'Alerts', description: "Rules on a component's value that push to the page's users when they fire and resolve. Anyone who can see the page reads them; its editors manage them." }],
 
   async setup({ db, writes, services, config, log, onStop, outboxes }) {
-    const evaluator = new AlertEvaluator({ db, writes, notifier: services.get(PageNotifierRef), log })
+    const live = services.get(LivePageExtensionsRef)
+    live.addMarks((organizationId, pageId) => firingMarks(db, organizationId, pageId))
+    const evaluator = new AlertEvaluator({ db, writes, notifier: services.get(PageNotifierRef), live, log })
     const running = new Set<Promise<unknown>>()
     const track = (work: Promise<unknown>) => {
       running.add(work)
@@ -74,6 +78,7 @@ export default definePlugin({
       db,
       writes,
       pages: services.get(DisplayPagesRef),
+      live,
       maxAlertsPerComponent: config.maxAlertsPerComponent,
       evaluateLater: (organizationId, componentId) => evaluateChanged([{ organizationId, componentId }]),
     })

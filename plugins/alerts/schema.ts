@@ -37,6 +37,8 @@ export const componentAlerts = pgTable(
     index('component_alerts_component_idx').on(table.componentId),
     // The sweep's discovery: running timers and noData rules not firing.
     index('component_alerts_due_idx').on(table.pendingSince).where(sql`${table.state} = 'ok'`),
+    // A live page's marks: its firing rules.
+    index('component_alerts_firing_idx').on(table.organizationId, table.pageId).where(sql`${table.state} = 'firing'`),
     check('component_alerts_kind_check', sql`${table.kind} in ('above', 'below', 'noData')`),
     check('component_alerts_state_check', sql`${table.state} in ('ok', 'firing')`),
     check('component_alerts_value_check', sql`(${table.kind} = 'noData') = (${table.value} is null)`),

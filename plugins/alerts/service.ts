@@ -14,7 +14,7 @@ import { isUuid, uuidv7 } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
 import { isoFromText, selectListPage } from '../../src/sql'
 import type { Writes } from '../../src/writes'
-import type { DisplayPages } from '../display/api'
+import type { DisplayPages, LivePageExtensions } from '../display/api'
 import { MAX_HOLD_SECONDS, MAX_NO_DATA_SECONDS, MIN_NO_DATA_SECONDS, type AlertInput, type AlertPatch, type AlertView } from './model'
 
 /**
@@ -76,12 +76,14 @@ export interface AlertDeps {
   db: Database
   writes: Writes
   pages: DisplayPages
+  /** The live pages: changing or deleting a firing rule changes its page's marks. */
+  live: Pick<LivePageExtensions, 'marksChanged'>
   maxAlertsPerComponent: number
   /** Evaluates the component's rules after a change committed (not awaited by the request). */
   evaluateLater(organizationId: string, componentId: string): void
 }
 
-export function createAlerts({ db, writes, pages, maxAlertsPerComponent, evaluateLater }: AlertDeps) {
+export function createAlerts({ db, writes, pages, live, maxAlertsPerComponent, evaluateLater }: AlertDeps) {
   /** The component of the page (404 otherwise), in the actor's organization. */
   const requireComponent = async (executor: Executor, actor: Actor, pageId: string, componentId: string) => {
     const [row] = isUuid(componentId)
@@ -163,6 +165,7 @@ export function createAlerts({ db, writes, pages, maxAlertsPerComponent, evaluat
           [actor.organizationId, page_, componentId, current.id, rule.when, rule.value, rule.forSeconds, new Date(Date.parse(current.updatedAt) + 1).toISOString()],
         )
         await audit({ action: 'alert.updated', resourceType: 'component_alert', resourceId: current.id, changes: { before, after: { ...rule } } })
+        if (current.state === 'firing') await live.marksChanged(tx, page_)
         return viewOf(row!)
       })
       evaluateLater(actor.organizationId, componentId)
@@ -174,6 +177,7 @@ export function createAlerts({ db, writes, pages, maxAlertsPerComponent, evaluat
       return writes.change(actor, null, async ({ tx, audit }) => {
         const current = await requireAlert(tx, actor, page_, componentId, alertId, true)
         await queryText(tx, 'delete from component_alerts where organization_id = $1 and id = $2', [actor.organizationId, current.id])
+        if (current.state === 'firing') await live.marksChanged(tx, page_)
         await audit({ action: 'alert.deleted', resourceType: 'component_alert', resourceId: current.id, changes: { before: { pageId: page_, componentId, when: current.when, value: current.value, forSeconds: current.forSeconds } } })
         return { id: current.id }
       })

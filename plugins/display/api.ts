@@ -122,10 +122,29 @@ export interface FragmentCacheStats {
 /** The live pages' SVG fragment cache, for operators (metrics) and tests. */
 export const FragmentCacheRef = serviceRef<{ stats(): FragmentCacheStats }>('display.fragments', 'display')
 
-/** What other plugins add to the live page a signed-in user views (not shared or kiosk-only views). */
+/** A mark on a component of the live page (an alert firing): a short text on the component, a longer one on hover. */
+export interface ComponentMark {
+  componentId: string
+  /** What kind of mark: `alert` is drawn in the warning colour. */
+  tone: 'alert' | 'info'
+  /** Shown on the component (`⚠ above 90`). */
+  text: string
+  /** Shown on hover (`Firing since 07:01 UTC`). */
+  detail?: string
+}
+
+/** What other plugins add to the live pages. */
 export interface LivePageExtensions {
-  /** A same-origin script path, loaded deferred after the page's own (the page's CSP allows only 'self'). */
+  /** A same-origin script path, loaded deferred after the page's own, on a signed-in view (not shared links): the page's CSP allows only 'self'. */
   addScript(src: string): void
+  /**
+   * Marks on a page's components, on every view (signed in, shared, kiosk): `read` gives the
+   * page's marks (one statement naming the organization, on its shard); it is called when the page
+   * is drawn and, on each instance with viewers of the page, after `marksChanged`.
+   */
+  addMarks(read: (organizationId: string, pageId: string) => Promise<ComponentMark[]>): void
+  /** The page's marks change in `tx`: when it commits, the page's live viewers on every instance get them again. */
+  marksChanged(tx: Transaction, pageId: string): Promise<void>
 }
 
 export const LivePageExtensionsRef = serviceRef<LivePageExtensions>('display.live-page', 'display')

@@ -12,6 +12,7 @@ import { requestIdOf } from '../../src/http/request-id'
 import type { Sessions } from '../auth/api'
 import type { FragmentCache } from './fragments'
 import { LIVE_CSS, LIVE_JS } from './live-client'
+import type { LiveExtensions } from './live-extensions'
 import { findVisiblePage, livePage, pageCells, pageComponents, pageIndex, visiblePages } from './live-page'
 import type { LiveStreams } from './live-streams'
 import type { ShareLinks } from './share-links'
@@ -110,8 +111,8 @@ export interface DisplayRouteDeps {
   maxComponentDataBytes: number
   /** The client's address (the core's, honouring `server.trustProxy`). */
   clientAddress(request: Request): string
-  /** Scripts other plugins add to signed-in live pages (LivePageExtensions). */
-  liveScripts: readonly string[]
+  /** What other plugins add to the live pages (LivePageExtensions): scripts, marks. */
+  extensions: LiveExtensions
 }
 
 /** A share link view refused by its per-address or per-link limit: 429 with Retry-After, as a page or (the events stream) as JSON. */
@@ -122,7 +123,7 @@ function tooManyViews(seconds: number, page: boolean): Response {
   return htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Too many requests</title></head><body><p>${detail}</p></body></html>`, 429, headers)
 }
 
-export function displayRoutes({ db, log, sessions, streams, shareLinks, fragments, notifier, groups, countCall, shareViews, maxComponentDataBytes, clientAddress, liveScripts }: DisplayRouteDeps) {
+export function displayRoutes({ db, log, sessions, streams, shareLinks, fragments, notifier, groups, countCall, shareViews, maxComponentDataBytes, clientAddress, extensions }: DisplayRouteDeps) {
   /** The web session of a live page request, or null (the page then sends to sign-in). */
   const viewer = async (request: Request) => sessions.authenticate(readCookie(request, SESSION_COOKIE), 'web').catch(() => null)
   const notFoundPage = () => htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Not found</title></head><body><p>No such page.</p></body></html>`, 404)
@@ -186,7 +187,9 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
         if (!principal) return toSignIn(request)
         const page = await findVisiblePage(db, principal, params.pageName)
         if (!page) return notFoundPage()
-        return livePage(page, await pageCells(db, fragments, principal.user.organizationId, page.id), { events: `/pages/${encodeURIComponent(page.name)}/events`, kiosk: isKiosk(query), shared: false, scripts: liveScripts })
+        const organizationId = principal.user.organizationId
+        const [cells, marks] = await Promise.all([pageCells(db, fragments, organizationId, page.id), extensions.marks(organizationId, page.id)])
+        return livePage(page, cells, { events: `/pages/${encodeURIComponent(page.name)}/events`, kiosk: isKiosk(query), shared: false, scripts: extensions.scripts, marks })
       },
       { detail: { hide: true } },
     )
@@ -210,7 +213,8 @@ export function displayRoutes({ db, log, sessions, streams, shareLinks, fragment
         if (!shared) return notFoundPage()
         const linkWait = shareViews.ofLink(shared.linkId)
         if (linkWait) return tooManyViews(linkWait, true)
-        return livePage(shared.page, await pageCells(db, fragments, shared.organizationId, shared.page.id), { events: `/s/${encodeURIComponent(params.token)}/events`, kiosk: isKiosk(query), shared: true })
+        const [cells, marks] = await Promise.all([pageCells(db, fragments, shared.organizationId, shared.page.id), extensions.marks(shared.organizationId, shared.page.id)])
+        return livePage(shared.page, cells, { events: `/s/${encodeURIComponent(params.token)}/events`, kiosk: isKiosk(query), shared: true, marks })
       },
       { detail: { hide: true } },
     )

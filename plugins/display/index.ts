@@ -21,6 +21,7 @@ import { createShareLinks } from './share-links'
 import { ShareViewLimits } from './view-limits'
 import { components, displayAccounts, displayUsage, pageAccess, pages, pageShareLinks } from './schema'
 import { ChangeNotifier, DISPLAY_CHANNEL } from './update'
+import { LiveExtensions } from './live-extensions'
 import { dashboardRoutes } from './v1-routes'
 
 const DisplayConfig = Type.Object({
@@ -106,9 +107,9 @@ export default definePlugin({
     })
     const fragments = new FragmentCache(config.fragmentCacheMegabytes * 1024 * 1024)
     services.provide(FragmentCacheRef, fragments)
-    const liveScripts: string[] = []
-    services.provide(LivePageExtensionsRef, { addScript: (src) => void liveScripts.push(src) })
-    const streams = new LiveStreams(db, log, fragments, sessions, { maxStreamsPerUser: config.maxStreamsPerUser, maxStreamsPerLink: config.maxStreamsPerShareLink })
+    const extensions = new LiveExtensions(log)
+    services.provide(LivePageExtensionsRef, extensions)
+    const streams = new LiveStreams(db, log, fragments, extensions, sessions, { maxStreamsPerUser: config.maxStreamsPerUser, maxStreamsPerLink: config.maxStreamsPerShareLink })
     const shareLinks = createShareLinks({ db, writes: context.writes, maxLinksPerPage: config.maxShareLinksPerPage })
     if (context.background) await streams.watch(events, services.get(TeamEventsRef))
     const notifier = new ChangeNotifier(db, (error) => log.warn('could not notify live viewers', describeError(error)))
@@ -121,7 +122,7 @@ export default definePlugin({
       streams.closeAll()
     })
     const shareViews = new ShareViewLimits({ perLinkPerMinute: config.sharedViewsPerLinkPerMinute, perAddressPerMinute: config.sharedViewsPerAddressPerMinute })
-    return { pages, shareLinks, sessions, streams, fragments, notifier, groups, countCall, shareViews, maxComponentDataBytes: config.maxComponentDataKilobytes * 1024, liveScripts }
+    return { pages, shareLinks, sessions, streams, fragments, notifier, groups, countCall, shareViews, maxComponentDataBytes: config.maxComponentDataKilobytes * 1024, extensions }
   },
 
   routes: ({ db, http, log, clientAddress }, bound) =>

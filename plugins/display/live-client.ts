@@ -1,8 +1,9 @@
 /**
  * The live page's stylesheet and script, served as files (the pages allow no inline script).
  * The script keeps the page live: component cells replaced, added and removed as their events
- * arrive, the title kept, a lost or silent stream reconnected and the page resynchronised from
- * a fresh copy of itself. Kiosk mode is CSS alone: the grid is the screen and drawings fit their cells.
+ * arrive, their marks (an alert firing) kept and replaced, the title kept, a lost or silent stream
+ * reconnected and the page resynchronised from a fresh copy of itself. Kiosk mode is CSS alone:
+ * the grid is the screen and drawings fit their cells.
  */
 import { createHash } from 'node:crypto'
 import { GRID_COLUMNS, ROW_PX } from './layout'
@@ -32,6 +33,10 @@ body[data-state=ended] .status { color: var(--bad); font-weight: 600; }
 .component { min-width: 0; background: var(--card); border: 1px solid var(--border); border-radius: 10px; padding: 10px; overflow: hidden; }
 .component h2 { font-size: .95rem; font-weight: 600; margin: 0 0 .4rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .component-svg { width: 100%; display: block; }
+.marks { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem; margin: 0 0 .4rem; padding: 0; }
+.mark { border-radius: 999px; padding: .05rem .55rem; font-size: .8rem; font-weight: 600; background: var(--border); }
+.mark[data-tone=alert] { background: var(--bad); color: var(--card); }
+.component:has(> .marks > .mark[data-tone=alert]) { border-color: var(--bad); box-shadow: inset 0 0 0 1px var(--bad); }
 .empty-page { padding: 0 1.5rem; color: var(--muted); }
 .shared { font-weight: 600; }
 body.index main { max-width: 60rem; padding: 0 1.5rem 1.5rem; }
@@ -54,6 +59,8 @@ body.kiosk .component { display: flex; flex-direction: column; min-height: 0; }
 /* Titles read across a room: they grow with the screen (about 34 px on a 1920 px wide screen). */
 body.kiosk .component h2 { font-size: clamp(1.5rem, 1.4vw + .5rem, 3rem); line-height: 1.2; flex: none; }
 body.kiosk .component-svg { flex: 1 1 0; min-height: 0; height: 100% !important; }
+body.kiosk .marks { flex: none; }
+body.kiosk .mark { font-size: clamp(1rem, .9vw + .4rem, 2rem); }
 @media (max-width: 699px) {
   body.kiosk { overflow: auto; }
   body.kiosk .grid { height: auto; grid-auto-rows: auto; }
@@ -99,12 +106,29 @@ export const LIVE_JS = `(() => {
     if (sorted.some((cell, i) => cell !== cells[i])) grid.append(...sorted)
     empty.hidden = cells.length > 0
   }
+  // A component's marks (an alert firing), after its title: kept when its cell is redrawn, replaced by a marks event.
+  const marksOf = (cell) => cell.querySelector(':scope > [data-marks]')
+  function mark(cell, marks) {
+    const current = marksOf(cell)
+    if (current) current.remove()
+    if (!marks) return
+    const element = typeof marks === 'string' ? parse(marks) : marks
+    const title = cell.querySelector(':scope > h2')
+    if (title) title.after(element)
+    else cell.prepend(element)
+  }
+  function remark(byComponent) {
+    for (const cell of grid.children) mark(cell, byComponent[cell.dataset.component])
+  }
   function upsert(update) {
     const current = cellOf(update.id)
     if (current && version(current) > update.version) return
     const cell = parse(update.html)
-    if (current) current.replaceWith(cell)
-    else grid.append(cell)
+    if (current) {
+      const marks = marksOf(current)
+      if (marks) mark(cell, marks)
+      current.replaceWith(cell)
+    } else grid.append(cell)
     order()
   }
   function retitle(page) {
@@ -133,10 +157,13 @@ export const LIVE_JS = `(() => {
       const copy = new DOMParser().parseFromString(await response.text(), 'text/html')
       const fresh = copy.querySelector('[data-grid]')
       if (!fresh) return
+      const marks = {}
+      for (const cell of fresh.children) { const found = marksOf(cell); if (found) marks[cell.dataset.component] = found.outerHTML }
       grid.replaceChildren(...[...fresh.children].map((cell) => {
         const current = cellOf(cell.dataset.component)
         return current && version(current) > version(cell) ? current : document.importNode(cell, true)
       }))
+      remark(marks)
       const title = copy.querySelector('[data-title]')
       if (title) { heading.textContent = title.textContent; document.title = title.textContent }
       order()
@@ -168,6 +195,7 @@ export const LIVE_JS = `(() => {
     on('component', upsert)
     on('removed', (data) => { const cell = cellOf(data.id); if (cell) cell.remove(); order() })
     on('page', retitle)
+    on('marks', (data) => remark(data.components))
     on('ping', () => {})
     on('end', (data) => end(data.reason))
   }

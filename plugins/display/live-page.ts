@@ -78,8 +78,9 @@ export interface ComponentCell {
   version: number
 }
 
-/** A cell of the live page: its opening markup (placement and title), its SVG fragment (UTF-8, shared with the cache) and its closing. */
+/** A cell of the live page: its component, its opening markup (placement and title), its SVG fragment (UTF-8, shared with the cache) and its closing. */
 export interface Cell {
+  id: string
   open: string
   svg: Uint8Array
   close: string
@@ -124,7 +125,7 @@ export async function pageCells(db: Database, fragments: FragmentCache, organiza
   const components = await queryText<ComponentCell>(db, `select ${CELL_COLUMNS} ${FROM_PAGE_COMPONENTS}`, [pageId, organizationId])
   const cells: Array<Cell | Promise<Cell | undefined> | undefined> = components.map((component) => {
     const svg = fragments.cached(component)
-    return svg === undefined ? fragments.underWay<Cell | undefined>(component) : { open: cellOpening(component), svg, close: CELL_CLOSE }
+    return svg === undefined ? fragments.underWay<Cell | undefined>(component) : { id: component.id, open: cellOpening(component), svg, close: CELL_CLOSE }
   })
   const missing = components.flatMap((_, i) => (cells[i] === undefined ? [i] : []))
   // Every missing fragment is claimed at once (other requests await it), then read one batch after another.
@@ -142,7 +143,7 @@ export async function pageCells(db: Database, fragments: FragmentCache, organiza
       const byId = new Map(found.map((row) => [row.id, row]))
       return batch.map((i): Cell | undefined => {
         const row = byId.get(components[i]!.id)
-        return row && { open: cellOpening(row), svg: fragments.fragment(row, () => row.data), close: CELL_CLOSE }
+        return row && { id: row.id, open: cellOpening(row), svg: fragments.fragment(row, () => row.data), close: CELL_CLOSE }
       })
     })
     for (const [j, i] of batch.entries()) cells[i] = fragments.drawUnderWay(components[i]!, drawn.then((cells) => cells[j]))
@@ -159,6 +160,8 @@ export interface LiveView {
   shared: boolean
   /** Scripts other plugins add to a signed-in view (LivePageExtensions), same-origin paths. */
   scripts?: readonly string[]
+  /** Marks other plugins put on components (LivePageExtensions): each marked component's markup, placed after its title. */
+  marks?: ReadonlyMap<string, string>
 }
 
 const head = (title: string) => html`<meta charset="utf-8" />
@@ -189,7 +192,8 @@ export function livePage(page: VisiblePage, cells: Cell[], view: LiveView): Resp
   <p class="empty-page" data-empty${cells.length ? trusted(' hidden') : ''}>No components on this page yet.</p>
 </body>
 </html>`
-  const parts: Array<string | Uint8Array> = [opening.value, ...cells.flatMap((cell) => [cell.open, cell.svg, cell.close]), closing.value]
+  const marks = view.marks ?? new Map<string, string>()
+  const parts: Array<string | Uint8Array> = [opening.value, ...cells.flatMap((cell) => [cell.open + (marks.get(cell.id) ?? ''), cell.svg, cell.close]), closing.value]
   const encoder = new TextEncoder()
   let next = 0
   const body = new ReadableStream<Uint8Array>(

@@ -21,6 +21,7 @@ import { describeError, type Logger } from '../../src/log'
 import type { Revocation, Sessions } from '../auth/api'
 import type { TeamEvents, TeamMembershipLoss } from '../teams/api'
 import type { FragmentCache } from './fragments'
+import type { LiveExtensions } from './live-extensions'
 import { HEARTBEAT_MS } from './live-client'
 import { componentCell, type ComponentCell } from './live-page'
 import { displayJson } from './answers'
@@ -61,10 +62,11 @@ type Listener = StreamViewer & {
 
 const isLinkViewer = (viewer: StreamViewer): viewer is LinkViewer => 'linkId' in viewer
 
-/** A change notice of DISPLAY_CHANNEL: a component's data, settings, creation or deletion, or (no componentId) the page's name or title. */
+/** A change notice of DISPLAY_CHANNEL: a component's data, settings, creation or deletion, the page's marks (`marks`), or (neither) the page's name or title. */
 export interface PageChange {
   pageId: string
   componentId?: string
+  marks?: true
 }
 
 /** $1 pair keys, $2 users, $3 pages: the pairs whose user (still active) may still see the page. */
@@ -84,6 +86,7 @@ export class LiveStreams {
     private readonly db: Database,
     private readonly log: Logger,
     private readonly fragments: FragmentCache,
+    private readonly extensions: LiveExtensions,
     private readonly sessions: Sessions,
     private readonly bounds: { maxStreamsPerUser: number; maxStreamsPerLink: number },
   ) {}
@@ -100,7 +103,8 @@ export class LiveStreams {
 
   /**
    * Handles one change notice: a component's cell (`component`: its id, version and HTML), its
-   * removal (`removed`), or the page's name and title (`page`), to every local viewer of the page.
+   * removal (`removed`), the page's marks (`marks`: every marked component's markup, by id), or
+   * the page's name and title (`page`), to every local viewer of the page.
    */
   async publish(change: PageChange): Promise<void> {
     const audience = [...this.listeners].filter((listener) => listener.pageId === change.pageId)
@@ -108,7 +112,11 @@ export class LiveStreams {
     try {
       // Every viewer of a page is of the page's organization.
       const { organizationId } = audience[0]!
-      const [event, data] = change.componentId ? await this.componentEvent(organizationId, change.pageId, change.componentId) : await this.pageEvent(organizationId, change.pageId)
+      const [event, data] = change.componentId
+        ? await this.componentEvent(organizationId, change.pageId, change.componentId)
+        : change.marks
+          ? ['marks', { components: Object.fromEntries(await this.extensions.marks(organizationId, change.pageId)) }]
+          : await this.pageEvent(organizationId, change.pageId)
       if (event) for (const listener of audience) listener.send(event, data)
     } catch (error) {
       this.log.warn('could not push a live update', describeError(error))

@@ -1,8 +1,9 @@
 /**
  * A live dashboard stays live in a real browser: sign-in returns to the page that sent you, a
  * component's title, a new component, a removed one and the page's title appear without reload,
- * a dropped stream reconnects by itself and resynchronises what it missed, and a share link
- * shows the page without a session until it is revoked.
+ * a dropped stream reconnects by itself and resynchronises what it missed, an alert firing marks
+ * its component (and a resolve missed while away unmarks it), and a share link shows the page
+ * without a session until it is revoked.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
@@ -107,6 +108,53 @@ describe.skipIf(!chromiumAvailable)(`live dashboard, live in headless Chromium${
     // And the reconnected stream carries the next change.
     await v1('PATCH', `/api/v1/pages/${fx.pageId}/components/${fx.components.pieChart}`, { title: 'Back live' })
     await page.waitForFunction((id) => document.querySelector(`#component-${id} h2`)?.textContent === 'Back live', fx.components.pieChart, { timeout: 3000 })
+    await page.close()
+  })
+
+  test("an alert firing marks its component on open pages and on a kiosk share link at once; the mark stays through redraws, and a resolve missed while disconnected is caught up", async () => {
+    const component = fx.components.verticalBox
+    const box = (value: string) => ({ ...SAMPLE_DATA.verticalBox, bottomText: { value, size: 28, color: '#ea580c' } })
+    const markOf = (page: Page) => page.evaluate((id) => document.querySelector(`#component-${id} > [data-marks]`)?.textContent ?? null, component)
+    await feed(component, box('10'))
+    const page = await readerOn(`/pages/${fx.pageName}`)
+    expect(await markOf(page)).toBeNull()
+    const alert = await v1('POST', `/api/v1/pages/${fx.pageId}/components/${component}/alerts`, { when: 'above', value: 50 })
+    await feed(component, box('93'))
+    await page.waitForFunction((id) => document.querySelector(`#component-${id} > [data-marks]`)?.textContent === '⚠ above 50', component, { timeout: 5000 })
+    // Drawn in the warning colour, the cell outlined.
+    const colours = await page.evaluate((id) => {
+      const cell = document.querySelector(`#component-${id}`)!
+      return { mark: getComputedStyle(cell.querySelector('.mark')!).backgroundColor, border: getComputedStyle(cell).borderTopColor, plain: getComputedStyle(document.querySelector(`.component:not(#component-${id})`)!).borderTopColor }
+    }, component)
+    expect(colours.mark).toBe(colours.border)
+    expect(colours.border).not.toBe(colours.plain)
+    // A kiosk share link opened now draws the mark with the page, before any event.
+    const link = await v1('POST', `/api/v1/pages/${fx.pageId}/share-links`, {})
+    const kiosk = await browser.newPage({ viewport: { width: 1920, height: 1080 } })
+    await kiosk.route('**/events', (route) => route.abort())
+    await kiosk.goto(`${site.url}${link.url}?kiosk=1`)
+    expect(await markOf(kiosk)).toBe('⚠ above 50')
+    expect(await kiosk.evaluate((id) => document.querySelector(`#component-${id} .mark`)!.getAttribute('title'), component)).toMatch(/^Firing since \d{4}-\d\d-\d\d \d\d:\d\d UTC$/)
+    await kiosk.close()
+    // A new value redraws the cell (a new version): the mark stays.
+    const before = await page.evaluate((id) => document.querySelector<HTMLElement>(`#component-${id}`)!.dataset.version, component)
+    await feed(component, box('97'))
+    await page.waitForFunction(([id, version]) => document.querySelector<HTMLElement>(`#component-${id}`)!.dataset.version !== version, [component, before] as const, { timeout: 3000 })
+    expect(await markOf(page)).toBe('⚠ above 50')
+    // Resolved while the page was disconnected: the resynchronised page has no mark.
+    const streams = (api.service.contextOf('display').bound as { streams: LiveStreams }).streams
+    await page.evaluate(() => {
+      ;(window as any).__states = []
+      new MutationObserver(() => (window as any).__states.push(document.body.dataset.state)).observe(document.body, { attributes: true, attributeFilter: ['data-state'] })
+    })
+    streams.dropAll()
+    await feed(component, box('20'))
+    await page.waitForFunction((id) => !document.querySelector(`#component-${id} > [data-marks]`), component, { timeout: 8000 })
+    await live(page)
+    expect(await page.evaluate(() => (window as any).__states)).toContain('reconnecting')
+    const history = await v1('GET', `/api/v1/pages/${fx.pageId}/components/${component}/alerts/${alert.id}/history`)
+    expect(history.map((row: { transition: string }) => row.transition)).toEqual(['fired', 'resolved'])
+    await v1('DELETE', `/api/v1/pages/${fx.pageId}/share-links/${link.id}`)
     await page.close()
   })
 

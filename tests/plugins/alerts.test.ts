@@ -3,15 +3,19 @@
  * writing nothing, 403 for viewers, 404 for what the caller cannot see, another organization
  * apart), the component values rules compare, a rule that fires and resolves exactly once with its
  * history, audit records, pushes through the fake FCM and webhook events, `forSeconds` through the
- * sweep, and a `noData` rule fired by the sweep of a service started after the data went old.
+ * sweep, and a `noData` rule fired by the sweep of a service started after the data went old; the
+ * sweep as a queue of the core's outbox runner; firing rules marked on the live page.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { SessionsRef } from '../../plugins/auth/api'
 import { FcmOptionsRef } from '../../plugins/push/api'
 import { queryText } from '../../src/db'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
 import { createTestDatabase } from '../helpers/database'
 import { redirectFcm, startFakeFcm, type FakeFcm } from '../helpers/fake-fcm'
+import { listen } from '../helpers/http'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
+import { openEventStream, type EventStream } from '../helpers/sse'
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../helpers/webhook-receiver'
 
 const WAIT_MS = 10_000
@@ -324,6 +328,61 @@ test("the sweep is the core outbox runner's `alerts` queue: an overdue timer wai
   } finally {
     await sweeping?.stop()
     await idle.stop()
+    await database.close()
+  }
+}, 60_000)
+
+test("a transition marks its component on the live page: a viewer on another instance gets the page's marks, the page is drawn with them, and a resolve or a deleted firing rule takes them away", async () => {
+  const database = await createTestDatabase()
+  const a = await startTestService({ database, config: CONFIG })
+  const b = await startTestService({ database, config: CONFIG })
+  const bHttp = listen(b)
+  let stream: EventStream | undefined
+  try {
+    const board = await createDisplayFixture(a)
+    const component = board.components.horizontalBox
+    const session = await a.service.core.services.get(SessionsRef).start(
+      { id: board.reader.id, organizationId: board.organizationId, email: board.reader.email, username: board.reader.username, displayName: 'Reader', avatarUrl: null, role: 'member' },
+      'web',
+      null,
+    )
+    const cookie = `wt_session=${session.token}`
+    const drawn = async () => (await fetch(`${bHttp.url}/pages/${board.pageName}`, { headers: { cookie } })).text()
+    const cell = (page: string) => new RegExp(`<section class="component" id="component-${component}"[^>]*>\\s*<h2>[^<]*</h2>\\s*(<ul class="marks" data-marks>.*?</ul>)?`, 's').exec(page)
+    const marks = () => stream!.events.filter((event) => event.event === 'marks').map((event) => event.data.components as Record<string, string>)
+    stream = await openEventStream(`${bHttp.url}/pages/${board.pageName}/events`, { cookie })
+    await feed(a, board.creator, component, box('10'))
+    expect((await a.request('PATCH', `/api/v1/pages/${board.pageId}/components/${component}`, { key: board.creatorKey, body: { title: 'Load' } })).status).toBe(200)
+    const above = (await a.request('POST', alertsPath(component, board.pageId), { key: board.creatorKey, body: { when: 'above', value: 50 } })).body.data
+    expect(cell(await drawn())![1]).toBeUndefined()
+
+    await feed(a, board.creator, component, box('93'))
+    await eventually(async () => expect(marks()).toHaveLength(1), WAIT_MS)
+    const [fired] = marks()
+    expect(Object.keys(fired!)).toEqual([component])
+    expect(fired![component]).toMatch(/^<ul class="marks" data-marks><li class="mark" data-tone="alert" title="Firing since \d{4}-\d\d-\d\d \d\d:\d\d UTC">⚠ above 50<\/li><\/ul>$/)
+    // The page drawn now has the same mark, after the title (another instance, no event needed).
+    expect(cell(await drawn())![1]).toBe(fired![component])
+
+    await feed(a, board.creator, component, box('20'))
+    await eventually(async () => expect(marks()).toHaveLength(2), WAIT_MS)
+    expect(marks()[1]).toEqual({})
+    expect(cell(await drawn())![1]).toBeUndefined()
+    expect((await a.request('DELETE', `${alertsPath(component, board.pageId)}/${above.id}`, { key: board.creatorKey })).status).toBe(200)
+
+    // A rule that holds at once fires on creation; deleting it while it fires unmarks the page.
+    const below = (await a.request('POST', alertsPath(component, board.pageId), { key: board.creatorKey, body: { when: 'below', value: 50 } })).body.data
+    await eventually(async () => expect(marks()).toHaveLength(3), WAIT_MS)
+    expect(marks()[2]![component]).toContain('⚠ below 50')
+    expect((await a.request('DELETE', `${alertsPath(component, board.pageId)}/${below.id}`, { key: board.creatorKey })).status).toBe(200)
+    await eventually(async () => expect(marks()).toHaveLength(4), WAIT_MS)
+    expect(marks()[3]).toEqual({})
+    expect(cell(await drawn())![1]).toBeUndefined()
+  } finally {
+    stream?.close()
+    bHttp.stop()
+    await b.stop()
+    await a.stop()
     await database.close()
   }
 }, 60_000)

@@ -1,0 +1,1 @@
+CREATE INDEX "component_alerts_firing_idx" ON "component_alerts" USING btree ("organization_id","page_id") WHERE "component_alerts"."state" = 'firing';
