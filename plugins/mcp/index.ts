@@ -5,6 +5,7 @@
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { Elysia } from 'elysia'
+import { answerResponse } from '../../src/http/answer'
 import { BodyProblem } from '../../src/http/body'
 import { requestIdOf } from '../../src/http/request-id'
 import { definePlugin } from '../../src/plugin'
@@ -42,7 +43,7 @@ export default definePlugin({
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
         await server.connect(transport)
         try {
-          return await transport.handleRequest(request, body === undefined ? undefined : { parsedBody: body })
+          return await answerResponse(await transport.handleRequest(request, body === undefined ? undefined : { parsedBody: body }))
         } finally {
           await server.close()
         }

@@ -61,6 +61,47 @@ function metaText(requestId: string, page?: PageMeta): string {
 /** The envelope's text around `data`, JSON already (a cached page's rows are never re-encoded). */
 export const envelopeText = (data: string, requestId: string, page?: PageMeta) => `{"data":${data},"errors":[],"meta":${metaText(requestId, page)}}`
 
+/**
+ * Bodies of at least this many bytes (UTF-8) are sent as a stream of one chunk (`answerBody`):
+ * under the ~15 KB from which Bun.serve's uncorked writes cost (bench/RESULTS.md, "Answer bodies").
+ */
+export const STREAMED_BODY_BYTES = 12 * 1024
+
+const bodyEncoder = new TextEncoder()
+
+/**
+ * The body of an answer written after an `await` (anything that read the database): `text`
+ * itself when short; when long, a Response whose body is `text` as one chunk of a stream, with
+ * `status` (the route's set headers are merged into it, as into a string's). Bun.serve corks the
+ * socket only while a request's handler runs synchronously, so a later answer leaves in one
+ * send() per fragment (status line, each header's name, `: `, value, CRLF: oven-sh/bun#41341);
+ * with a string body of ~15 KB or more after those, loopback costs ~120 µs of kernel time per
+ * answer (8,000 answers/s on one core), where a stream body is written corked, with its headers:
+ * ~6–13 µs, 50,000–80,000 answers/s. The answer is then chunked (no Content-Length).
+ */
+export function answerBody(text: string, status: unknown = 200): string | Response {
+  // A character is 1 to 3 bytes of UTF-8: only text that may be long is measured.
+  if (text.length * 3 < STREAMED_BODY_BYTES || Buffer.byteLength(text) < STREAMED_BODY_BYTES) return text
+  const bytes = bodyEncoder.encode(text)
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(bytes)
+      controller.close()
+    },
+  })
+  return new Response(body, { status: typeof status === 'number' ? status : 200 })
+}
+
+/** A Response built whole elsewhere (the MCP SDK's), its long body sent as `answerBody` sends one. */
+export async function answerResponse(response: Response): Promise<Response> {
+  if (!response.body || !/json/.test(response.headers.get('content-type') ?? '')) return response
+  const body = answerBody(await response.text(), response.status)
+  if (typeof body === 'string') return new Response(body, response)
+  const headers = new Headers(response.headers)
+  headers.delete('content-length')
+  return new Response(body.body, { status: response.status, statusText: response.statusText, headers })
+}
+
 /** The envelope as an object (the account API, which answers through Elysia's own encoding). */
 export function envelope(value: unknown, requestId: string) {
   if (value instanceof Page) return { data: value.items, errors: [], meta: { requestId, ...value.meta } }

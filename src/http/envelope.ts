@@ -3,7 +3,7 @@
  * `response` maps of routes). What is written, and its validators, come from answer.ts.
  */
 import { t, type TSchema } from 'elysia'
-import { Answer, answerEtag, envelope, envelopeText, locationOf, noneMatchHits, notModified, Page, pageLinks } from './answer'
+import { Answer, answerBody, answerEtag, envelope, envelopeText, locationOf, noneMatchHits, notModified, Page, pageLinks } from './answer'
 import { CachedPage } from './list-cache'
 import { requestIdOf } from './request-id'
 
@@ -49,7 +49,7 @@ function conventionalAnswer(request: Request, set: any, value: unknown): Respons
   // Text with the type in `set`: Elysia answers a string with the set headers as they are, where
   // a Response of ours had them merged into its Headers (3 µs more per answer, measured).
   headers['content-type'] = 'application/json'
-  return envelopeText(data, requestId, page?.meta)
+  return answerBody(envelopeText(data, requestId, page?.meta), set.status)
 }
 
 const RequestMeta = t.Object({ requestId: t.String({ description: 'Also sent as the X-Request-Id header.' }) })

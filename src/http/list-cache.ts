@@ -13,7 +13,7 @@
  * would read itself (or newer, only while a write is committing: a read racing a write may see
  * either side).
  */
-import { envelopeText, listEtag, noneMatchHits, notModified, Page, type PageMeta } from './answer'
+import { answerBody, envelopeText, listEtag, noneMatchHits, notModified, Page, type PageMeta } from './answer'
 import { requestIdOf } from './request-id'
 
 /** A page in its encoded form: the `data` array as JSON text beside its meta. */
@@ -148,7 +148,8 @@ export class CachedPage {
   /**
    * The v1 answer: 304 when `ifNoneMatch` names the ETag, else the envelope's text, written around
    * the cached JSON text (no re-encoding of the rows), with its headers (the ETag, and the page's
-   * `Link` when asked) put in `set`: Elysia answers text with the set headers as they are.
+   * `Link` when asked) put in `set`: Elysia answers text with the set headers as they are (a long
+   * one as a stream: `answerBody`).
    */
   async response(ifNoneMatch: string | null, set: { headers: Record<string, unknown> }, links?: (meta: PageMeta) => string): Promise<Response | string> {
     if (noneMatchHits(ifNoneMatch, this.etag)) {
@@ -159,6 +160,6 @@ export class CachedPage {
     set.headers['content-type'] = 'application/json'
     set.headers.etag = this.etag
     if (links) set.headers.link = links(meta)
-    return envelopeText(data, requestIdOf(set), meta)
+    return answerBody(envelopeText(data, requestIdOf(set), meta))
   }
 }
