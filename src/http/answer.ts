@@ -82,14 +82,25 @@ const bodyEncoder = new TextEncoder()
 export function answerBody(text: string, status: unknown = 200): string | Response {
   // A character is 1 to 3 bytes of UTF-8: only text that may be long is measured.
   if (text.length * 3 < STREAMED_BODY_BYTES || Buffer.byteLength(text) < STREAMED_BODY_BYTES) return text
-  const bytes = bodyEncoder.encode(text)
-  const body = new ReadableStream<Uint8Array>({
+  return new Response(chunks(bodyEncoder.encode(text)), { status: typeof status === 'number' ? status : 200 })
+}
+
+/** A stream of the given chunks, enqueued at once: Bun.serve writes them corked, with the headers (see answerBody). */
+function chunks(...parts: Uint8Array[]): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(bytes)
+      for (const part of parts) controller.enqueue(part)
       controller.close()
     },
   })
-  return new Response(body, { status: typeof status === 'number' ? status : 200 })
+}
+
+/**
+ * The envelope around a long page's `data` already encoded (a cached list page's bytes, shared by
+ * every answer that sends them): a stream of three chunks, as `answerBody` would send the text.
+ */
+export function envelopeStream(data: Uint8Array, requestId: string, page?: PageMeta): Response {
+  return new Response(chunks(bodyEncoder.encode('{"data":'), data, bodyEncoder.encode(`,"errors":[],"meta":${metaText(requestId, page)}}`)))
 }
 
 /** A Response built whole elsewhere (the MCP SDK's), its long body sent as `answerBody` sends one. */

@@ -13,13 +13,14 @@
  * would read itself (or newer, only while a write is committing: a read racing a write may see
  * either side).
  */
-import { answerBody, envelopeText, listEtag, noneMatchHits, notModified, Page, type PageMeta } from './answer'
+import { envelopeStream, envelopeText, listEtag, noneMatchHits, notModified, Page, STREAMED_BODY_BYTES, type PageMeta } from './answer'
 import { requestIdOf } from './request-id'
 
-/** A page in its encoded form: the `data` array as JSON text beside its meta. */
+/** A page in its encoded form: the `data` array as JSON text beside its meta; a long one also as UTF-8 bytes, sent as they are. */
 export interface EncodedPage {
   data: string
   meta: PageMeta
+  utf8?: Uint8Array
 }
 
 interface Entry extends EncodedPage {
@@ -37,6 +38,15 @@ export interface ListCacheStats {
   evictions: number
   bytes: number
   entries: number
+}
+
+const utf8 = new TextEncoder()
+
+/** A page's encoded form: a long one (as `answerBody` counts) also as bytes, encoded once for every answer that sends it. */
+function encodedPage(data: string, meta: PageMeta): EncodedPage {
+  if (data.length * 3 < STREAMED_BODY_BYTES) return { data, meta }
+  const encoded = utf8.encode(data)
+  return encoded.byteLength < STREAMED_BODY_BYTES ? { data, meta } : { data, meta, utf8: encoded }
 }
 
 /** A bounded LRU (by the bytes of the encoded pages) of list pages, per process. */
@@ -71,7 +81,7 @@ export class ListCache {
       return pending.page
     }
     const page = load().then((loaded) => {
-      const encoded = { data: JSON.stringify(loaded.items), meta: loaded.meta }
+      const encoded = encodedPage(JSON.stringify(loaded.items), loaded.meta)
       this.store(key, version, encoded)
       return encoded
     })
@@ -100,7 +110,7 @@ export class ListCache {
     if (this.maxBytes <= 0) return
     // What the entry holds: its JSON text (counted as UTF-8 bytes, an upper bound of what a
     // string of it takes in memory for ASCII), its key and a fixed overhead for the objects.
-    const bytes = Buffer.byteLength(page.data) + key.length * 2 + 256
+    const bytes = Buffer.byteLength(page.data) + (page.utf8?.byteLength ?? 0) + key.length * 2 + 256
     if (bytes > this.maxBytes / 4) return
     const previous = this.entries.get(key)
     if (previous) this.remove(key, previous)
@@ -148,18 +158,18 @@ export class CachedPage {
   /**
    * The v1 answer: 304 when `ifNoneMatch` names the ETag, else the envelope's text, written around
    * the cached JSON text (no re-encoding of the rows), with its headers (the ETag, and the page's
-   * `Link` when asked) put in `set`: Elysia answers text with the set headers as they are (a long
-   * one as a stream: `answerBody`).
+   * `Link` when asked) put in `set`: Elysia answers text with the set headers as they are. A long
+   * page is sent as a stream of its stored bytes between the envelope's two ends (`envelopeStream`).
    */
   async response(ifNoneMatch: string | null, set: { headers: Record<string, unknown> }, links?: (meta: PageMeta) => string): Promise<Response | string> {
     if (noneMatchHits(ifNoneMatch, this.etag)) {
       this.cache.stats.notModified++
       return notModified(this.etag)
     }
-    const { data, meta } = await this.encoded()
+    const { data, meta, utf8 } = await this.encoded()
     set.headers['content-type'] = 'application/json'
     set.headers.etag = this.etag
     if (links) set.headers.link = links(meta)
-    return answerBody(envelopeText(data, requestIdOf(set), meta))
+    return utf8 ? envelopeStream(utf8, requestIdOf(set), meta) : envelopeText(data, requestIdOf(set), meta)
   }
 }
