@@ -106,6 +106,17 @@ async function activity(url: string): Promise<{ commits: number; calls: number }
   }
 }
 
+/** The organization of the benchmark's accounts. */
+async function organizationOf(url: string): Promise<string> {
+  const client = postgres(url, { max: 1, onnotice: () => {} })
+  try {
+    const [row] = await client<Array<{ id: string }>>`select organization_id as id from components limit 1`
+    return row!.id
+  } finally {
+    await client.end()
+  }
+}
+
 export interface ShapeResult extends LoadResult {
   /** Answers 409: an update overtaken by a later one. */
   stale: number
@@ -148,9 +159,11 @@ export async function benchDisplay(): Promise<void> {
   // The ceiling: today's per-call statement, one transaction per call, at the better of 64
   // clients (the load's connections) and 10 (the service's pool). It runs after the service, with
   // a timestamp newer than any the service wrote, so every update is applied, as in the runs.
-  const statement = asPgbench(COMPONENT_UPDATE_SQL, ['key', 'component', 'data', 'ts', 'type'])
+  // $1 key hash, $2 its organization (every account is of one), $3 component, $4 data, $5 timestamp, $6 type.
+  const statement = asPgbench(COMPONENT_UPDATE_SQL, ['key', 'organization', 'component', 'data', 'ts', 'type'])
+  const organization = await organizationOf(url)
   const spreadScript = `\\set n random(1, ${ACCOUNTS})\nselect key_hash as key, component_id as component from bench_display where n = :n \\gset\n${statement}`
-  const fixed = { data: JSON.stringify(DATA), ts: '4000000000', type: 'barChart' }
+  const fixed = { organization, data: JSON.stringify(DATA), ts: '4000000000', type: 'barChart' }
   const ceiling = async (script: string, variables: Record<string, string>) =>
     Math.max(await pgbench(url, script, { variables }), await pgbench(url, script, { variables, clients: 10 }))
   const spreadCeiling = await ceiling(spreadScript, fixed)
@@ -166,7 +179,7 @@ export async function benchDisplay(): Promise<void> {
     `## Display API: \`POST /api/component\` vs pgbench running the per-call statement
 
 - Date: ${date} · Machine: ${machine()}
-- Command: \`npm run bench -- display\` (wrk, 1 thread, ${CONNECTIONS} connections, ${DURATION_SECONDS} s after a 2 s warm-up, a fresh service process per shape; each call's body made by wrk's Lua script with a timestamp one microsecond newer than the call before, so updates are applied in order — one is stale, 409, only when a later call overtook it; pgbench \`-M prepared\`, the better of 64 and 10 clients, running today's per-call statement — key check, counter upsert with the limit check, component update — one transaction per call; for the spread shape pgbench first looks the account up by number, one indexed select)
+- Command: \`npm run bench -- display\` (wrk, 1 thread, ${CONNECTIONS} connections, ${DURATION_SECONDS} s after a 2 s warm-up, a fresh service process per shape; each call's body made by wrk's Lua script with a timestamp one microsecond newer than the call before, so updates are applied in order — one is stale, 409, only when a later call overtook it; pgbench \`-M prepared\`, the better of 64 and 10 clients, running today's per-call statement — key check, counter upsert with the limit check, component update, the organization a parameter as the service sends it — one transaction per call; for the spread shape pgbench first looks the account up by number, one indexed select)
 - The service groups the calls that arrive while a statement runs into one statement and one commit (\`display.groupCalls\`); calls per commit = display calls counted ÷ commits in the database over the service's life (pg_stat_database; start-up and the NOTIFY flushes to live viewers count as commits too).
 
 | shape | endpoint req/s | p50 / p99 ms | pgbench TPS | ratio | target ≥ 2.0 × and p99 ≤ 50 ms | calls per commit | stale (409) | errors or other non-2xx | peak RSS MiB |

@@ -377,6 +377,8 @@ interface Figures {
   }
   webhooks: import('./webhooks').WebhooksFigures
   citus: import('./citus').CitusFigures
+  answers: import('./answers').AnswerFigures
+  driver: import('./driver').DriverFigures
 }
 
 export type BenchName = keyof Figures

@@ -6,9 +6,11 @@
  * `citus` also needs BENCH_CITUS_URL (a Citus coordinator database, see bench/citus.ts); without it, it is skipped.
  */
 import { benchAlerts } from './alerts'
+import { benchAnswers } from './answers'
 import { benchAuthMe } from './auth-me'
 import { benchCitus } from './citus'
 import { benchDisplay } from './display'
+import { benchDriver } from './driver'
 import { benchGrowth } from './growth'
 import { benchMcp } from './mcp'
 import { benchMembers } from './members'
@@ -34,6 +36,8 @@ const benchmarks: Record<SummaryName, () => Promise<void>> = {
   mixed: benchMixed,
   citus: benchCitus,
   growth: benchGrowth,
+  answers: benchAnswers,
+  driver: benchDriver,
 }
 
 const wanted = process.argv.slice(2)

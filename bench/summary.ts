@@ -15,7 +15,7 @@ export type SummaryName = BenchName | 'growth'
 type AllResults = RecordedResults & { growth?: GrowthRecord | GrowthBeforeRecord; 'growth-before'?: GrowthBeforeRecord }
 
 /** The order of the summary (and of `npm run bench`). */
-export const BENCHMARKS: SummaryName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'alerts', 'pages', 'push', 'webhooks', 'sign-in', 'mixed', 'citus', 'growth']
+export const BENCHMARKS: SummaryName[] = ['auth-me', 'members', 'work-items', 'mcp', 'display', 'alerts', 'pages', 'push', 'webhooks', 'sign-in', 'mixed', 'citus', 'growth', 'answers', 'driver']
 
 /** Issue 15's bound on the service's peak RSS (VmHWM) in any benchmark. */
 const PEAK_RSS_TARGET_MIB = 200
@@ -352,6 +352,41 @@ function linesOf(results: AllResults, name: SummaryName): Line[] {
           target: `no RSS growth trend (slope < ${SLOPE_THRESHOLD_MIB_PER_MINUTE} MiB/min, ratio ≤ ${QUARTER_RATIO_THRESHOLD}, run ≥ ${MINIMUM_JUDGED_MINUTES} min), no 5xx`,
           met: f.growthTrend === null ? null : !f.growthTrend && f.serverErrors === 0,
           notJudged: `not judged (run < ${MINIMUM_JUDGED_MINUTES} min)${f.serverErrors ? `; **${f.serverErrors} 5xx/transport errors**` : ''}`,
+        },
+      ]
+    }
+    case 'answers': {
+      const r = results.answers
+      if (!r) return []
+      const largest = Math.max(...r.figures.shapes.map((shape) => shape.bytes))
+      const [text, stream] = (['string', 'stream'] as const).map((body) => r.figures.shapes.find((shape) => shape.bytes === largest && shape.body === body)!)
+      return [
+        {
+          benchmark: `answers: a ${round(largest)}-byte answer after an \`await\` on Bun.serve, one-chunk stream (what the service sends) vs string`,
+          headline: `${rps(stream!.requestsPerSecond)} (${round(stream!.userMicros + stream!.kernelMicros, 1)} µs CPU per answer, ${round(stream!.kernelMicros, 1)} in the kernel)`,
+          ceiling: `${rps(text!.requestsPerSecond)} as a string (${round(text!.userMicros + text!.kernelMicros, 1)} µs, ${round(text!.kernelMicros, 1)} in the kernel)`,
+          ratio: `${round(stream!.requestsPerSecond / text!.requestsPerSecond, 2)}×`,
+          target: '— (why long answers stream: issue 31)',
+          met: null,
+          notJudged: 'reported, no target',
+        },
+      ]
+    }
+    case 'driver': {
+      const r = results.driver
+      if (!r) return []
+      const f = r.figures
+      const [service] = f.shapes
+      const ceiling = Math.max(f.pgbench32, f.pgbench10)
+      return [
+        {
+          benchmark: 'driver: the list access check through postgres.js as the service runs it (prepared, pool of 10)',
+          headline: `${round(service!.queriesPerSecond)} queries/s (${round(service!.clientMicros, 1)} µs of client CPU per query)`,
+          ceiling: `${round(ceiling)} TPS pgbench, same statement`,
+          ratio: round(service!.queriesPerSecond / ceiling, 2),
+          target: '— (where the list reads lose: issue 31)',
+          met: null,
+          notJudged: 'reported, no target',
         },
       ]
     }

@@ -44,7 +44,8 @@ const accessCheck = (level: SQL, versions: boolean) =>
 /** The member's check: exported for the benchmarks, which run it under pgbench. */
 export const MEMBER_ACCESS = accessCheck(MEMBER_LEVEL, false)
 const SUPERADMINISTRATOR_ACCESS = accessCheck(OWNER_LEVEL, false)
-const MEMBER_LIST_ACCESS = accessCheck(MEMBER_LEVEL, true)
+/** The member's list check (with the versions): exported for the benchmarks too. */
+export const MEMBER_LIST_ACCESS = accessCheck(MEMBER_LEVEL, true)
 const SUPERADMINISTRATOR_LIST_ACCESS = accessCheck(OWNER_LEVEL, true)
 
 /**
