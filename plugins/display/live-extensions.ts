@@ -42,8 +42,8 @@ export class LiveExtensions implements LivePageExtensions {
 
   /** The page's marks as each marked component shows them (markup by component id): no statement when no plugin marks. */
   async marks(organizationId: string, pageId: string): Promise<Map<string, string>> {
-    const byComponent = new Map<string, ComponentMark[]>()
     if (!this.sources.length) return new Map()
+    const byComponent = new Map<string, ComponentMark[]>()
     const read = await Promise.all(
       this.sources.map((source) =>
         source(organizationId, pageId).catch((error) => {

@@ -114,7 +114,11 @@ describe('over a socket (Bun.serve, as the Bun entry serves)', () => {
       const listed = await client.callTool({ name: 'list_work_items', arguments: { projectId: fx.projectId, size: 100 } })
       const text = (listed.content as Array<{ text: string }>)[0]!.text
       expect(text.length).toBeGreaterThan(STREAMED_BODY_BYTES)
-      expect(JSON.parse(text).data ?? JSON.parse(text)).toBeDefined()
+      // Whole: every work item the REST list shows, in its order, the long description intact.
+      const rest = await api.request('GET', `/api/v1/projects/${fx.projectId}/work-items?size=100`, { key: fx.keys.owner })
+      const { items } = JSON.parse(text) as { items: Array<{ id: string }> }
+      expect(items.map((item) => item.id)).toEqual(rest.body.data.map((item: { id: string }) => item.id))
+      expect(text).toContain(description)
     } finally {
       await client.close()
     }
