@@ -45,6 +45,23 @@ export async function hasCitus(executor: Executor): Promise<boolean> {
   return Boolean(row?.citus)
 }
 
+/** Per database: whether it is a Citus coordinator, or the question in flight (asked once, whoever asks). */
+const citusDatabases = new WeakMap<Executor, boolean | Promise<boolean>>()
+
+/**
+ * Whether `db` is a Citus coordinator: the answer once known, else the promise of it (asked once
+ * per database; an error counts as Citus, the cautious answer for statements that must stay on
+ * one shard). For the hot paths' grouped statements, which must know at once and cannot wait.
+ */
+export function citusKnown(db: Executor): boolean | Promise<boolean> {
+  const known = citusDatabases.get(db)
+  if (known !== undefined) return known
+  const asked = hasCitus(db).catch(() => true)
+  citusDatabases.set(db, asked)
+  void asked.then((citus) => citusDatabases.set(db, citus))
+  return asked
+}
+
 /**
  * Sets the transaction up for placing tables and changing placed ones: call it first in the
  * transaction, before any statement on a distributed table, and only when `hasCitus`.

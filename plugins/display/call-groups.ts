@@ -16,7 +16,7 @@
  * run again one by one, so no call fails for another's sake. A lost connection leaves the commit
  * unknown, so those calls get the error (503) rather than being counted twice.
  */
-import { hasCitus } from '../../src/citus'
+import { citusKnown } from '../../src/citus'
 import { queryText, type Database } from '../../src/db'
 import type { UsageRow } from './answers'
 import { CALLER, counterMissing, DISPLAY_CALL, DISPLAY_USAGE, ensureCounters, TODAY } from './calls'
@@ -166,9 +166,6 @@ const COUNTER_ATTEMPTS = 3
 /** Keys whose counter row this line remembers as made today; past this the memory starts again. */
 const MAX_READY_KEYS = 20_000
 
-/** Whether a database is a Citus coordinator, asked once per database (lines of one instance, and tests, share it). */
-const onCitus = new WeakMap<Database, boolean | Promise<boolean>>()
-
 /** The per-instance line of display calls. */
 export class CallGroups {
   private readonly waiting: Waiting[] = []
@@ -192,17 +189,13 @@ export class CallGroups {
     private readonly options: CallGroupOptions,
     readonly keys = new KeyOrganizations(db),
   ) {
-    const known = onCitus.get(db)
+    const known = citusKnown(db)
     if (typeof known === 'boolean') this.spanning = !known
-    else {
-      const asked = known ?? hasCitus(db).catch(() => true)
-      onCitus.set(db, asked)
-      void asked.then((citus) => {
-        onCitus.set(db, citus)
+    else
+      void known.then((citus) => {
         this.spanning = !citus
         this.next()
       })
-    }
   }
 
   /** The call's answer row (the single statements' columns), or undefined for a key that is no live display key. */

@@ -13,12 +13,13 @@ import { notFound } from '../../src/http/errors'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
 import { assertLevel, type AccessLevel, type ProjectAccessService } from './api'
+import { AccessGroups, groupStatement, type AccessCheck, type AccessGroupOptions, type AccessRow, type LoneChecks } from './access-groups'
 import { compileStatement, ORGANIZATION, PROJECT, runStatement, textOf, USER } from './statements'
 
 type Operand = SQL | Placeholder
 
 /** The level on `project` (a column or a parameter) of `user` in `organization` (null: none). */
-const levelOf = (project: Operand, organization: Operand, user: Operand) => sql`greatest(
+const levelOf = (project: Operand, organization: Operand, user: Operand): SQL => sql`greatest(
     (select pm.access_level from project_members pm where pm.project_id = ${project} and pm.user_id = ${user} and pm.organization_id = ${organization}),
     (select max(pt.access_level) from project_teams pt
       join team_memberships tm on tm.team_id = pt.team_id and tm.user_id = ${user} and tm.organization_id = ${organization}
@@ -69,33 +70,38 @@ function visibleProjectsText(actor: Actor, first: number): { where: string; para
   return { where: textOf(sql`${where} and ${levelOf(sql`p.id`, organization, sql.raw(`$${first + 1}`))} is not null`), parameters: [actor.organizationId, actor.userId] }
 }
 
-interface AccessRow {
-  id: string
-  organizationId: string
-  level: AccessLevel
-  projectVersion?: string | number | null
-  organizationVersion?: string | number | null
-}
-
 /** Those of the projects (`project`: an array of ids) the organization's user sees now, the role read from auth's user directory. */
 const VISIBLE_TO_USER = compileStatement(sql`select p.id from projects p
   join user_directory u on u.id = ${USER} and u.organization_id = ${ORGANIZATION} and u.status = 'active'
   where p.organization_id = ${ORGANIZATION} and p.id = any(${PROJECT}::uuid[])
     and (u.role = 'superadministrator' or ${MEMBER_LEVEL} is not null)`)
 
-export function createProjectAccess(db: Database): ProjectAccessService {
+/** The grouped checks' statements (access-groups.ts), with the member's level as written above. */
+export const GROUP_ACCESS = { organization: groupStatement('organization', levelOf), checks: groupStatement('checks', levelOf) }
+
+/** A check's own statement, on `executor` (the pool, or the caller's transaction). */
+async function checkAlone(executor: Executor, check: AccessCheck, versions: boolean): Promise<AccessRow | undefined> {
+  const statement = check.superadministrator ? (versions ? SUPERADMINISTRATOR_LIST_ACCESS : SUPERADMINISTRATOR_ACCESS) : versions ? MEMBER_LIST_ACCESS : MEMBER_ACCESS
+  const [row] = await runStatement<AccessRow>(executor, statement, { project: check.projectId, organization: check.organizationId, user: check.userId })
+  return row
+}
+
+/** Each check its own statement on the pool. */
+export const loneChecks = (db: Database): LoneChecks => ({ run: (check, versions) => checkAlone(db, check, versions) })
+
+/** Checks on the pool: grouped while statements are in flight, else each alone. */
+export function createAccessGroups(db: Database, options: AccessGroupOptions): AccessGroups {
+  return new AccessGroups(db, options, loneChecks(db), GROUP_ACCESS)
+}
+
+export function createProjectAccess(db: Database, groups = createAccessGroups(db, { enabled: false, maxChecks: 1, concurrency: 1 })): ProjectAccessService {
   /** The project's row and the caller's level; 404 when unknown, elsewhere or invisible. */
-  const check = async (actor: Actor, projectId: string, executor: Executor, versions: boolean): Promise<AccessRow> => {
+  const check = async (actor: Actor, projectId: string, executor: Executor, versions: boolean): Promise<AccessRow & { level: AccessLevel }> => {
     if (!isUuid(projectId)) throw notFound('No such project.')
-    const statement =
-      actor.role === 'superadministrator' ? (versions ? SUPERADMINISTRATOR_LIST_ACCESS : SUPERADMINISTRATOR_ACCESS) : versions ? MEMBER_LIST_ACCESS : MEMBER_ACCESS
-    const [row] = await runStatement<Omit<AccessRow, 'level'> & { level: AccessLevel | null }>(executor, statement, {
-      project: projectId,
-      organization: actor.organizationId,
-      user: actor.userId,
-    })
+    const input = { projectId, organizationId: actor.organizationId, userId: actor.userId, superadministrator: actor.role === 'superadministrator' }
+    const row = executor === db ? await groups.run(input, versions) : await checkAlone(executor, input, versions)
     if (!row || !row.level) throw notFound('No such project.')
-    return row as AccessRow
+    return row as AccessRow & { level: AccessLevel }
   }
   return {
     visibleProjectIds(actor, first) {

@@ -3,7 +3,8 @@ import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
 import { UserDirectoryRef } from '../auth/api'
 import { TeamDirectoryRef } from '../teams/api'
-import { createProjectAccess } from './access'
+import { Type } from '@sinclair/typebox'
+import { createAccessGroups, createProjectAccess } from './access'
 import { ProjectAccessRef } from './api'
 import { createGrants } from './grants'
 import { projectRoutes } from './routes'
@@ -11,10 +12,20 @@ import { projectMembers, projects, projectTeams } from './schema'
 import { createProjects } from './service'
 import { projectTools } from './tools'
 
+const ProjectsConfig = Type.Object({
+  groupChecks: Type.Boolean({
+    default: true,
+    description: 'Project access checks (with the list versions) arriving while check statements run go together as one statement (exact per caller; see docs/performance.md).',
+  }),
+  maxChecksPerGroup: Type.Integer({ minimum: 2, maximum: 10_000, default: 256, description: 'Most access checks in one grouped statement.' }),
+  checkStatements: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: 'Access check statements in flight at once per instance; checks beyond them wait and group.' }),
+})
+
 export default definePlugin({
   name: 'projects',
   description: 'Projects, their members and linked teams, and the access service every project-scoped plugin uses.',
   dependencies: ['auth', 'teams'],
+  config: ProjectsConfig,
   tables: { projects, projectMembers, projectTeams },
   scopes: [
     { name: 'projects:read', description: 'Read projects you can see.' },
@@ -31,8 +42,8 @@ export default definePlugin({
 
   events: [...crudEvents('project', 'A project'), ...crudEvents('project_member', 'A project member (direct membership)')],
 
-  setup({ db, services, lists, writes }) {
-    const access = createProjectAccess(db)
+  setup({ db, services, lists, writes, config }) {
+    const access = createProjectAccess(db, createAccessGroups(db, { enabled: config.groupChecks, maxChecks: config.maxChecksPerGroup, concurrency: config.checkStatements }))
     services.provide(ProjectAccessRef, access)
     const users = services.get(UserDirectoryRef)
     const teams = services.get(TeamDirectoryRef)

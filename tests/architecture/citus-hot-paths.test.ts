@@ -243,6 +243,16 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     expect(problems).toEqual([])
   })
 
+  test('concurrent list reads check access together, in one statement on the organization\'s shard', async () => {
+    // Beyond the instance's check statements in flight (projects.checkStatements, 4), checks wait and group.
+    const problems = await spanningStatements({
+      'work-item lists, 24 at once (grouped access checks)': () => Promise.all(Array.from({ length: 24 }, () => ok('GET', `/api/v1/projects/${projectId}/work-items`))),
+    })
+    expect(problems).toEqual([])
+    const grouped = seen.filter(({ path, routing }) => path.startsWith('work-item lists, 24') && /with ordinality as i\(project_id/.test(routing.statement.text))
+    expect(grouped.length).toBeGreaterThan(0)
+  })
+
   test('a work item GET, PATCH and POST run on one shard, with their audit record and list version', async () => {
     const problems = await spanningStatements({
       'work item GET': () => ok('GET', `/api/v1/projects/${projectId}/work-items/${workItemId}`),
