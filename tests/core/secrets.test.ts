@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import { createHash } from 'node:crypto'
 import { crc32, generateSecret, hashSecret, isWellFormedSecret, secretPrefix } from '../../src/secrets'
 import { uuidv7 } from '../../src/ids'
 
@@ -18,6 +19,11 @@ describe('secrets', () => {
       expect(isWellFormedSecret('dpk', secret.slice(0, i) + replacement + secret.slice(i + 1))).toBe(false)
     }
     expect(isWellFormedSecret('wtk', secret)).toBe(false)
+  })
+
+  test('the stored form is the SHA-256 of every runtime: Bun\'s one-call hash gives node:crypto\'s digest (stored hashes stay valid)', () => {
+    for (const value of [generateSecret('wtk'), generateSecret('dpk'), 'ünïcødé 🔑', '']) expect(hashSecret(value)).toBe(createHash('sha256').update(value).digest('hex'))
+    expect(hashSecret('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
   })
 
   test('CRC32 matches the standard check value', () => {
