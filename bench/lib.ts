@@ -33,8 +33,14 @@ export interface RunningProcess {
 }
 
 /** Starts `command` with PORT set and waits for `readyPath` to answer 200. */
+/**
+ * The engine's heap sizing `npm start` and the container image give the service (package.json's
+ * "start" script, the Dockerfile): JavaScriptCore collects as on a machine of 256 MiB.
+ */
+export const SERVICE_HEAP_ENV = { BUN_JSC_forceRAMSize: '268435456' }
+
 export async function startProcess(command: string[], env: Record<string, string>, port: number, readyPath = '/health'): Promise<RunningProcess> {
-  const child = Bun.spawn(command, { env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) }, stdout: 'ignore', stderr: 'inherit' })
+  const child = Bun.spawn(command, { env: { ...SERVICE_HEAP_ENV, ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) }, stdout: 'ignore', stderr: 'inherit' })
   const deadline = Date.now() + 60_000
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${command.join(' ')} exited with ${child.exitCode}`)
