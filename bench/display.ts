@@ -3,8 +3,12 @@
  * upsert + component update, one transaction per call), in two shapes: calls spread over 50
  * accounts, and all calls from one account (one counter row, one component). The service groups
  * the calls that arrive while a statement runs (display.groupCalls), so it may beat the per-call
- * ceiling: target ≥ 2.0 × pgbench and p99 ≤ 50 ms at 64 connections.
+ * ceiling: targets ≥ 1.5 × pgbench spread over accounts (issue 31; stretch 2.0 ×), ≥ 2.0 × from one
+ * account (issue 15), and p99 ≤ 50 ms at 64 connections.
  */
+
+/** The ratio to pgbench each shape must reach: spread over accounts 1.5 × (issue 31), one account 2.0 × (issue 15). */
+export const DISPLAY_TARGETS = { spread: 1.5, single: 2 } as const
 import { sql } from 'drizzle-orm'
 import postgres from 'postgres'
 import { createDisplayAccount } from '../plugins/display/accounts'
@@ -170,9 +174,9 @@ export async function benchDisplay(): Promise<void> {
   const singleCeiling = await ceiling(statement, { ...fixed, key: hashSecret(accounts[0]!.apiKey), component: accounts[0]!.componentId })
 
   const ratio = (result: ShapeResult, ceiling: number) => result.requestsPerSecond / ceiling
-  const met = (result: ShapeResult, ceiling: number) => (ratio(result, ceiling) >= 2 && result.p99 <= 50 ? 'met' : '**missed**')
-  const row = (label: string, result: ShapeResult, ceiling: number) =>
-    `| ${label} | ${round(result.requestsPerSecond)} | ${result.p50} / ${result.p99} | ${round(ceiling)} | **${round(ratio(result, ceiling), 2)}** | ${met(result, ceiling)} | ${round(result.callsPerCommit, 1)} | ${round(result.stale)} | ${result.errors + result.non2xx} | ${round(result.peakRssMiB, 1)} |`
+  const met = (result: ShapeResult, ceiling: number, target: number) => (ratio(result, ceiling) >= target && result.p99 <= 50 ? 'met' : '**missed**')
+  const row = (label: string, result: ShapeResult, ceiling: number, target: number) =>
+    `| ${label} | ${round(result.requestsPerSecond)} | ${result.p50} / ${result.p99} | ${round(ceiling)} | **${round(ratio(result, ceiling), 2)}** | ≥ ${target.toFixed(1)} ×: ${met(result, ceiling, target)} | ${round(result.callsPerCommit, 1)} | ${round(result.stale)} | ${result.errors + result.non2xx} | ${round(result.peakRssMiB, 1)} |`
   const date = new Date().toISOString()
   writeSection(
     'display',
@@ -182,10 +186,10 @@ export async function benchDisplay(): Promise<void> {
 - Command: \`npm run bench -- display\` (wrk, 1 thread, ${CONNECTIONS} connections, ${DURATION_SECONDS} s after a 2 s warm-up, a fresh service process per shape; each call's body made by wrk's Lua script with a timestamp one microsecond newer than the call before, so updates are applied in order — one is stale, 409, only when a later call overtook it; pgbench \`-M prepared\`, the better of 64 and 10 clients, running today's per-call statement — key check, counter upsert with the limit check, component update, the organization a parameter as the service sends it — one transaction per call; for the spread shape pgbench first looks the account up by number, one indexed select)
 - The service groups the calls that arrive while a statement runs into one statement and one commit (\`display.groupCalls\`); calls per commit = display calls counted ÷ commits in the database over the service's life (pg_stat_database; start-up and the NOTIFY flushes to live viewers count as commits too).
 
-| shape | endpoint req/s | p50 / p99 ms | pgbench TPS | ratio | target ≥ 2.0 × and p99 ≤ 50 ms | calls per commit | stale (409) | errors or other non-2xx | peak RSS MiB |
+| shape | endpoint req/s | p50 / p99 ms | pgbench TPS | ratio | target (and p99 ≤ 50 ms) | calls per commit | stale (409) | errors or other non-2xx | peak RSS MiB |
 |---|---:|---:|---:|---:|---|---:|---:|---:|---:|
-${row(`spread over ${ACCOUNTS} accounts`, spread, spreadCeiling)}
-${row('one account', single, singleCeiling)}`,
+${row(`spread over ${ACCOUNTS} accounts`, spread, spreadCeiling, DISPLAY_TARGETS.spread)}
+${row('one account', single, singleCeiling, DISPLAY_TARGETS.single)}`,
   )
   const figures = (result: ShapeResult, ceiling: number) => ({
     requestsPerSecond: result.requestsPerSecond,
