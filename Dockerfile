@@ -13,8 +13,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && node scripts/patc
 # Stage 2: the runtime.
 FROM oven/bun:1.4-slim
 WORKDIR /app
-# The engine's heap is sized as for 256 MiB of memory (as `npm start` does; docs/configuration.md, "Memory").
-ENV NODE_ENV=production PORT=3000 BUN_JSC_forceRAMSize=268435456
+# The engine's heap is sized as for 512 MiB of memory (as `npm start` does; docs/configuration.md, "Memory").
+ENV NODE_ENV=production PORT=3000 BUN_JSC_forceRAMSize=536870912
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json service.config.json ./
 COPY src ./src

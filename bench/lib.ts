@@ -35,9 +35,9 @@ export interface RunningProcess {
 /** Starts `command` with PORT set and waits for `readyPath` to answer 200. */
 /**
  * The engine's heap sizing `npm start` and the container image give the service (package.json's
- * "start" script, the Dockerfile): JavaScriptCore collects as on a machine of 256 MiB.
+ * "start" script, the Dockerfile): JavaScriptCore collects as on a machine of 512 MiB.
  */
-export const SERVICE_HEAP_ENV = { BUN_JSC_forceRAMSize: '268435456' }
+export const SERVICE_HEAP_ENV = { BUN_JSC_forceRAMSize: '536870912' }
 
 export async function startProcess(command: string[], env: Record<string, string>, port: number, readyPath = '/health'): Promise<RunningProcess> {
   const child = Bun.spawn(command, { env: { ...SERVICE_HEAP_ENV, ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) }, stdout: 'ignore', stderr: 'inherit' })

@@ -16,8 +16,8 @@ const VARIABLE = 'BUN_JSC_forceRAMSize'
 describe('the heap sizing of the service', () => {
   const value = SERVICE_HEAP_ENV[VARIABLE]
 
-  test('npm start, the image and the benchmarks give the engine the same value, 256 MiB', () => {
-    expect(Number(value)).toBe(256 * 1024 * 1024)
+  test('npm start, the image and the benchmarks give the engine the same value, 512 MiB', () => {
+    expect(Number(value)).toBe(512 * 1024 * 1024)
     const start = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start as string
     expect(start).toBe(`${VARIABLE}=\${${VARIABLE}:-${value}} bun entries/bun.ts`)
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8')
@@ -30,6 +30,6 @@ describe('the heap sizing of the service', () => {
     const printing = start.replace('bun entries/bun.ts', `sh -c 'printf %s "$${VARIABLE}"'`)
     const run = (env: Record<string, string>) => Bun.spawnSync(['sh', '-c', printing], { env: { PATH: process.env.PATH ?? '', ...env } }).stdout.toString()
     expect(run({})).toBe(value)
-    expect(run({ [VARIABLE]: '536870912' })).toBe('536870912')
+    expect(run({ [VARIABLE]: '1073741824' })).toBe('1073741824')
   })
 })
