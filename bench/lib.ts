@@ -247,7 +247,29 @@ export function asPgbench(text: string, variables: string[]): string {
 /** One line describing this machine, for every section. */
 export function machine(): string {
   const cpu = cpus()[0]?.model ?? 'unknown CPU'
-  return `${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${process.platform}; Bun ${Bun.version}, Node ${nodeVersion()}, PostgreSQL ${pgVersion()}`
+  const stolen = stolenShare()
+  return `${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${process.platform}; Bun ${Bun.version}, Node ${nodeVersion()}, PostgreSQL ${pgVersion()}${stolen === undefined ? '' : `; CPU time stolen by the host during this benchmark: ${stolen} %`}`
+}
+
+/** The machine's CPU time so far (/proc/stat's first line, in ticks): all of it, and what the hypervisor took (steal). */
+function cpuTicks(): { total: number; steal: number } | undefined {
+  if (!existsSync('/proc/stat')) return undefined
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
+  return { total: fields.slice(0, 8).reduce((sum, each) => sum + each, 0), steal: fields[7] ?? 0 }
+}
+
+let benchStart = cpuTicks()
+
+/** Marks the start of a benchmark (bench/run.ts): `machine()` then says how much CPU time the host stole since. */
+export function markBenchmarkStart(): void {
+  benchStart = cpuTicks()
+}
+
+/** The share (%) of the machine's CPU time the hypervisor took since the benchmark began: a shared host's noise, said beside the figures. */
+function stolenShare(): number | undefined {
+  const now = cpuTicks()
+  if (!now || !benchStart || now.total <= benchStart.total) return undefined
+  return Math.round(((now.steal - benchStart.steal) / (now.total - benchStart.total)) * 100)
 }
 
 function nodeVersion(): string {

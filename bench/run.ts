@@ -15,6 +15,7 @@ import { benchGrowth } from './growth'
 import { benchMcp } from './mcp'
 import { benchMembers } from './members'
 import { benchMixed } from './mixed'
+import { markBenchmarkStart } from './lib'
 import { benchPages } from './pages'
 import { benchPush } from './push'
 import { benchSignIn } from './sign-in'
@@ -46,6 +47,7 @@ const failed: string[] = []
 for (const name of BENCHMARKS) {
   if (wanted.length && !wanted.includes(name)) continue
   console.log(`running ${name} …`)
+  markBenchmarkStart()
   try {
     await benchmarks[name]()
   } catch (error) {
