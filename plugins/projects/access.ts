@@ -77,7 +77,7 @@ const VISIBLE_TO_USER = compileStatement(sql`select p.id from projects p
     and (u.role = 'superadministrator' or ${MEMBER_LEVEL} is not null)`)
 
 /** The grouped checks' statements (access-groups.ts), with the member's level as written above. */
-export const GROUP_ACCESS = { organization: groupStatement('organization', levelOf), checks: groupStatement('checks', levelOf) }
+const GROUP_ACCESS = { organization: groupStatement('organization', levelOf), checks: groupStatement('checks', levelOf) }
 
 /** A check's own statement, on `executor` (the pool, or the caller's transaction). */
 async function checkAlone(executor: Executor, check: AccessCheck, versions: boolean): Promise<AccessRow | undefined> {

@@ -1,9 +1,9 @@
 /** The `projects` plugin: projects, members, team links, and the project access service. */
+import { Type } from '@sinclair/typebox'
 import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
 import { UserDirectoryRef } from '../auth/api'
 import { TeamDirectoryRef } from '../teams/api'
-import { Type } from '@sinclair/typebox'
 import { createAccessGroups, createProjectAccess } from './access'
 import { ProjectAccessRef } from './api'
 import { createGrants } from './grants'
