@@ -63,7 +63,8 @@ describe.skipIf(!chromiumAvailable)(`"Notify me" in headless Chromium${chromiumA
     await button.click()
     // The worker is registered and active whether or not the browser then finds a push service.
     const scope = await page.evaluate(async () => {
-      for (let i = 0; i < 200; i++) {
+      // A deadline, not a count of tries: on a loaded host the worker's activation can take seconds.
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
         const registration = await navigator.serviceWorker.getRegistration('/push/')
         if (registration?.active?.state === 'activated') return registration.scope
         await new Promise((resolve) => setTimeout(resolve, 25))
@@ -90,7 +91,7 @@ describe.skipIf(!chromiumAvailable)(`"Notify me" in headless Chromium${chromiumA
     await cdp.send('ServiceWorker.deliverPushMessage', { origin: site.url, registrationId, data: JSON.stringify(payload) })
     const shown = await page.evaluate(async () => {
       const registration = await navigator.serviceWorker.getRegistration('/push/')
-      for (let i = 0; i < 200; i++) {
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
         const notifications = await registration!.getNotifications()
         if (notifications.length) return notifications.map((each) => ({ title: each.title, body: each.body, tag: each.tag, pageName: each.data?.pageName }))
         await new Promise((resolve) => setTimeout(resolve, 25))
@@ -99,7 +100,7 @@ describe.skipIf(!chromiumAvailable)(`"Notify me" in headless Chromium${chromiumA
     })
     expect(shown).toEqual([{ title: 'notify-board', body: 'Disk usage above 90%', tag: payload.data.messageId, pageName: 'notify-board' }])
     await page.close()
-  })
+  }, 60_000)
 
   test("the page's subscription route registers the signed-in user's browser, which then gets the page's messages", async () => {
     const page = await readerOnPage()
