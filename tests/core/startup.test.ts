@@ -179,8 +179,6 @@ describe('what the process says while it starts, serves and stops (real process,
   test('started through a shell that is then killed (npm start): the service stops instead of running on as an orphan', async () => {
     const shell = run(['sh', '-c', `"${process.execPath}" entries/bun.ts & echo "child $!" 1>&2; wait`], { DATABASE_URL: 'pglite://memory', PORT: '0', LOG_LEVEL: 'info', SERVICE_CONFIG: '' })
     const child = Number((await shell.waitFor(/child (\d+)/))[1])
-    await shell.waitFor(LISTENING)
-    shell.child.kill('SIGKILL')
     const alive = () => {
       try {
         process.kill(child, 0)
@@ -189,8 +187,16 @@ describe('what the process says while it starts, serves and stops (real process,
         return false
       }
     }
-    for (const deadline = Date.now() + 15_000; alive() && Date.now() < deadline; ) await Bun.sleep(50)
-    expect(alive()).toBe(false)
+    try {
+      await shell.waitFor(LISTENING)
+      shell.child.kill('SIGKILL')
+      for (const deadline = Date.now() + 15_000; alive() && Date.now() < deadline; ) await Bun.sleep(50)
+      expect(alive()).toBe(false)
+    } finally {
+      // Whatever happened above, neither the shell nor the service outlives the test.
+      shell.child.kill('SIGKILL')
+      if (alive()) process.kill(child, 'SIGKILL')
+    }
   }, timeLimit(60_000))
 
   test('a database that cannot be reached: one line naming DATABASE_URL and where it points, without its password', async () => {
