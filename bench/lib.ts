@@ -32,13 +32,13 @@ export interface RunningProcess {
   stop(): Promise<void>
 }
 
-/** Starts `command` with PORT set and waits for `readyPath` to answer 200. */
 /**
  * The engine's heap sizing `npm start` and the container image give the service (package.json's
  * "start" script, the Dockerfile): JavaScriptCore collects as on a machine of 512 MiB.
  */
 export const SERVICE_HEAP_ENV = { BUN_JSC_forceRAMSize: '536870912' }
 
+/** Starts `command` with PORT set and waits for `readyPath` to answer 200 (with the service's heap sizing, unless the environment sets one). */
 export async function startProcess(command: string[], env: Record<string, string>, port: number, readyPath = '/health'): Promise<RunningProcess> {
   const child = Bun.spawn(command, { env: { ...SERVICE_HEAP_ENV, ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) }, stdout: 'ignore', stderr: 'inherit' })
   const deadline = Date.now() + 60_000

@@ -4,7 +4,7 @@
  * instance the checks are most of the statements sent, and each costs the driver's round trip
  * (about 30 µs of this process's CPU; bench/RESULTS.md, "driver"). Checks that arrive while
  * `concurrency` statements are in flight wait in line and go together as ONE statement (an
- * `unnest` of the callers' projects, users and whether each is a superadministrator), whose rows answer each caller exactly as
+ * `unnest` of the callers' projects, users and roles), whose rows answer each caller exactly as
  * its own statement would have: the same level and the same versions, read in a snapshot taken
  * after the caller arrived. A lone check runs at once as the single statement it always was.
  *
