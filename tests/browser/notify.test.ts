@@ -88,16 +88,22 @@ describe.skipIf(!chromiumAvailable)(`"Notify me" in headless Chromium${chromiumA
       })
     })
     const payload = { title: 'notify-board', body: 'Disk usage above 90%', data: { pageName: 'notify-board', pageId: fx.pageId, messageId: '0192f0c4-7b1e-7c3a-9d52-5b0e1f2a3c4d', sentAt: new Date().toISOString() } }
-    await cdp.send('ServiceWorker.deliverPushMessage', { origin: site.url, registrationId, data: JSON.stringify(payload) })
-    const shown = await page.evaluate(async () => {
-      const registration = await navigator.serviceWorker.getRegistration('/push/')
-      for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
-        const notifications = await registration!.getNotifications()
-        if (notifications.length) return notifications.map((each) => ({ title: each.title, body: each.body, tag: each.tag, pageName: each.data?.pageName }))
-        await new Promise((resolve) => setTimeout(resolve, 25))
-      }
-      return []
-    })
+    // Delivered again until shown (one tag, so repeats collapse into one notification): in two of
+    // three CI runs on a loaded host a delivery through the DevTools protocol reached no worker, where
+    // alone it always did. What is judged is that the worker shows a push it gets, not the protocol.
+    let shown: Array<{ title: string; body: string; tag: string; pageName?: string }> = []
+    for (const deadline = Date.now() + 30_000; !shown.length && Date.now() < deadline; ) {
+      await cdp.send('ServiceWorker.deliverPushMessage', { origin: site.url, registrationId, data: JSON.stringify(payload) })
+      shown = await page.evaluate(async () => {
+        const registration = await navigator.serviceWorker.getRegistration('/push/')
+        for (const deadline = Date.now() + 3_000; Date.now() < deadline; ) {
+          const notifications = await registration!.getNotifications()
+          if (notifications.length) return notifications.map((each) => ({ title: each.title, body: each.body, tag: each.tag, pageName: each.data?.pageName }))
+          await new Promise((resolve) => setTimeout(resolve, 25))
+        }
+        return []
+      })
+    }
     expect(shown).toEqual([{ title: 'notify-board', body: 'Disk usage above 90%', tag: payload.data.messageId, pageName: 'notify-board' }])
     await page.close()
   }, 60_000)
