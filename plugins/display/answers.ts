@@ -10,7 +10,7 @@ import { BodyProblem } from '../../src/http/body'
 import { bearerToken } from '../../src/http/credentials'
 import { ApiError } from '../../src/http/errors'
 import { mapError } from '../../src/http/error-mapper'
-import { describeValueError, isUnknownField, MAX_ERROR_ITEMS, pointerToField, throughUnions, type ValueErrorLike } from '../../src/http/validation-items'
+import { describeValueError, excerpt, isUnknownField, MAX_ERROR_ITEMS, pointerToField, throughUnions, type ValueErrorLike } from '../../src/http/validation-items'
 import { describeError, type Logger } from '../../src/log'
 import type { Principal } from '../../src/services/identity'
 import type { Sessions } from '../auth/api'
@@ -136,8 +136,9 @@ const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
 /**
  * Each offending field of `errors` (TypeBox value errors, `prefix` before their paths), at most
- * MAX_ERROR_ITEMS, as the display API reports it: `invalidRequest` naming the field, in the same
- * words as API v1. An error at the root (not an object) is reported alone.
+ * MAX_ERROR_ITEMS, as the display API reports it: `invalidRequest` naming the field (at most its
+ * first 64 characters, as API v1 names it), in the same words as API v1. An error at the root (not
+ * an object) is reported alone.
  */
 export function displayProblems(errors: Iterable<ValueErrorLike>, prefix = '', seen = new Set<string>()): DisplayError[] {
   const problems: DisplayError[] = []
@@ -146,7 +147,9 @@ export function displayProblems(errors: Iterable<ValueErrorLike>, prefix = '', s
     if (field === '') return [{ message: 'invalidRequest', detail: error.type === ValueErrorType.Object ? 'The body must be a JSON object.' : `The body ${describeValueError(error)}.` }]
     if (seen.has(field)) continue
     seen.add(field)
-    problems.push({ message: 'invalidRequest', detail: `${field} ${isUnknownField(error) ? 'is not a known field' : describeValueError(error)}.`, field })
+    // A field name comes from the body: shown as API v1 shows it, never a 200,000-character echo.
+    const shown = excerpt(field)
+    problems.push({ message: 'invalidRequest', detail: `${shown} ${isUnknownField(error) ? 'is not a known field' : describeValueError(error)}.`, field: shown })
     if (seen.size >= MAX_ERROR_ITEMS) break
   }
   return problems

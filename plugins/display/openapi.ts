@@ -26,7 +26,7 @@ export const displayErrorDoc = (description: string, codes: readonly string[], h
       {
         message: Type.Union(codes.map((code) => Type.Literal(code)), { description: 'The error code.' }),
         detail: Type.String({ description: 'What was wrong, for people.' }),
-        field: Type.Optional(Type.String({ description: 'The offending body field as a dotted path, e.g. `data.points[3].y`.' })),
+        field: Type.Optional(Type.String({ description: 'The offending body field as a dotted path, e.g. `data.points[3].y`; a name longer than 64 characters is shown as its first 64 and an ellipsis (…).' })),
         ...(codes.includes('limitExceeded') ? { limitRemaining: Type.Literal(0) } : {}),
         ...(codes.includes('invalidRequest')
           ? {
