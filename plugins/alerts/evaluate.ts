@@ -42,9 +42,15 @@ const evaluated = (filter: string) => `evaluated as materialized (
 const CHANGES = `((a.state = 'ok' and (e.holds <> (a.pending_since is not null) or (e.holds and a.pending_since <= e.ripe_before)))
     or (a.state = 'firing' and not e.holds))`
 
-/** $1 organization, $2 component ids (null: the rules the sweep looks at: running timers and noData rules): the rules that change now. */
-export const NEEDING_CHANGE = `with ${evaluated(`case when $2::uuid[] is null then a.state = 'ok' and (a.pending_since is not null or a.kind = 'noData') else a.component_id = any($2::uuid[]) end`)}
+/** The rules of `filter` (on `a`, its organization $1) that change now. */
+const needingChange = (filter: string) => `with ${evaluated(filter)}
   select a.id from component_alerts a join evaluated e on e.id = a.id where a.organization_id = $1 and ${CHANGES}`
+
+/** $1 organization, $2 component ids: the rules of those components that change now. */
+export const NEEDING_CHANGE = needingChange('a.component_id = any($2::uuid[])')
+
+/** $1 organization, $2 rule ids (the ones a sweep looks at): those that change now. */
+const RULES_NEEDING_CHANGE = needingChange('a.id = any($2::uuid[])')
 
 /** $1 organization, $2 rule ids: locks them, in one order (so evaluators never deadlock). */
 const LOCK = 'select id from component_alerts where organization_id = $1 and id = any($2::uuid[]) order by id for update'
@@ -110,18 +116,6 @@ function applied(rows: readonly Decided[]): { made: Transition[]; changes: unkno
   return { made, changes, history }
 }
 
-/**
- * $1 limit: organizations with rules the sweep must look at, the longest overdue timer first:
- * timers run out, and every noData rule not firing (whether its data is old is read per
- * organization, on its shard: the component values' correlated subqueries are refused by Citus in
- * a read across shards). Across organizations, without locks.
- */
-export const DUE_ORGANIZATIONS = `select a.organization_id as "organizationId" from component_alerts a
-  where a.state = 'ok' and ((a.kind <> 'noData' and a.pending_since <= now() - a.for_seconds * interval '1 second') or a.kind = 'noData')
-  group by a.organization_id
-  order by min(a.pending_since + a.for_seconds * interval '1 second') nulls last
-  limit $1`
-
 export interface Transition {
   id: string
   pageId: string
@@ -174,15 +168,25 @@ export class AlertEvaluator {
 
   constructor(private readonly deps: EvaluatorDeps) {}
 
-  /** Evaluates the rules of `componentIds` in the organization (null: those the sweep looks at); the transitions made. */
-  async evaluate(organizationId: string, componentIds: readonly string[] | null): Promise<Transition[]> {
+  /** Evaluates the rules of `componentIds` in the organization; the transitions made. */
+  evaluate(organizationId: string, componentIds: readonly string[]): Promise<Transition[]> {
+    return this.evaluateWhere(organizationId, NEEDING_CHANGE, componentIds)
+  }
+
+  /** Evaluates the rules `ruleIds` of the organization (a sweep's); the transitions made. */
+  evaluateRules(organizationId: string, ruleIds: readonly string[]): Promise<Transition[]> {
+    return this.evaluateWhere(organizationId, RULES_NEEDING_CHANGE, ruleIds)
+  }
+
+  /** Evaluates the rules `needing` ($1 organization, $2 `ids`) finds changing, each exactly once; the transitions made. */
+  private async evaluateWhere(organizationId: string, needing: string, ids: readonly string[]): Promise<Transition[]> {
     const { db, writes, notifier, live } = this.deps
-    const candidates = await queryText<{ id: string }>(db, NEEDING_CHANGE, [organizationId, componentIds])
+    const candidates = await queryText<{ id: string }>(db, needing, [organizationId, ids])
     if (!candidates.length) return []
-    const ids = candidates.map((row) => row.id)
+    const changing = candidates.map((row) => row.id)
     const transitions = await writes.change(systemActor(organizationId), null, async ({ tx, audit, emit }) => {
-      await queryText(tx, LOCK, [organizationId, ids])
-      const decided = await queryText<Decided>(tx, DECIDE, [organizationId, ids])
+      await queryText(tx, LOCK, [organizationId, changing])
+      const decided = await queryText<Decided>(tx, DECIDE, [organizationId, changing])
       if (!decided.length) return []
       const { made, changes, history } = applied(decided)
       await queryText(tx, APPLY, [organizationId, ...changes])

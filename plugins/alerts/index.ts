@@ -4,7 +4,7 @@
  * to the page's users, marked on the live page, sent to webhooks (`alert.fired`, `alert.resolved`)
  * and audited. Evaluated
  * when display tells of updated components, and by a periodic sweep (timers, noData) on the core's
- * outbox runner (sweep.ts).
+ * outbox runner (sweep.ts), whose work per sweep is bounded.
  */
 import { Type } from '@sinclair/typebox'
 import { definePlugin } from '../../src/plugin'
@@ -22,10 +22,31 @@ const AlertsConfig = Type.Object({
     minimum: 0.05,
     maximum: 3600,
     default: 10,
-    description: 'How often each instance looks for rules whose forSeconds ran out and noData rules whose data got old: a rule fires at most this much late.',
+    description:
+      'How often each instance looks for rules whose forSeconds ran out and noData rules whose data got old: a rule fires at most this much late (a few sweeps late when more rules wait than sweepMaxRules and sweepMaxRulesPerOrganization let one sweep evaluate).',
+  }),
+  sweepMaxRules: Type.Integer({
+    minimum: 1,
+    maximum: 100_000,
+    default: 2000,
+    description:
+      'Rules one sweep of one instance evaluates at most, over all organizations. Organizations take turns, the one evaluated longest ago first; those the limit leaves out go first in the next sweep.',
+  }),
+  sweepMaxRulesPerOrganization: Type.Integer({
+    minimum: 1,
+    maximum: 100_000,
+    default: 500,
+    description:
+      "Rules of one organization one sweep evaluates at most: its timers that ran out first, then its noData rules in turn, its next turn going on where this one stopped, so every rule is reached.",
   }),
   workers: Type.Boolean({ default: true, description: 'Run the sweep (on the core outbox runner, queue `alerts`) in this instance. Updates are evaluated where they arrive either way.' }),
   maxAlertsPerComponent: Type.Integer({ minimum: 1, maximum: 1000, default: 20, description: 'Rules one component may have; one more is 409.' }),
+  maxAlertsPerOrganization: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 1000,
+    description: 'Rules one organization may have over all its pages; one more is 409. Bounds what its sweeps look at.',
+  }),
 })
 
 export default definePlugin({
@@ -69,7 +90,8 @@ export default definePlugin({
       )
     }
     const stopListening = services.get(DisplayUpdatesRef).onComponentsChanged(evaluateChanged)
-    const sweep = await outboxes.run(new AlertSweepQueue(db, evaluator, config.sweepIntervalSeconds * 1000, log), { workers: config.workers, log })
+    const limits = { rules: config.sweepMaxRules, rulesPerOrganization: config.sweepMaxRulesPerOrganization }
+    const sweep = await outboxes.run(new AlertSweepQueue(db, evaluator, config.sweepIntervalSeconds * 1000, limits, log), { workers: config.workers, log })
     onStop(async () => {
       stopListening()
       await Promise.allSettled([...running])
@@ -80,6 +102,7 @@ export default definePlugin({
       pages: services.get(DisplayPagesRef),
       live,
       maxAlertsPerComponent: config.maxAlertsPerComponent,
+      maxAlertsPerOrganization: config.maxAlertsPerOrganization,
       evaluateLater: (organizationId, componentId) => evaluateChanged([{ organizationId, componentId }]),
     })
     return { alerts, evaluator, sweep }

@@ -30,7 +30,7 @@ export function alertRoutes(v1: V1Kit, alerts: AlertService) {
         tags,
         operationId: 'createComponentAlert',
         summary:
-          "Add a rule (the page's editors): `{when: \"above\"|\"below\", value, forSeconds?}` fires once the value has been above / below `value` for `forSeconds` (0..86400, default 0), `{when: \"noData\", forSeconds}` once the data is older than `forSeconds` (60..604800). 409 past alerts.maxAlertsPerComponent (20).",
+          "Add a rule (the page's editors): `{when: \"above\"|\"below\", value, forSeconds?}` fires once the value has been above / below `value` for `forSeconds` (0..86400, default 0), `{when: \"noData\", forSeconds}` once the data is older than `forSeconds` (60..604800). 409 past alerts.maxAlertsPerComponent (20) or alerts.maxAlertsPerOrganization (1000).",
       },
     })
     .get('/:alertId', ({ actor, params }) => alerts.get(actor, params.pageId, params.componentId, params.alertId), {

@@ -35,6 +35,10 @@ export const componentAlerts = pgTable(
     tenantReference('component_alerts_component_fk', [table.componentId, table.organizationId], [components.id, components.organizationId]),
     doneBy('component_alerts_created_by_fk', table.createdBy, table.organizationId),
     index('component_alerts_component_idx').on(table.componentId),
+    // An organization's rules per component: what creation counts against both limits.
+    index('component_alerts_organization_idx').on(table.organizationId, table.componentId),
+    // A sweep's turn in one organization: its noData rules not firing, in id order from where the last turn stopped.
+    index('component_alerts_no_data_idx').on(table.organizationId, table.id).where(sql`${table.state} = 'ok' and ${table.kind} = 'noData'`),
     // The sweep's discovery: running timers and noData rules not firing.
     index('component_alerts_due_idx').on(table.pendingSince).where(sql`${table.state} = 'ok'`),
     // A live page's marks: its firing rules.

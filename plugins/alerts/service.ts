@@ -79,11 +79,13 @@ export interface AlertDeps {
   /** The live pages: changing or deleting a firing rule changes its page's marks. */
   live: Pick<LivePageExtensions, 'marksChanged'>
   maxAlertsPerComponent: number
+  /** Rules one organization may have: what its sweeps look at grows with it. */
+  maxAlertsPerOrganization: number
   /** Evaluates the component's rules after a change committed (not awaited by the request). */
   evaluateLater(organizationId: string, componentId: string): void
 }
 
-export function createAlerts({ db, writes, pages, live, maxAlertsPerComponent, evaluateLater }: AlertDeps) {
+export function createAlerts({ db, writes, pages, live, maxAlertsPerComponent, maxAlertsPerOrganization, evaluateLater }: AlertDeps) {
   /** The component of the page (404 otherwise), in the actor's organization. */
   const requireComponent = async (executor: Executor, actor: Actor, pageId: string, componentId: string) => {
     const [row] = isUuid(componentId)
@@ -98,6 +100,18 @@ export function createAlerts({ db, writes, pages, live, maxAlertsPerComponent, e
       : []
     if (!row) throw notFound('No such alert.')
     return viewOf(row)
+  }
+  /** 409 when the component or its organization holds as many rules as it may. */
+  const requireRoom = async (tx: Executor, organizationId: string, componentId: string) => {
+    // One organization's creations queue up, so both limits hold under concurrent requests.
+    await queryText(tx, `select pg_advisory_xact_lock(hashtextextended('alerts ' || $1, 0))`, [organizationId])
+    const [held] = await queryText<{ component: number; organization: number }>(
+      tx,
+      'select count(*) filter (where component_id = $2)::int as component, count(*)::int as organization from component_alerts where organization_id = $1',
+      [organizationId, componentId],
+    )
+    if (held!.component >= maxAlertsPerComponent) throw conflict(`A component has at most ${maxAlertsPerComponent} alerts (alerts.maxAlertsPerComponent); delete one first.`)
+    if (held!.organization >= maxAlertsPerOrganization) throw conflict(`An organization has at most ${maxAlertsPerOrganization} alerts (alerts.maxAlertsPerOrganization); delete one first.`)
   }
   /** The page if the actor may see it (404), and may edit it when `edit` (403 for its viewers). */
   const page = (actor: Actor, pageId: string, edit: boolean) => (edit ? pages.requireEditable(actor, pageId) : pages.requireVisible(actor, pageId))
@@ -129,10 +143,7 @@ export function createAlerts({ db, writes, pages, live, maxAlertsPerComponent, e
       const { id: page_ } = await page(actor, pageId, true)
       const answer = await writes.change(actor, null, async ({ tx, audit }) => {
         await requireComponent(tx, actor, page_, componentId)
-        // One component's creations queue up, so the limit holds under concurrent requests.
-        await queryText(tx, `select pg_advisory_xact_lock(hashtextextended('alerts ' || $1, 0))`, [componentId])
-        const [{ count }] = (await queryText<{ count: number }>(tx, 'select count(*)::int as count from component_alerts where organization_id = $1 and component_id = $2', [actor.organizationId, componentId])) as [{ count: number }]
-        if (count >= maxAlertsPerComponent) throw conflict(`A component has at most ${maxAlertsPerComponent} alerts (alerts.maxAlertsPerComponent); delete one first.`)
+        await requireRoom(tx, actor.organizationId, componentId)
         const [row] = await queryText<AlertView>(
           tx,
           `insert into component_alerts as a (id, organization_id, page_id, component_id, kind, value, for_seconds, created_by) values ($4, $1, $2, $3, $5, $6, $7, $8) returning ${COLUMNS}`,

@@ -1,0 +1,2 @@
+CREATE INDEX "component_alerts_organization_idx" ON "component_alerts" USING btree ("organization_id","component_id");--> statement-breakpoint
+CREATE INDEX "component_alerts_no_data_idx" ON "component_alerts" USING btree ("organization_id","id") WHERE "component_alerts"."state" = 'ok' and "component_alerts"."kind" = 'noData';
