@@ -12,6 +12,7 @@ import ipaddr from 'ipaddr.js'
 import { isIP } from 'node:net'
 import { lookup } from 'node:dns'
 import { badRequest } from '../http/errors'
+import { excerpt } from '../http/validation-items'
 
 export const URL_MAX = 2000
 const RESOLVE_TIMEOUT_MS = 3000
@@ -91,10 +92,10 @@ export function resolveAll(host: string): Promise<{ address: string; family: num
   const family = isIP(host)
   if (family) return Promise.resolve([{ address: host, family }])
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`resolving ${host} took longer than ${RESOLVE_TIMEOUT_MS / 1000} s`)), RESOLVE_TIMEOUT_MS)
+    const timer = setTimeout(() => reject(new Error(`resolving ${excerpt(host)} took longer than ${RESOLVE_TIMEOUT_MS / 1000} s`)), RESOLVE_TIMEOUT_MS)
     lookup(host, { all: true, verbatim: true }, (error, addresses) => {
       clearTimeout(timer)
-      if (error) reject(new Error(`${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? error.message})`))
+      if (error) reject(new Error(`${excerpt(host)} does not resolve (${(error as NodeJS.ErrnoException).code ?? error.message})`))
       else resolve(addresses)
     })
   })
@@ -105,11 +106,11 @@ export class RefusedTarget extends Error {}
 /** The addresses of `host` if all of them are allowed; throws RefusedTarget naming the first that is not. */
 export async function allowedAddresses(host: string, allowPrivate: boolean, setting = 'webhooks.allowPrivateTargets'): Promise<{ address: string; family: number }[]> {
   const addresses = await resolveAll(host)
-  if (!addresses.length) throw new RefusedTarget(`${host} resolves to no address`)
+  if (!addresses.length) throw new RefusedTarget(`${excerpt(host)} resolves to no address`)
   if (!allowPrivate)
     for (const { address } of addresses)
       if (!isPublicAddress(address))
-        throw new RefusedTarget(`${host} resolves to ${address}, a loopback, private, link-local or otherwise non-public address (${setting} is off)`)
+        throw new RefusedTarget(`${excerpt(host)} resolves to ${address}, a loopback, private, link-local or otherwise non-public address (${setting} is off)`)
   return addresses
 }
 

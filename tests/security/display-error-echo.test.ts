@@ -6,6 +6,7 @@
  * ellipsis, and a 200,000-character value is never repeated: the answer stays under 2,000 characters.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createECDH, randomBytes } from 'node:crypto'
 import { SessionsRef } from '../../plugins/auth/api'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
 import { startTestService, type TestResponse, type TestService } from '../helpers/service'
@@ -115,6 +116,16 @@ describe('a 200,000-character value is never repeated', () => {
     expectSmall(await devices({ token: LONG, platform: 'android' }))
     expectSmall(await devices({ platform: 'webpush', subscription: { ...subscription, endpoint: `https://${LONG}.example/` } }))
     expectSmall(await receipts({ messageId: LONG, event: 'opened' }))
+  })
+
+  test("POST /api/devices: a Web Push endpoint whose host is as long as an endpoint may be is named by its first 64 characters when it is refused", async () => {
+    // Labels of 60 characters: a host that passes the endpoint's length limit and fails to resolve.
+    const host = Array.from({ length: 32 }, () => 'b'.repeat(60)).join('.')
+    const keys = { p256dh: createECDH('prime256v1').generateKeys().toString('base64url'), auth: randomBytes(16).toString('base64url') }
+    const response = await devices({ platform: 'webpush', subscription: { endpoint: `https://${host}/`, keys } })
+    expect(response.status).toBe(400)
+    expect(response.text.length).toBeLessThan(600)
+    expect(response.text).toContain(`${host.slice(0, 64)}…`)
   })
 
   test('POST /account/api/sessions: an email', async () => {
