@@ -5,7 +5,7 @@
  */
 import { queryText, type Database, type Executor } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
-import { badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
+import { badRequest, conflict, forbidden, notFound, requireReference } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
 import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
@@ -42,16 +42,26 @@ function requireAdministrator(actor: Actor) {
   if (!isAdministrator(actor)) throw forbidden('Only an administrator or superadministrator may change custom fields.')
 }
 
-async function findField(executor: Executor, organizationId: string, fieldId: string, lock = false, field = 'fieldId'): Promise<CustomFieldResource & { updatedAtDate: Date }> {
+type FoundField = CustomFieldResource & { updatedAtDate: Date }
+
+/** The organization's definition, or undefined (also for an id that is no UUID). */
+async function readField(executor: Executor, organizationId: string, fieldId: string, lock = false): Promise<FoundField | undefined> {
   const [row] = isUuid(fieldId)
     ? await queryText<FieldTextRow>(executor, `select ${COLUMNS} from custom_fields d where d.id = $1 and d.organization_id = $2${lock ? ' for update' : ''}`, [fieldId, organizationId])
     : []
-  if (!row) throw Object.assign(notFound('No such custom field.'), field === 'fieldId' ? {} : { field })
+  if (!row) return undefined
   const resource = fromText(row)
   return { ...resource, updatedAtDate: new Date(resource.updatedAt) }
 }
 
-const strip = ({ updatedAtDate: _, ...field }: CustomFieldResource & { updatedAtDate: Date }): CustomFieldResource => field
+/** The definition the path names; 404 when it is not the organization's. */
+async function findField(executor: Executor, organizationId: string, fieldId: string, lock = false): Promise<FoundField> {
+  const found = await readField(executor, organizationId, fieldId, lock)
+  if (!found) throw notFound('No such custom field.')
+  return found
+}
+
+const strip = ({ updatedAtDate: _, ...field }: FoundField): CustomFieldResource => field
 
 /** The options of a select field after an input list: ids kept where named, new ones made; 400 naming the problem. */
 function resolveOptions(type: FieldType, input: CustomFieldInput['options'], current: readonly FieldOption[] = []): FieldOption[] {
@@ -67,7 +77,7 @@ function resolveOptions(type: FieldType, input: CustomFieldInput['options'], cur
     if (!name) throw badRequest('An option needs a name.', `options[${index}].name`)
     if (names.has(name.toLowerCase())) throw badRequest('Option names must be unique (case-insensitive).', `options[${index}].name`)
     names.add(name.toLowerCase())
-    if (option.id !== undefined && !known.has(option.id.toLowerCase())) throw badRequest('Not an option of this field; leave `id` out for a new option.', `options[${index}].id`)
+    if (option.id !== undefined) requireReference(known.get(option.id.toLowerCase()), `options[${index}].id`, 'Not an option of this field; leave `id` out for a new option.')
     return { id: option.id?.toLowerCase() ?? uuidv7(), name, color: (option.color ?? known.get(option.id?.toLowerCase() ?? '')?.color ?? '#6b7280').toLowerCase() }
   })
 }
@@ -188,7 +198,7 @@ export function createCustomFields({ db, lists, writes, access }: CustomFieldDep
     enable(actor: Actor, projectId: string, fieldId: string) {
       return writes.change(actor, 'project', async ({ tx, audit }) => {
         await access.requireProjectAccess(actor, projectId, 'owner', tx)
-        const field = await findField(tx, actor.organizationId, fieldId, false, 'fieldId')
+        const field = requireReference(await readField(tx, actor.organizationId, fieldId), 'fieldId', 'No custom field with this id in your organization.')
         const [added] = await queryText<{ fieldId: string }>(
           tx,
           'insert into project_custom_fields (project_id, field_id, organization_id) values ($1, $2, $3) on conflict do nothing returning field_id as "fieldId"',

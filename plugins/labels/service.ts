@@ -5,7 +5,7 @@
 import { changedFields } from '../../src/audit'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
-import { ApiError, conflict, forbidden, notFound } from '../../src/http/errors'
+import { conflict, forbidden, notFound, requireReferences } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
 import type { ListShape } from '../../src/http/list-query'
@@ -151,7 +151,7 @@ export type LabelService = ReturnType<typeof createLabels>
 
 /**
  * Sets a work item's labels to `value` (label ids: the whole set) in the change's transaction.
- * An id that is not a label of the organization is 404 naming `labels[i]`.
+ * An id that is not a label of the organization is 400 naming `labels[i]`.
  */
 export async function writeItemLabels(tx: Transaction, actor: Actor, item: ExtendedItem, value: unknown, creating: boolean): Promise<ExtensionChange | undefined> {
   if (value === undefined || value === null) return undefined
@@ -166,15 +166,14 @@ export async function writeItemLabels(tx: Transaction, actor: Actor, item: Exten
         [item.id, actor.organizationId],
       )
   const known = wanted.length
-    ? // Shared-locked: a label deleted meanwhile waits for this change (or is gone: 404), never a broken foreign key.
+    ? // Shared-locked: a label deleted meanwhile waits for this change (or is gone: 400), never a broken foreign key.
       await queryText<{ id: string; name: string; color: string }>(tx, 'select id, name, color from labels where organization_id = $1 and id = any($2::uuid[]) order by name, id for key share', [
         actor.organizationId,
         wanted.filter(isUuid),
       ])
     : []
   const found = new Set(known.map((label) => label.id))
-  const missing = ids.findIndex((id) => !found.has(id))
-  if (missing >= 0) throw new ApiError(404, 'NOT_FOUND', 'No such label.', `labels[${missing}]`)
+  requireReferences(ids, found, (index) => `labels[${index}]`, 'No label with this id in your organization.')
   const had = new Set(current.map((label) => label.id))
   if (had.size === found.size && [...found].every((id) => had.has(id))) return undefined
   const removed = [...had].filter((id) => !found.has(id))

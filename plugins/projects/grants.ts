@@ -7,7 +7,7 @@
 import { sql } from 'drizzle-orm'
 import { queryRows, queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { created } from '../../src/http/answer'
-import { badRequest, conflict, notFound } from '../../src/http/errors'
+import { conflict, notFound, requireReference } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
 import { listIdentity, orderBy, orderKeysSelected, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
@@ -157,9 +157,7 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
   /** 400 naming the field unless the principal is an active user / a team of the organization. */
   const requirePrincipal: Record<GrantKind['field'], (tx: Transaction, actor: Actor, id: string) => Promise<void>> = {
     userId: async (tx, actor, id) => void (await users.requireActiveUser(tx, actor.organizationId, id, 'userId')),
-    teamId: async (tx, actor, id) => {
-      if (!(await teams.find(tx, actor.organizationId, id))) throw badRequest('No team with this id in your organization.', 'teamId')
-    },
+    teamId: async (tx, actor, id) => void requireReference(await teams.find(tx, actor.organizationId, id), 'teamId', 'No team with this id in your organization.'),
   }
 
   /** A project's grants of a kind in creation order, by page or cursor (a cursor is checked before the access check, as work items do). */

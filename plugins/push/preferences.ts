@@ -6,8 +6,8 @@
  */
 import { t } from 'elysia'
 import { queryText, type Executor } from '../../src/db'
-import { badRequest } from '../../src/http/errors'
-import type { Actor } from '../../src/services/identity'
+import { badRequest, requireReferences } from '../../src/http/errors'
+import { isAdministrator, type Actor } from '../../src/services/identity'
 import type { Writes } from '../../src/writes'
 import { clockMinutes, isTimeZone, type QuietHours } from './quiet-hours'
 
@@ -32,7 +32,7 @@ export const NotificationPreferences = t.Object(
     }),
     mutedPageIds: t.Array(t.String({ format: 'uuid' }), {
       maxItems: MAX_MUTED_PAGES,
-      description: `Pages whose messages are not sent to you (also those already scheduled, until they go out); at most ${MAX_MUTED_PAGES}, kept in the order given, each once.`,
+      description: `Pages whose messages are not sent to you (also those already scheduled, until they go out); at most ${MAX_MUTED_PAGES}, kept in the order given, each once. Each a page you can see; another is 400 naming it.`,
     }),
   },
   { additionalProperties: false, title: 'NotificationPreferences' },
@@ -52,16 +52,40 @@ interface Row {
 
 const NONE: Preferences = { quietHours: null, mutedPageIds: [] }
 
+/**
+ * The caller's preferences. Muted pages they can no longer see (deleted, or their access lost) are
+ * left out, so what a GET answers a PUT accepts again; the stored list keeps them until the next
+ * PUT (a page gone sends nothing anyway).
+ */
 async function read(executor: Executor, actor: Actor): Promise<Preferences> {
   const [row] = await queryText<Row>(
     executor,
-    `select quiet_start as "quietStart", quiet_end as "quietEnd", time_zone as "timeZone", muted_page_ids::text[] as "mutedPageIds"
-      from notification_preferences where user_id = $1 and organization_id = $2`,
-    [actor.userId, actor.organizationId],
+    `select n.quiet_start as "quietStart", n.quiet_end as "quietEnd", n.time_zone as "timeZone",
+        array(select m.page_id from unnest(n.muted_page_ids) with ordinality as m(page_id, place)
+          where exists (select 1 from page_viewers v where v.organization_id = $2 and v.page_id = m.page_id and ($3::boolean or v.user_id = $1))
+          order by m.place)::text[] as "mutedPageIds"
+      from notification_preferences n where n.user_id = $1 and n.organization_id = $2`,
+    [actor.userId, actor.organizationId, isAdministrator(actor)],
   )
   if (!row) return NONE
   const quietHours = row.quietStart && row.quietEnd && row.timeZone ? { start: row.quietStart, end: row.quietEnd, timeZone: row.timeZone } : null
   return { quietHours, mutedPageIds: row.mutedPageIds }
+}
+
+/**
+ * Refuses muted page ids the caller cannot see (unknown, another organization's, or not theirs),
+ * naming each at its place in the body. The read model has a row for each page's creator, so an
+ * administrator, who sees every page of the organization, finds each of its pages there.
+ */
+async function requireVisiblePages(executor: Executor, actor: Actor, mutedPageIds: readonly string[]) {
+  if (!mutedPageIds.length) return
+  const visible = await queryText<{ pageId: string }>(
+    executor,
+    `select distinct v.page_id as "pageId" from page_viewers v
+      where v.organization_id = $1 and v.page_id = any($2::uuid[]) and ($3::boolean or v.user_id = $4)`,
+    [actor.organizationId, mutedPageIds, isAdministrator(actor), actor.userId],
+  )
+  requireReferences(mutedPageIds, new Set(visible.map((row) => row.pageId)), (index) => `mutedPageIds[${index}]`, 'No page with this id that you can see.')
 }
 
 /** What the schema cannot say: a start other than the end, a zone this runtime knows. */
@@ -83,6 +107,7 @@ export function createPreferences(writes: Writes) {
     put(actor: Actor, input: Preferences): Promise<Preferences> {
       const next = check(input)
       return writes.change(actor, null, async ({ tx, audit }) => {
+        await requireVisiblePages(tx, actor, input.mutedPageIds)
         const before = await read(tx, actor)
         const quiet = next.quietHours
         await queryText(

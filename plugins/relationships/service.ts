@@ -8,7 +8,7 @@ import type { ChangeObserver } from '../../src/changes'
 import { queryText, type Database, type Executor } from '../../src/db'
 import { created } from '../../src/http/answer'
 import { violatedConstraint } from '../../src/http/error-mapper'
-import { badRequest, conflict, notFound } from '../../src/http/errors'
+import { badRequest, conflict, notFound, requireReferences, UnknownReference } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
@@ -36,6 +36,10 @@ const serializeRelationship = (row: RelationshipRow): RelationshipResource => ({
   updatedAt: row.updatedAt.toISOString(),
 })
 
+
+/** The body fields of a relationship's ends, by their index in the list of ends checked. */
+const END_FIELDS = ['sourceWorkItemId', 'targetWorkItemId'] as const
+const NO_END = 'No work item with this id in the project.'
 
 /** The organization's relationship `id`, as a condition (its primary key). */
 const theRelationship = (organizationId: string, id: string) => and(eq(relationships.id, id), eq(relationships.organizationId, organizationId))
@@ -129,11 +133,10 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
     create(actor: Actor, projectId: string, input: RelationshipInput, request?: IdempotentRequest) {
       return writes.change(actor, 'project', async ({ tx, audit, emit, count }) => {
         await access.requireProjectAccess(actor, projectId, 'editor', tx)
-        if (input.sourceWorkItemId === input.targetWorkItemId) throw badRequest('A work item cannot be related to itself.', 'targetWorkItemId')
+        if (input.sourceWorkItemId.toLowerCase() === input.targetWorkItemId.toLowerCase()) throw badRequest('A work item cannot be related to itself.', 'targetWorkItemId')
         // Both ends key-share locked now, in id order (WorkItemsFace.inProject): an end being deleted is waited for and then missing.
-        const inProject = new Set(await workItems.inProject(tx, actor.organizationId, projectId, [input.sourceWorkItemId, input.targetWorkItemId], true))
-        for (const field of ['sourceWorkItemId', 'targetWorkItemId'] as const)
-          if (!inProject.has(input[field])) throw badRequest('No work item with this id in the project.', field)
+        const ends = [input.sourceWorkItemId, input.targetWorkItemId]
+        requireReferences(ends, new Set(await workItems.inProject(tx, actor.organizationId, projectId, ends, true)), (index) => END_FIELDS[index]!, NO_END)
         // A duplicate (also a concurrent create of one link) is decided by the unique indexes; when the
         // insert yields no row, the existing link is looked up for the 409.
         const [row] = await tx
@@ -152,7 +155,7 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
             // An end deleted after the check above, before this insert: as if it had been gone already.
             const constraint = violatedConstraint(error, '23503')
             if (constraint === 'relationships_source_fk' || constraint === 'relationships_target_fk')
-              throw badRequest('No work item with this id in the project.', constraint === 'relationships_source_fk' ? 'sourceWorkItemId' : 'targetWorkItemId')
+              throw new UnknownReference([constraint === 'relationships_source_fk' ? 'sourceWorkItemId' : 'targetWorkItemId'], NO_END)
             throw error
           })
         if (!row) await requireNoDuplicate(tx, actor.organizationId, input.sourceWorkItemId, input.targetWorkItemId, input.type)

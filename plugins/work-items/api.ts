@@ -81,8 +81,9 @@ export interface WorkItemExtension {
   /**
    * Writes the value a create or PATCH gave (`undefined`: not given; a create still calls it, to
    * refuse a missing required value) in the change's transaction, after the work item row is
-   * written. Throws a 400 (or a 404 for a reference the caller cannot see) naming the property's
-   * path (`fields.severity`, `labels[2]`); returns the change, or undefined when nothing changed.
+   * written. Throws a 400 naming the property's path (`fields.severity`, `labels[2]`), also for an
+   * id it cannot resolve (src/http/errors.ts `requireReferences`); returns the change, or undefined
+   * when nothing changed.
    */
   write(tx: Transaction, actor: Actor, item: ExtendedItem, value: unknown, creating: boolean): Promise<ExtensionChange | undefined>
   /** Its input schema for one organization (MCP tools list their caller's own: custom field keys, types, options). */

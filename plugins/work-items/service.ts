@@ -8,7 +8,7 @@ import { listTotal, type CountTable } from '../../src/counts'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import type { IdempotentRequest } from '../../src/http/idempotency'
-import { ApiError, notFound, type ErrorItem } from '../../src/http/errors'
+import { ApiError, badRequest, notFound, requireReference, type ErrorItem } from '../../src/http/errors'
 import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
@@ -354,9 +354,9 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
         const byId = new Map(locked.map((row) => [row.id, row]))
         const seen = new Set<string>()
         return everyItem(items, async ({ id, ifMatch, ...patch }) => {
-          const current = isUuid(id) ? byId.get(id.toLowerCase()) : undefined
-          if (!current) throw new ApiError(404, 'NOT_FOUND', 'No such work item.', 'id')
-          if (seen.has(current.id)) throw new ApiError(400, 'BAD_REQUEST', 'This work item is named by an earlier item of the request.', 'id')
+          // An item's id refers to a work item of the path's project: an unknown one, or another project's, is 400.
+          const current = requireReference(isUuid(id) ? byId.get(id.toLowerCase()) : undefined, 'id', 'No work item with this id in the project.')
+          if (seen.has(current.id)) throw badRequest('This work item is named by an earlier item of the request.', 'id')
           seen.add(current.id)
           checkIfMatch(ifMatch, current.updatedAt)
           const updated = await updateIn(w, actor, projectId, current, patch as WorkItemPatch)

@@ -1,5 +1,8 @@
 /** The error classes every part of the service throws; one mapper turns them into responses. */
 
+/** An answer names at most this many fields (validation, refused references): the rest would only cost time and bytes. */
+export const MAX_ERROR_ITEMS = 20
+
 export type ErrorCode =
   | 'BAD_REQUEST'
   | 'UNAUTHORIZED'
@@ -49,6 +52,37 @@ const REALM = 'realm="worktrack"'
 
 /** 400: invalid JSON, query parameter, size or field; `field` names the JSON path or parameter. */
 export const badRequest = (message: string, field?: string) => new ApiError(400, 'BAD_REQUEST', message, field)
+
+/**
+ * 400 naming each body field (its JSON path: `labels[1]`, `items[3].id`) whose id is unknown,
+ * invisible to the caller, or in another organization or project. A path names what a request
+ * acts on, so its miss is 404; a body only refers, so its miss makes the request wrong, and says
+ * nothing about what exists elsewhere.
+ */
+export class UnknownReference extends ApiError {
+  constructor(readonly fields: readonly string[], message: string) {
+    super(400, 'BAD_REQUEST', message, fields[0])
+  }
+
+  override toItems(): ErrorItem[] {
+    return this.fields.map((field) => ({ code: 'BAD_REQUEST', message: this.message, field }))
+  }
+}
+
+/** `found` (what a body's reference at `field` resolved to among those the caller may name), or the 400 naming `field`. */
+export function requireReference<T>(found: T | null | undefined, field: string, message: string): T {
+  if (found === undefined || found === null) throw new UnknownReference([field], message)
+  return found
+}
+
+/**
+ * Refuses a body's list of ids unless each is among `found`, the ids (lower case) that the
+ * statement reading the referenced rows returned; the 400 names each missing one by `path(index)`.
+ */
+export function requireReferences(ids: readonly string[], found: ReadonlySet<string>, path: (index: number) => string, message: string): void {
+  const missing = ids.flatMap((id, index) => (found.has(id.toLowerCase()) ? [] : [path(index)]))
+  if (missing.length) throw new UnknownReference(missing.slice(0, MAX_ERROR_ITEMS), message)
+}
 
 /**
  * 401 with the RFC 6750 challenge: a request without credentials gets the bare challenge,

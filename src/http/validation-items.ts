@@ -1,7 +1,7 @@
 /** TypeBox value errors → the envelope's error items, the same for routes, the CLI and MCP. */
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import { UUID_PATTERN } from '../ids'
-import type { ErrorItem } from './errors'
+import { MAX_ERROR_ITEMS, type ErrorItem } from './errors'
 
 export interface ValueErrorLike {
   path: string
@@ -260,8 +260,7 @@ export function pointerToField(pointer: string): string {
   return field
 }
 
-/** Validation reports at most this many fields: the rest would only cost time and bytes. */
-export const MAX_ERROR_ITEMS = 20
+export { MAX_ERROR_ITEMS } from './errors'
 
 /**
  * One item per offending field, at most MAX_ERROR_ITEMS, reading `errors` lazily so a value with

@@ -1,10 +1,11 @@
 /**
  * Custom fields over the HTTP API (and MCP): administrators define them (members read, another
- * organization's field is 404 everywhere), project owners enable them; every field type takes a
- * valid value on create, GET and list and refuses an invalid one with a 400 naming `fields.<key>`;
- * required fields, merging PATCHes, option renames and removals, deleting and disabling remove
- * exactly the values they should; `field.<key>` filters and sorts agree with an oracle computed
- * from every item, cursor walks return each match once, and MCP answers as REST does.
+ * organization's field is 404 at its path and 400 when a body names it), project owners enable
+ * them; every field type takes a valid value on create, GET and list and refuses an invalid one
+ * with a 400 naming `fields.<key>`; required fields, merging PATCHes, option renames and removals,
+ * deleting and disabling remove exactly the values they should; `field.<key>` filters and sorts
+ * agree with an oracle computed from every item, cursor walks return each match once, and MCP
+ * answers as REST does.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -89,7 +90,7 @@ describe('definitions', () => {
     expect((await fx.call('owner', 'DELETE', `${DEFS}/${f.notes!.id}`)).status).toBe(403)
   })
 
-  test("another organization's field is 404 on get, patch, delete and enable, and stays unchanged", async () => {
+  test("another organization's field is 404 on get, patch and delete, 400 naming fieldId when enabled, and stays unchanged", async () => {
     const secret = await api.request('POST', DEFS, { key: otherAdminKey, body: { key: 'secret', name: 'Secret', type: 'text' } })
     expect(secret.status).toBe(201)
     const path = `${DEFS}/${secret.body.data.id}`
@@ -97,7 +98,9 @@ describe('definitions', () => {
     expect((await admin('GET', path)).status).toBe(404)
     expect((await admin('PATCH', path, { name: 'Stolen' })).status).toBe(404)
     expect((await admin('DELETE', path)).status).toBe(404)
-    expect((await fx.call('owner', 'POST', enabledOf(), { fieldId: secret.body.data.id })).status).toBe(404)
+    const enabled = await fx.call('owner', 'POST', enabledOf(), { fieldId: secret.body.data.id })
+    expect(enabled.status).toBe(400)
+    expect(enabled.body.errors[0]).toMatchObject({ code: 'BAD_REQUEST', field: 'fieldId' })
     expect(keysOf(await fx.as('viewer', 'GET', `${DEFS}?size=50`))).not.toContain('secret')
     expect(keysOf(await fx.as('viewer', 'GET', `${enabledOf()}?size=50`))).not.toContain('secret')
     expect((await api.request('GET', path, { key: otherAdminKey })).body.data).toEqual(secret.body.data)

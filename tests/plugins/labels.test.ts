@@ -1,8 +1,8 @@
 /**
  * Labels: the organization's labels, written by administrators only (a member is
  * refused, a case-insensitive duplicate name is 409 naming the label that has it) and read by
- * every member; another organization's label is nowhere (404 on read, write and on a work item,
- * which then writes nothing). Work items show their labels by name on create, GET and lists;
+ * every member; another organization's label is nowhere (404 on read and write; on a work item
+ * it is a body reference, 400 naming it, and the item writes nothing). Work items show their labels by name on create, GET and lists;
  * PATCH replaces the set; a rename shows on items already listed (no cached page serves the old
  * name); a delete leaves its items, without it; the `label` filter takes any of several names
  * with an exact total; every change is audited (label.*, and work_item.updated with the labels
@@ -100,7 +100,7 @@ describe('labels', () => {
     expect((await api.request('POST', '/api/v1/labels', { key: otherAdminKey, body: { name: 'Feature' } })).status).toBe(201)
   })
 
-  test("another organization's label is 404 on get, patch and delete, and on a work item (nothing written)", async () => {
+  test("another organization's label is 404 on get, patch and delete, and 400 naming it on a work item (nothing written)", async () => {
     const foreign = (await api.request('POST', '/api/v1/labels', { key: otherAdminKey, body: { name: 'Theirs' } })).body.data
     const ours = await label('Ours')
     expect((await admin('GET', `/api/v1/labels/${foreign.id}`)).status).toBe(404)
@@ -113,14 +113,14 @@ describe('labels', () => {
 
     const before = { items: await countRows('work_items'), links: await countRows('work_item_labels') }
     const create = await fx.call('editor', 'POST', items(), { title: 'Smuggled', labels: [foreign.id] })
-    expect(create.status).toBe(404)
-    expect(create.body.errors[0]).toMatchObject({ code: 'NOT_FOUND', field: 'labels[0]' })
+    expect(create.status).toBe(400)
+    expect(create.body.errors[0]).toMatchObject({ code: 'BAD_REQUEST', field: 'labels[0]' })
     const second = await fx.call('editor', 'POST', items(), { title: 'Smuggled', labels: [ours.id, foreign.id] })
-    expect(second.status).toBe(404)
+    expect(second.status).toBe(400)
     expect(second.body.errors[0].field).toBe('labels[1]')
     const item = await fx.as('editor', 'POST', items(), { title: 'Clean', labels: [ours.id] }, 201)
     const patch = await fx.call('editor', 'PATCH', `${items()}/${item.id}`, { title: 'Changed', labels: [foreign.id] })
-    expect(patch.status).toBe(404)
+    expect(patch.status).toBe(400)
     expect(patch.body.errors[0].field).toBe('labels[0]')
     expect(await fx.as('viewer', 'GET', `${items()}/${item.id}`)).toMatchObject({ title: 'Clean', labels: [ref(ours)] })
     expect({ items: await countRows('work_items'), links: await countRows('work_item_labels') }).toEqual({ items: before.items + 1, links: before.links + 1 })
@@ -159,7 +159,7 @@ describe('labels on work items', () => {
     expect(records[3]!.changes).toEqual({ before: { labels: [ref(mid), ref(zeta)] }, after: { labels: [] } })
   })
 
-  test('bulk create and bulk PATCH take labels as single writes do; a foreign one is 404 naming its item', async () => {
+  test('bulk create and bulk PATCH take labels as single writes do; a foreign one is 400 naming its item', async () => {
     const [one, two] = [await label('bulk-one'), await label('bulk-two')]
     const foreign = (await api.request('POST', '/api/v1/labels', { key: otherAdminKey, body: { name: 'bulk-foreign' } })).body.data
     const made = await fx.as('editor', 'POST', `${items()}/bulk`, { items: [{ title: 'B1', labels: [two.id, one.id] }, { title: 'B2' }] }, 200)
@@ -167,7 +167,7 @@ describe('labels on work items', () => {
     const changed = await fx.as('editor', 'PATCH', `${items()}/bulk`, { items: [{ id: made[0].id, labels: [] }, { id: made[1].id, labels: [one.id] }] }, 200)
     expect(changed.map((item: { labels: unknown }) => item.labels)).toEqual([[], [ref(one)]])
     const refused = await fx.call('editor', 'PATCH', `${items()}/bulk`, { items: [{ id: made[0].id, labels: [two.id] }, { id: made[1].id, labels: [one.id, foreign.id] }] })
-    expect(refused.status).toBe(404)
+    expect(refused.status).toBe(400)
     expect(refused.body.errors.map((error: { field: string }) => error.field)).toEqual(['items[1].labels[1]'])
     expect((await fx.as('viewer', 'GET', `${items()}/${made[0].id}`)).labels).toEqual([])
   })

@@ -351,8 +351,11 @@ describe('scheduling and cancelling', () => {
 describe('notification preferences', () => {
   test('none until set; PUT replaces them; by any API key or a mobile session; never another user\'s', async () => {
     const page = await newPage()
+    const second = await newPage()
     const someone = await member(page)
     const other = await member(page)
+    // Muted pages are pages the user sees: someone is on both.
+    expect((await api.request('POST', `/api/v1/pages/${second.id}/access`, { key: fx.creatorKey, body: { userId: someone.user.id } })).status).toBe(201)
     const noScopeKey = (await api.createKey(someone.user.id, [])).secret
     const empty = { quietHours: null, mutedPageIds: [] }
     for (const credential of [noScopeKey, someone.session]) {
@@ -361,7 +364,7 @@ describe('notification preferences', () => {
       expect(response.body.data).toEqual(empty)
     }
 
-    const chosen = { quietHours: { start: '22:00', end: '07:00', timeZone: 'Europe/Berlin' }, mutedPageIds: [page.id, fx.pageId] }
+    const chosen = { quietHours: { start: '22:00', end: '07:00', timeZone: 'Europe/Berlin' }, mutedPageIds: [page.id, second.id] }
     const put = await preferences(someone.session, chosen)
     expect(put.status).toBe(200)
     expect(put.body.data).toEqual(chosen)
@@ -369,11 +372,11 @@ describe('notification preferences', () => {
     expect((await preferences(other.session)).body.data).toEqual(empty)
 
     // Replaced as a whole; an id given twice (in any case) is kept once, in the order given.
-    const next = { quietHours: null, mutedPageIds: [fx.pageId.toUpperCase(), page.id, fx.pageId] }
+    const next = { quietHours: null, mutedPageIds: [second.id.toUpperCase(), page.id, second.id] }
     const replaced = await preferences(noScopeKey, next)
     expect(replaced.status).toBe(200)
-    expect(replaced.body.data).toEqual({ quietHours: null, mutedPageIds: [fx.pageId, page.id] })
-    expect((await preferences(someone.session)).body.data).toEqual({ quietHours: null, mutedPageIds: [fx.pageId, page.id] })
+    expect(replaced.body.data).toEqual({ quietHours: null, mutedPageIds: [second.id, page.id] })
+    expect((await preferences(someone.session)).body.data).toEqual({ quietHours: null, mutedPageIds: [second.id, page.id] })
 
     const audits = await sql<{ changes: unknown; resourceType: string }>(
       `select changes, resource_type as "resourceType" from audit_logs where action = 'notification_preferences.updated' and resource_id = $1 order by occurred_at, id`,
@@ -381,8 +384,24 @@ describe('notification preferences', () => {
     )
     expect(audits).toEqual([
       { resourceType: 'user', changes: { before: empty, after: chosen } },
-      { resourceType: 'user', changes: { before: chosen, after: { quietHours: null, mutedPageIds: [fx.pageId, page.id] } } },
+      { resourceType: 'user', changes: { before: chosen, after: { quietHours: null, mutedPageIds: [second.id, page.id] } } },
     ])
+  })
+
+  test('a muted page the user no longer sees (access revoked, page deleted) is left out of GET, so what GET answers PUT accepts', async () => {
+    const [kept, revoked, deleted] = [await newPage(), await newPage(), await newPage()]
+    const someone = await member(kept)
+    for (const page of [revoked, deleted]) expect((await api.request('POST', `/api/v1/pages/${page.id}/access`, { key: fx.creatorKey, body: { userId: someone.user.id } })).status).toBe(201)
+    const chosen = { quietHours: null, mutedPageIds: [deleted.id, kept.id, revoked.id] }
+    expect((await preferences(someone.session, chosen)).body.data).toEqual(chosen)
+
+    expect((await api.request('DELETE', `/api/v1/pages/${revoked.id}/access/${someone.user.id}`, { key: fx.creatorKey })).status).toBe(200)
+    expect((await api.request('DELETE', `/api/v1/pages/${deleted.id}`, { key: fx.creatorKey })).status).toBe(200)
+    const read = await preferences(someone.session)
+    expect(read.body.data).toEqual({ quietHours: null, mutedPageIds: [kept.id] })
+    const again = await preferences(someone.session, read.body.data)
+    expect(again.status).toBe(200)
+    expect(again.body.data).toEqual(read.body.data)
   })
 
   test('bad preferences are 400 naming the field and change nothing; no credentials is 401', async () => {
@@ -402,6 +421,8 @@ describe('notification preferences', () => {
       [{ ...kept, color: 'red' }, 'color'],
       [{ quietHours: null }, 'mutedPageIds'],
       [{ quietHours: null, mutedPageIds: ['not-a-uuid'] }, 'mutedPageIds[0]'],
+      // A page the user cannot see (here: none has this id).
+      [{ quietHours: null, mutedPageIds: [page.id, crypto.randomUUID()] }, 'mutedPageIds[1]'],
       [{ quietHours: null, mutedPageIds: Array.from({ length: 501 }, () => crypto.randomUUID()) }, 'mutedPageIds'],
     ]
     for (const [body, field] of invalid) {
@@ -409,8 +430,12 @@ describe('notification preferences', () => {
       expect(response.status).toBe(400)
       expect(response.body.errors[0]).toMatchObject({ code: 'BAD_REQUEST', field })
     }
-    // 500 pages is the most, and allowed.
-    const most = Array.from({ length: 500 }, () => crypto.randomUUID())
+    // 500 pages is the most, and allowed: pages the user created, made in SQL (500 requests would take most of this file's time).
+    const made = await sql<{ id: string }>(`insert into pages (id, organization_id, name, created_by) select gen_random_uuid(), $1, 'most-' || n, $2 from generate_series(1, 500) n returning id`, [
+      fx.organizationId,
+      someone.user.id,
+    ])
+    const most = made.map((row) => row.id)
     expect((await preferences(someone.session, { quietHours: null, mutedPageIds: most })).body.data.mutedPageIds).toEqual(most)
     expect((await preferences(someone.session, kept)).status).toBe(200)
 

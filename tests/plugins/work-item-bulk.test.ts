@@ -90,8 +90,9 @@ describe('bulk create', () => {
     const late = await fx.call('editor', 'POST', bulk(), { items: [{ title: 'Fine' }, { title: 'Stranger', assigneeId: strangerId }, { title: 'Fine' }, { title: 'Ghost', labels: [crypto.randomUUID()] }] })
     expect(late.status).toBe(400)
     expect(fieldsOf(late.body.errors)).toEqual([{ code: 'BAD_REQUEST', field: 'items[1].assigneeId' }, { code: 'BAD_REQUEST', field: 'items[3].labels[0]' }])
-    const notFound = await fx.call('editor', 'POST', bulk(), { items: [{ title: 'Ghost', labels: [crypto.randomUUID()] }] })
-    expect(notFound.status).toBe(404)
+    const ghost = await fx.call('editor', 'POST', bulk(), { items: [{ title: 'Ghost', labels: [crypto.randomUUID()] }] })
+    expect(ghost.status).toBe(400)
+    expect(fieldsOf(ghost.body.errors)).toEqual([{ code: 'BAD_REQUEST', field: 'items[0].labels[0]' }])
     expect(await snapshot()).toEqual(before)
     const next = await seed(2, 'After refusals')
     expect(next.map((item) => item.number)).toEqual([before.lastNumber + 1, before.lastNumber + 2])
@@ -147,15 +148,15 @@ describe('bulk update', () => {
     expect(records.find((record) => record.resource_id === a!.id)!.changes).toEqual({ before: { status: 'todo', priority: 0 }, after: { status: 'done', priority: 3 } })
   })
 
-  test('an unknown id is 404 naming items[i].id, an id named twice 400; nothing written', async () => {
+  test('an unknown id, or one of another project, is 400 naming items[i].id, as is an id named twice; nothing written', async () => {
     const [a, b] = await seed(2, 'Guarded')
     const elsewhere = await createProjectFixture(api, fx.organizationId)
     const foreign = await elsewhere.as('editor', 'POST', `/api/v1/projects/${elsewhere.projectId}/work-items`, { title: 'Elsewhere' }, 201)
     const before = await snapshot()
     for (const unknown of [crypto.randomUUID(), foreign.id]) {
       const response = await fx.call('editor', 'PATCH', bulk(), { items: [{ id: a!.id, title: 'Changed' }, { id: unknown, title: 'Nobody' }] })
-      expect(response.status).toBe(404)
-      expect(fieldsOf(response.body.errors)).toEqual([{ code: 'NOT_FOUND', field: 'items[1].id' }])
+      expect(response.status).toBe(400)
+      expect(fieldsOf(response.body.errors)).toEqual([{ code: 'BAD_REQUEST', field: 'items[1].id' }])
     }
     const twice = await fx.call('editor', 'PATCH', bulk(), { items: [{ id: a!.id, title: 'First' }, { id: b!.id, title: 'B' }, { id: a!.id.toUpperCase(), title: 'Again' }] })
     expect(twice.status).toBe(400)
