@@ -40,11 +40,43 @@ export interface OutboxQueue {
   backlog(): Promise<{ depth: number; oldestDueSeconds: number }>
 }
 
-/** The delay before attempt `attempts + 1`: doubling from `baseMs`, capped at `maxMs`, with jitter in [½, 1]; at least `retryAfterSeconds`. */
+/**
+ * A Retry-After header as seconds from `now`: delay-seconds or an HTTP date (RFC 9110 §10.2.3), a
+ * date past counting as 0; undefined when absent or unreadable. Not bounded here: the value is the
+ * receiver's, and `backoffSeconds` decides how much of it is honoured.
+ */
+export function readRetryAfter(value: unknown, now = Date.now()): number | undefined {
+  if (typeof value !== 'string') return undefined
+  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Number(value)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000))
+}
+
+/**
+ * The longest a receiver's Retry-After may delay a retry when the policy's own longest delay is
+ * shorter: an hour. Retry-After comes from outside (a push service, any endpoint a user
+ * registered), so it is honoured only within bounds.
+ */
+export const RETRY_AFTER_MAX_SECONDS = 3600
+
+/**
+ * The delay before attempt `attempts + 1`: doubling from `baseMs`, capped at `maxMs`, with jitter
+ * in [½, 1]; at least `retryAfterSeconds`, as far as it is honoured (see `honouredRetryAfter`).
+ */
 export function backoffSeconds(attempts: number, baseMs: number, maxMs: number, retryAfterSeconds?: number): number {
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1))
   const jittered = (ceiling / 2 + (Math.random() * ceiling) / 2) / 1000
-  return Math.max(jittered, retryAfterSeconds ?? 0)
+  return Math.max(jittered, honouredRetryAfter(retryAfterSeconds, maxMs))
+}
+
+/**
+ * A receiver's Retry-After as a wait: none when it is absent or not a number, never negative, and
+ * at most the policy's longest delay or RETRY_AFTER_MAX_SECONDS, whichever is longer (a hostile
+ * `Retry-After: 10000000000000` must neither park a delivery for ever nor overflow its retry time).
+ */
+function honouredRetryAfter(retryAfterSeconds: number | undefined, maxMs: number): number {
+  if (retryAfterSeconds === undefined || Number.isNaN(retryAfterSeconds)) return 0
+  return Math.min(Math.max(retryAfterSeconds, 0), Math.max(maxMs / 1000, RETRY_AFTER_MAX_SECONDS))
 }
 
 export class OutboxRunner {

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { cert, deleteApp, initializeApp, type App } from 'firebase-admin/app'
 import { getMessaging, type Message, type Messaging } from 'firebase-admin/messaging'
+import { readRetryAfter } from '../../src/outbox-runner'
 import type { FcmOptions } from './api'
 
 const FCM_BATCH = 500
@@ -32,6 +33,7 @@ export interface PushSender {
 export type PushResult =
   | { outcome: 'sent' }
   | { outcome: 'prune'; error: string }
+  /** `retryAfterSeconds`: the service's Retry-After as it said it (the outbox bounds it). */
   | { outcome: 'retry'; error: string; retryAfterSeconds?: number }
   | { outcome: 'fail'; error: string }
 
@@ -90,14 +92,6 @@ function keepRetryAfter() {
   proto.buildSendResponseFromError = function (error: { response?: { headers?: Record<string, unknown> } }) {
     return attach(fromError.call(this, error), error?.response?.headers)
   }
-}
-
-function retryAfterSeconds(value: unknown): number | undefined {
-  if (typeof value !== 'string') return undefined
-  const seconds = Number(value)
-  if (Number.isFinite(seconds)) return Math.max(0, seconds)
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000)
 }
 
 /**
@@ -168,6 +162,6 @@ function classify(response: { success: boolean; error?: { code?: string; message
   const code = response.error?.code ?? 'unknown'
   const error = `${code}: ${response.error?.message ?? ''}`.slice(0, 500)
   if (PRUNE.has(code) || (code === 'messaging/invalid-argument' && INVALID_TOKEN.test(response.error?.message ?? ''))) return { outcome: 'prune', error }
-  if (RETRY.has(code)) return { outcome: 'retry', error, retryAfterSeconds: retryAfterSeconds(response.error?.retryAfter) }
+  if (RETRY.has(code)) return { outcome: 'retry', error, retryAfterSeconds: readRetryAfter(response.error?.retryAfter) }
   return { outcome: 'fail', error }
 }

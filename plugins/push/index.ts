@@ -36,7 +36,7 @@ const PushConfig = Type.Object({
   leaseSeconds: Type.Integer({ minimum: 1, default: 60, description: 'How long a claimed delivery is held before another worker may take it.' }),
   maxAttempts: Type.Integer({ minimum: 1, default: 8, description: 'Attempts before a transient failure is final (failed).' }),
   retryBaseMs: Type.Integer({ minimum: 1, default: 1000, description: 'First retry delay; doubles per attempt, with jitter.' }),
-  retryMaxMs: Type.Integer({ minimum: 1, default: 900_000, description: 'Longest retry delay.' }),
+  retryMaxMs: Type.Integer({ minimum: 1, default: 900_000, description: "Longest retry delay. A push service's Retry-After is honoured up to this or an hour, whichever is longer, and never past the message's TTL." }),
   maxDevicesPerUser: Type.Integer({ minimum: 1, maximum: 1000, default: 20, description: 'Devices one user keeps; registering one more removes the one seen least recently.' }),
   deviceRetentionDays: Type.Integer({ minimum: 1, default: 270, description: 'Devices not registered again for this long are removed.' }),
   pruneIntervalMinutes: Type.Integer({ minimum: 1, default: 60, description: 'How often this instance removes stale devices.' }),

@@ -2,10 +2,14 @@
  * The durable outbox: deliveries are rows; workers in any instance claim due ones with
  * `FOR UPDATE SKIP LOCKED` (a lease, so a worker that dies mid-send gives them back), within one
  * organization per statement (so on Citus each claim runs on one shard), taking the organizations
- * with due deliveries in turn (src/organization-round.ts) until a batch is full; they send the
- * batch through FCM and record its results, one statement per organization. Transient failures come back
- * later with exponential backoff and jitter (or FCM's Retry-After); tokens FCM calls gone lose
- * their device in the statement that marks their delivery `pruned`.
+ * with due deliveries in turn (src/organization-round.ts) until a batch is full; a claim re-checks
+ * each delivery's recipient (the device still theirs, the user active and still on the page); they
+ * send the batch through FCM and Web Push and record its results, one statement per organization,
+ * each organization's on its own (and, should that fail, each delivery's on its own), so one
+ * result that cannot be written never sends anyone else's push again. Transient failures come
+ * back later with exponential backoff and jitter (or the push service's Retry-After, within
+ * bounds); tokens FCM calls gone lose their device in the statement that marks their delivery
+ * `pruned`.
  */
 import { queryText, type Database } from '../../src/db'
 import { describeError, type Logger } from '../../src/log'
@@ -61,7 +65,7 @@ interface Claimed {
   id: string
   organizationId: string
   token: string
-  /** The device's, while it is registered (null once it is gone). */
+  /** The device's, while it is registered to the delivery's user (null otherwise: see `lapsed`). */
   platform: string | null
   p256dh: string | null
   auth: string | null
@@ -83,10 +87,54 @@ interface Claimed {
   quietEnd: string | null
   timeZone: string | null
   muted: boolean
+  /**
+   * Why the delivery's recipient no longer is one, as CLAIM found when it was claimed: `inactive`
+   * (the user was deactivated), `unshared` (the user no longer sees the page), `device` (the
+   * device was removed, or its token is now registered to someone else, here or in another
+   * organization); null while they still are.
+   */
+  lapsed: 'inactive' | 'unshared' | 'device' | null
 }
 
-/** What becomes of a claimed delivery before anything is sent: it goes now (with what is left of its TTL), or it is recorded at once. */
-type Decision = { send: true; ttlSeconds: number | null } | { send: false; state: 'held' | 'expired' | 'cancelled'; until?: Date }
+/** What becomes of a claimed delivery before anything is sent: it goes now (with what is left of its TTL), or it is recorded at once (with why, when that helps whoever reads it). */
+type Decision =
+  | { send: true; ttlSeconds: number | null }
+  | { send: false; state: 'held' | 'expired' | 'cancelled' | 'pruned' | 'failed'; until?: Date; reason?: string }
+
+/** What a lapsed recipient's delivery becomes, and why. */
+const LAPSED: Record<NonNullable<Claimed['lapsed']>, Extract<Decision, { send: false }>> = {
+  inactive: { send: false, state: 'cancelled', reason: 'the user was deactivated before the push went out' },
+  unshared: { send: false, state: 'cancelled', reason: 'the user lost access to the page before the push went out' },
+  device: { send: false, state: 'pruned', reason: 'the device was removed, or registered to someone else, before the push went out' },
+}
+
+/**
+ * Whether a claimed delivery's recipient still is one: its messages go only to devices still
+ * registered to the same user in the organization, of a user still active and still on the page
+ * (recipients are fixed when a message is recorded; a scheduled, held or retried one goes out
+ * later). Null when they are; otherwise the delivery ends unsent.
+ */
+function recipientLapsed(row: Pick<Claimed, 'lapsed'>): Extract<Decision, { send: false }> | null {
+  return row.lapsed ? LAPSED[row.lapsed] : null
+}
+
+/**
+ * A delivery claimed more than `maxAttempts` times was sent (or tried) each time but its result
+ * was never recorded (its worker died, or the write-back failed): it is not sent again, so a result
+ * that cannot be written repeats a push at most `maxAttempts` times.
+ */
+function claimedTooOften(row: Pick<Claimed, 'attempts'>, maxAttempts: number): Extract<Decision, { send: false }> | null {
+  return row.attempts > maxAttempts ? { send: false, state: 'failed', reason: `claimed ${row.attempts} times without a recorded result` } : null
+}
+
+/**
+ * Seconds until the message's TTL runs out at `now` (its push services' longest, 4 weeks, when it
+ * has none), never negative: no retry waits past it (one due then is `expired`, not sent).
+ */
+function secondsToLive(row: Pick<Claimed, 'sendAt' | 'sentAt' | 'ttlSeconds'>, now: number): number {
+  const due = Date.parse(isoFromText(row.sendAt ?? row.sentAt))
+  return Math.max(0, (due + (row.ttlSeconds ?? MAX_TTL_SECONDS) * 1000 - now) / 1000)
+}
 
 /**
  * Whether a claimed delivery goes now, at `now`: not to a user who has muted the page since the
@@ -94,7 +142,7 @@ type Decision = { send: true; ttlSeconds: number | null } | { send: false; state
  * retry waited (`expired`); not during its user's quiet hours unless critical (`held` until they
  * end, or until the TTL runs out, whichever comes first).
  */
-export function decide(row: Claimed, now: Date): Decision {
+export function decide(row: Omit<Claimed, 'lapsed'>, now: Date): Decision {
   if (row.muted) return { send: false, state: 'cancelled' }
   const due = isoFromText(row.sendAt ?? row.sentAt)
   const expiresAt = row.ttlSeconds === null ? null : new Date(Date.parse(due) + row.ttlSeconds * 1000)
@@ -111,11 +159,15 @@ export function decide(row: Claimed, now: Date): Decision {
  * (without, it takes only Web Push deliveries, whose tokens are their https endpoints). Oldest due
  * first (pending, held by quiet hours until now, or claimed by a worker whose lease ran out: it
  * died); rows another worker holds are skipped. Each comes back with what decides
- * whether it goes now: its message's options, the state it was claimed from, and its user's quiet
- * hours and muted pages. Every table is named by its organization: on Citus the statement runs on
- * that organization's shard (a row lock over several organizations spans shards, which Citus
- * refuses). Times come back as text uncast (the drivers leave timestamps as text): Citus allows no
- * function that is not immutable in RETURNING, and a timestamptz-to-text cast is stable.
+ * whether it goes now: its message's options, the state it was claimed from, its user's quiet
+ * hours and muted pages, and whether its recipient still is one (`lapsed`), by the rules that chose
+ * the recipients (plugins/push/messages.ts): the device (only if still registered to the same user
+ * here), auth's read model `user_directory` (active) and display's `page_viewers` (on the page;
+ * read per delivery, LIMIT 1 keeping it a lookup rather than the organization's whole audience).
+ * Every table is named by its organization: on Citus the statement runs on that organization's
+ * shard (a row lock over several organizations spans shards, which Citus refuses). Times come
+ * back as text uncast (the drivers leave timestamps as text): Citus allows no function that is
+ * not immutable in RETURNING, and a timestamptz-to-text cast is stable.
  */
 export const CLAIM = `with due as (
     select id, state, user_id, message_id, device_token from deliveries where organization_id = $3
@@ -126,13 +178,18 @@ export const CLAIM = `with due as (
   update deliveries d set state = 'sending', attempts = d.attempts + 1, lease_until = now() + $2 * interval '1 second', updated_at = now()
   from due join messages m on m.id = due.message_id and m.organization_id = $3
     left join notification_preferences n on n.user_id = due.user_id and n.organization_id = $3
-    left join devices v on v.token = due.device_token and v.organization_id = $3
+    left join devices v on v.token = due.device_token and v.user_id = due.user_id and v.organization_id = $3
+    left join user_directory u on u.id = due.user_id and u.organization_id = $3 and u.status = 'active'
+    left join lateral (
+      select true as sees from page_viewers pv where pv.page_id = m.page_id and pv.user_id = due.user_id and pv.organization_id = $3 limit 1
+    ) access on true
   where d.organization_id = $3 and d.id = due.id
   returning d.id::text as id, d.organization_id as "organizationId", d.device_token as token, d.attempts, due.state as "claimedFrom",
     v.platform, v.p256dh, v.auth, m.page_id as "pageId",
     m.id as "messageId", m.page_name as "pageName", coalesce(m.title, m.page_name) as title, m.body, m.created_at as "sentAt", m.send_at as "sendAt",
     m.priority, m.ttl_seconds as "ttlSeconds", m.collapse_key as "collapseKey", m.critical,
-    n.quiet_start as "quietStart", n.quiet_end as "quietEnd", n.time_zone as "timeZone", coalesce(m.page_id = any(n.muted_page_ids), false) as muted`
+    n.quiet_start as "quietStart", n.quiet_end as "quietEnd", n.time_zone as "timeZone", coalesce(m.page_id = any(n.muted_page_ids), false) as muted,
+    case when u.id is null then 'inactive' when access.sees is null then 'unshared' when v.token is null then 'device' end as lapsed`
 
 /**
  * The organizations with due deliveries ($1 at most, the longest waiting first; $2 as CLAIM's $4): a read over
@@ -154,13 +211,17 @@ const CLAIMS_AT_ONCE = 4
  * the attempt each result belongs to, $6 their organization. A hold is not an attempt: it gives its
  * attempt back. Only a delivery still held by this attempt changes; the devices of those
  * now pruned are deleted in the same statement (so no one sees a delivery `pruned` while its
- * device is still there), in the organization (on Citus, the statement runs on its shard); how
- * many were deleted is returned. A token FCM called gone that another organization registered
- * meanwhile is pruned there at its own next send. The retry time is read in `r`: Citus refuses a
- * function that is not immutable (now()) inside CASE of an UPDATE on a distributed table.
+ * device is still there), in the organization (on Citus, the statement runs on its shard), and
+ * only while registered to the delivery's user (a token someone else registered since is theirs
+ * now); how many were deleted is returned. A token FCM called gone that another organization
+ * registered meanwhile is pruned there at its own next send. Each delay is bounded here too, to 0
+ * … 4 weeks (the longest TTL: no delivery waits longer), whatever the caller computed: a value no
+ * timestamp holds (`now() + 1e13 seconds`) would fail the whole statement, and with it the
+ * organization's results. The retry time is read in `r`: Citus refuses a function that is not
+ * immutable (now()) inside CASE of an UPDATE on a distributed table.
  */
 export const RECORD = `with r as (
-    select id, state, error, attempts, now() + delay * interval '1 second' as retry_at
+    select id, state, error, attempts, now() + least(greatest(delay, 0), ${MAX_TTL_SECONDS}) * interval '1 second' as retry_at
     from unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::int[]) as r(id, state, error, delay, attempts)
   ),
   changed as (
@@ -168,10 +229,10 @@ export const RECORD = `with r as (
       next_attempt_at = case when r.state in ('pending', 'held') then r.retry_at else d.next_attempt_at end,
       attempts = case when r.state = 'held' then d.attempts - 1 else d.attempts end
     from r where d.organization_id = $6 and d.id = r.id::bigint and d.state = 'sending' and d.attempts = r.attempts
-    returning d.device_token, d.state
+    returning d.device_token, d.user_id, d.state
   ),
   pruned as (
-    delete from devices where organization_id = $6 and token in (select device_token from changed where state = 'pruned')
+    delete from devices where organization_id = $6 and (token, user_id) in (select device_token, user_id from changed where state = 'pruned')
     returning 1
   )
   select count(*)::int as pruned from pruned`
@@ -225,16 +286,21 @@ export class PushQueue implements OutboxQueue {
     await round.claim(wantedInAll, CLAIMS_AT_ONCE, claimIn, failed)
     if (claimed.length === 0) return { handled: 0, full: false }
     const now = new Date()
-    const decided = claimed.map((row) => [row, decide(row, now)] as const)
+    const decided = claimed.map((row) => [row, this.decideNow(row, now)] as const)
     const results = new Map<Claimed, Outcome>()
     for (const [row, decision] of decided) if (!decision.send) results.set(row, decision)
     const going = decided.filter((entry): entry is readonly [Claimed, Extract<Decision, { send: true }>] => entry[1].send)
-    const isWebPush = ([row]: readonly [Claimed, unknown]) => row.platform === 'webpush' || (row.platform === null && row.token.startsWith('https://'))
+    const isWebPush = ([row]: readonly [Claimed, unknown]) => row.platform === 'webpush'
     const webPush = going.filter(isWebPush)
     const fcm = going.filter((entry) => !isWebPush(entry))
     await Promise.all([this.sendFcm(fcm, results), this.sendWebPush(webPush, results)])
     await this.record(claimed, claimed.map((row) => results.get(row)!))
     return { handled: claimed.length, full: claimed.length >= wantedInAll }
+  }
+
+  /** Whether a claimed delivery goes now: not once claimed too often, nor to a recipient who no longer is one; then as `decide` says. */
+  private decideNow(row: Claimed, now: Date): Decision {
+    return claimedTooOften(row, this.options.maxAttempts) ?? recipientLapsed(row) ?? decide(row, now)
   }
 
   /** Sends the FCM pushes of a batch (one sendEach per 500) and puts their results in `results`. */
@@ -264,15 +330,13 @@ export class PushQueue implements OutboxQueue {
   }
 
   /**
-   * Sends the Web Push pushes of a batch, encrypted for each browser, and puts their results in
-   * `results`. A subscription removed since the message was recorded has no keys left: `pruned`.
+   * Sends the Web Push pushes of a batch, encrypted for each browser (a registered subscription
+   * always has its keys), and puts their results in `results`.
    */
   private async sendWebPush(going: ReadonlyArray<readonly [Claimed, { ttlSeconds: number | null }]>, results: Map<Claimed, Outcome>): Promise<void> {
-    const sendable = going.filter(([row]) => row.p256dh && row.auth)
-    for (const [row] of going) if (!row.p256dh || !row.auth) results.set(row, { outcome: 'prune', error: 'the subscription was removed before the push went out' })
-    if (sendable.length === 0) return
+    if (going.length === 0) return
     const sender = this.senders.webPush
-    const pushes = sendable.map(([row, decision]) => ({
+    const pushes = going.map(([row, decision]) => ({
       subscription: { endpoint: row.token, keys: { p256dh: row.p256dh!, auth: row.auth! } },
       payload: webPushPayload(row),
       ttlSeconds: decision.ttlSeconds ?? MAX_TTL_SECONDS,
@@ -280,18 +344,48 @@ export class PushQueue implements OutboxQueue {
       ...(row.collapseKey === null ? {} : { topic: row.collapseKey }),
     }))
     const sent = sender ? await sender.send(pushes) : pushes.map(() => ({ outcome: 'fail' as const, error: 'Web Push is off on this instance' }))
-    sendable.forEach(([row], i) => results.set(row, sent[i] ?? { outcome: 'retry', error: 'no result from the sender' }))
+    going.forEach(([row], i) => results.set(row, sent[i] ?? { outcome: 'retry', error: 'no result from the sender' }))
   }
 
-  /** Records a batch's results (and deletes the pruned tokens' devices): one statement per organization. */
+  /**
+   * Records a batch's results (and deletes the pruned tokens' devices): one statement per
+   * organization, each on its own, so an organization whose results cannot be written (logged)
+   * never keeps another's from being written. A result not written leaves its delivery claimed,
+   * and it is sent again once its lease runs out: that must never happen to a push that was not
+   * at fault.
+   */
   private async record(claimed: Claimed[], results: Outcome[]): Promise<void> {
     const byOrganization = new Map<string, Array<[Claimed, Outcome]>>()
     claimed.forEach((row, i) => {
       const list = byOrganization.get(row.organizationId) ?? []
-      list.push([row, results[i]])
+      list.push([row, results[i]!])
       byOrganization.set(row.organizationId, list)
     })
-    for (const [organizationId, rows] of byOrganization) await queryText(this.db, RECORD, [...this.recordParameters(rows), organizationId])
+    for (const [organizationId, rows] of byOrganization) await this.recordOrganization(organizationId, rows)
+  }
+
+  /**
+   * One organization's results in one statement; if that fails, each delivery's in its own, so
+   * only a delivery whose own result cannot be written stays claimed (and its siblings' sent
+   * pushes are recorded sent). Never throws.
+   */
+  private async recordOrganization(organizationId: string, rows: Array<[Claimed, Outcome]>): Promise<void> {
+    try {
+      await this.writeResults(organizationId, rows)
+    } catch (error) {
+      if (rows.length === 1) return this.unrecorded(organizationId, rows[0]!, error)
+      this.log.warn("push outbox: an organization's results could not be recorded together; recording them one by one", { organizationId, ...describeError(error) })
+      for (const row of rows) await this.writeResults(organizationId, [row]).catch((error) => this.unrecorded(organizationId, row, error))
+    }
+  }
+
+  private writeResults(organizationId: string, rows: Array<[Claimed, Outcome]>): Promise<unknown> {
+    return queryText(this.db, RECORD, [...this.recordParameters(rows), organizationId])
+  }
+
+  private unrecorded(organizationId: string, [row, result]: [Claimed, Outcome], error: unknown): void {
+    const outcome = 'send' in result ? result.state : result.outcome
+    this.log.error("push outbox: a delivery's result could not be recorded; it is claimed again when its lease runs out", { organizationId, deliveryId: row.id, outcome, ...describeError(error) })
   }
 
   /** RECORD's $1 to $5 for one organization's results. */
@@ -307,7 +401,7 @@ export class PushQueue implements OutboxQueue {
       attempts.push(row.attempts)
       if ('send' in result) {
         states.push(result.state)
-        errors.push(null)
+        errors.push(result.reason ?? null)
         delays.push(result.until ? Math.max(0, (result.until.getTime() - now) / 1000) : 0)
         return
       }
@@ -318,7 +412,7 @@ export class PushQueue implements OutboxQueue {
       else if (result.outcome === 'fail') state = 'failed'
       else if (result.outcome === 'retry') {
         state = row.attempts >= this.options.maxAttempts ? 'failed' : 'pending'
-        delay = backoffSeconds(row.attempts, this.options.retryBaseMs, this.options.retryMaxMs, result.retryAfterSeconds)
+        delay = Math.min(backoffSeconds(row.attempts, this.options.retryBaseMs, this.options.retryMaxMs, result.retryAfterSeconds), secondsToLive(row, now))
       }
       states.push(state)
       delays.push(delay)

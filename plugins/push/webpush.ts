@@ -8,6 +8,7 @@ import { createHash, createPublicKey } from 'node:crypto'
 import https from 'node:https'
 import { isIP } from 'node:net'
 import webPush from 'web-push'
+import { readRetryAfter } from '../../src/outbox-runner'
 import type { PushResult } from './fcm'
 
 const CONCURRENCY = 16
@@ -205,14 +206,6 @@ function classify(error: unknown): PushResult {
   const status = error.statusCode
   const detail = `the push service answered ${status}${error.body ? `: ${error.body.slice(0, 200)}` : ''}`
   if (status === 404 || status === 410) return { outcome: 'prune', error: detail }
-  if (status === 429 || status >= 500) return { outcome: 'retry', error: detail, retryAfterSeconds: retryAfterSeconds(error.headers['retry-after']) }
+  if (status === 429 || status >= 500) return { outcome: 'retry', error: detail, retryAfterSeconds: readRetryAfter(error.headers['retry-after']) }
   return { outcome: 'fail', error: detail }
-}
-
-/** Retry-After as delay-seconds or an HTTP date (RFC 9110 §10.2.3); undefined when absent or unreadable. */
-function retryAfterSeconds(value: unknown): number | undefined {
-  if (typeof value !== 'string') return undefined
-  if (/^\d+$/.test(value.trim())) return Number(value)
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000))
 }

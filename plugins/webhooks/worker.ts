@@ -118,17 +118,26 @@ export const DISCOVER = `select d.organization_id as "organizationId" from webho
 const CLAIMS_AT_ONCE = 4
 
 /**
+ * The longest wait RECORD derives from the configuration (a retry delay, the failure window): a
+ * year. The configuration sets no upper bound, and a wait no timestamp holds (`now() + 1e13
+ * seconds`) would fail every RECORD, leaving each batch leased, to be sent again and again.
+ */
+export const LONGEST_WAIT_SECONDS = 366 * 86_400
+
+/**
  * $1 organization, $2 webhook, $3 this worker, $4 ids, $5 outcomes (succeeded/retry), $6 response
  * statuses, $7 durations, $8 errors, $9 bodies, $10 retry delays (s), $11 attempt times, $12 ids
  * released unsent, $13 hours of failure before giving up. A failed attempt past the window (from
  * the delivery's first attempt) is final; the webhook's health follows its last result, and a
  * webhook failing for the window without a success is disabled (`"disabled"` is then true).
- * The times derived from now() are read once in `r` and `outcome`: Citus refuses a function that
- * is not immutable inside CASE or COALESCE of an UPDATE on a distributed table.
+ * Delays and the window are bounded to 0 … LONGEST_WAIT_SECONDS, so no configuration makes a time
+ * overflow. The times derived from now() are read once in `r` and `outcome`: Citus refuses a
+ * function that is not immutable inside CASE or COALESCE of an UPDATE on a distributed table.
  */
 export const RECORD = `with r as (
     select id, outcome, response_status, duration, error, body, attempted_text::timestamptz as attempted_at,
-      now() as at, now() + delay * interval '1 second' as retry_at, now() - $13 * interval '1 hour' as give_up_before
+      now() as at, now() + least(greatest(delay, 0), ${LONGEST_WAIT_SECONDS}) * interval '1 second' as retry_at,
+      now() - least(greatest($13::float8, 0), ${LONGEST_WAIT_SECONDS / 3600}) * interval '1 hour' as give_up_before
     from unnest($4::uuid[], $5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::float8[], $11::text[])
       as r(id, outcome, response_status, duration, error, body, delay, attempted_text)
   ),
@@ -155,7 +164,7 @@ export const RECORD = `with r as (
   outcome as (
     select exists (select 1 from r where outcome = 'succeeded') as succeeded,
       (select outcome from r order by attempted_at desc, id limit 1) = 'succeeded' as ended_well,
-      now() as at, now() - $13 * interval '1 hour' as give_up_before, now() - interval '1 second' as a_second_ago
+      now() as at, now() - least(greatest($13::float8, 0), ${LONGEST_WAIT_SECONDS / 3600}) * interval '1 hour' as give_up_before, now() - interval '1 second' as a_second_ago
   ),
   health as (
     update webhooks w set

@@ -62,9 +62,10 @@ export const FCM_ERRORS = {
   senderMismatch: () => fcmError(403, 'PERMISSION_DENIED', 'SenderId mismatch', 'SENDER_ID_MISMATCH'),
   unavailable: (): FakeAnswer => fcmError(503, 'UNAVAILABLE', 'The service is currently unavailable.', 'UNAVAILABLE'),
   internal: (): FakeAnswer => fcmError(500, 'INTERNAL', 'Internal error encountered.', 'INTERNAL'),
-  quota: (retryAfterSeconds: number): FakeAnswer => ({
+  /** 429 with `Retry-After` as given: seconds, or any text a broken or hostile server might send. */
+  quota: (retryAfter: number | string): FakeAnswer => ({
     ...fcmError(429, 'RESOURCE_EXHAUSTED', 'Quota exceeded for quota metric.', 'QUOTA_EXCEEDED'),
-    headers: { 'retry-after': String(retryAfterSeconds) },
+    headers: { 'retry-after': String(retryAfter) },
   }),
 }
 
