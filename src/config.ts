@@ -140,8 +140,9 @@ function validateSection<S extends TObject>(schema: S, value: unknown, label: st
   if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value)))
     throw new StartupError(`config ${label}: must be an object`)
   const section = Value.Default(schema, structuredClone(value ?? {})) as Record<string, unknown>
+  // Own properties only: a setting named `constructor` or `__proto__` is as unknown as any other.
   for (const key of Object.keys(section))
-    if (!(key in schema.properties)) throw new StartupError(`config ${label}.${excerpt(key)}: unknown setting`)
+    if (!Object.hasOwn(schema.properties, key)) throw new StartupError(`config ${label}.${excerpt(key)}: unknown setting`)
   const first = Value.Errors(schema, section).First()
   if (first) {
     const segments = first.path.split('/').slice(1)

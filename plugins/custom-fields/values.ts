@@ -119,7 +119,12 @@ export function fieldWriter(users: UserDirectory) {
           actor.organizationId,
         ])
     const had = new Map(current.map((row) => [row.fieldId, row.value]))
-    const missing = definitions.filter((definition) => definition.required && (creating ? given[definition.key] === undefined || given[definition.key] === null : given[definition.key] === null))
+    // A key is read from the body's own properties: a field keyed `constructor` is not given by Object.prototype.
+    const givenValue = (key: string) => (Object.hasOwn(given, key) ? given[key] : undefined)
+    const missing = definitions.filter((definition) => {
+      const value = givenValue(definition.key)
+      return definition.required && (value === null || (creating && value === undefined))
+    })
     if (missing.length)
       throw new ValidationFailure(
         missing.map((definition) => ({

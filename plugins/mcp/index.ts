@@ -10,7 +10,7 @@ import { BodyProblem } from '../../src/http/body'
 import { requestIdOf } from '../../src/http/request-id'
 import { definePlugin } from '../../src/plugin'
 import { actorOf, AuthenticatorRef } from '../../src/services/identity'
-import { createMcpServer } from './server'
+import { createMcpServer, type SentArguments } from './server'
 
 const jsonRpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json', ...headers } })
@@ -22,6 +22,41 @@ const parseError = () => jsonRpcError(400, -32700, 'Parse error: the body must b
  * one request, past the per-key rate limit that counts requests. MCP 2025-06-18 dropped batching.
  */
 const batchRefused = () => jsonRpcError(400, -32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per POST.')
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * Every answer repeats its request's id: a longer one is refused, so that a refusal stays small
+ * whatever the client sends (ids are counters and UUIDs).
+ */
+const MAX_ID_LENGTH = 200
+const idTooLong = (body: unknown) => isObject(body) && typeof body.id === 'string' && body.id.length > MAX_ID_LENGTH
+const longIdRefused = () => jsonRpcError(400, -32600, `Invalid Request: an id is a number or a string of at most ${MAX_ID_LENGTH} characters.`)
+
+/**
+ * `value` with every object rebuilt without a prototype, so that it holds only what was sent: a
+ * schema reads each property it names on the value, and would find Object.prototype's for a
+ * field keyed `constructor` that the client left out (and refuse it, or fail to clone it).
+ * Nesting is bounded by the body parser.
+ */
+function withoutPrototypes(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutPrototypes)
+  if (!isObject(value)) return value
+  const copy: Record<string, unknown> = Object.create(null)
+  for (const [key, item] of Object.entries(value)) copy[key] = withoutPrototypes(item)
+  return copy
+}
+
+/**
+ * A tool call's arguments as sent, and the message without them for the SDK: its schema parsing
+ * drops an argument named `__proto__` and refuses one named `constructor`, where a tool refuses
+ * each by name, as any unknown argument, when its own schema checks what was sent.
+ */
+function detachArguments(body: unknown): { message: unknown; sent?: SentArguments } {
+  if (!isObject(body) || body.method !== 'tools/call' || !isObject(body.params) || !Object.hasOwn(body.params, 'arguments')) return { message: body }
+  const { arguments: args, ...params } = body.params
+  return { message: { ...body, params: { ...params, arguments: {} } }, sent: { arguments: withoutPrototypes(args) } }
+}
 
 export default definePlugin({
   name: 'mcp',
@@ -38,12 +73,14 @@ export default definePlugin({
           return jsonRpcError(405, -32000, 'Method not allowed: this server is stateless; POST JSON-RPC messages.', { allow: 'POST' })
         if (body instanceof BodyProblem) return parseError()
         if (Array.isArray(body)) return batchRefused()
+        if (idTooLong(body)) return longIdRefused()
         const actor = actorOf(principal, 'mcp', requestIdOf(set))
-        const server = createMcpServer(tools, actor, log)
+        const { message, sent } = detachArguments(body)
+        const server = createMcpServer(tools, actor, log, sent)
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
         await server.connect(transport)
         try {
-          return await answerResponse(await transport.handleRequest(request, body === undefined ? undefined : { parsedBody: body }))
+          return await answerResponse(await transport.handleRequest(request, message === undefined ? undefined : { parsedBody: message }))
         } finally {
           await server.close()
         }

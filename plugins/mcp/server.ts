@@ -5,7 +5,7 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { CachedPage } from '../../src/http/list-cache'
 import { Page, valueOf } from '../../src/http/answer'
 import { notFound } from '../../src/http/errors'
@@ -45,7 +45,47 @@ const allowed = (tool: ToolDefinition, actor: Actor) => missingScopes(actor, too
 /** One schema validator for every per-request server: building one (Ajv) per request cost ~30 % of a call. */
 const schemaValidator = new AjvJsonSchemaValidator()
 
-export function createMcpServer(tools: readonly ToolDefinition[], actor: Actor, log: Logger): Server {
+/** The arguments of the request's tool call exactly as sent (own keys, whatever their names). */
+export interface SentArguments {
+  arguments: unknown
+}
+
+type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>
+
+interface SchemaRefusal {
+  issues?: Array<{ path?: unknown[]; message?: string }>
+}
+
+/** zod's refusal (`ZodError`, or its core's `$ZodError`), matched by name: the SDK may load its own build of zod. */
+const isSchemaRefusal = (error: unknown): error is SchemaRefusal => error instanceof Error && /^\$?ZodError$/.test(error.name)
+
+/** A schema refusal's issues in a line: where and what (never the value). */
+const issuesOf = (refusal: SchemaRefusal) =>
+  (refusal.issues ?? [])
+    .slice(0, 5)
+    .map((issue) => `${(issue.path ?? []).join('.') || 'the message'}: ${issue.message ?? 'invalid'}`)
+    .join('; ')
+
+/**
+ * The SDK parses a request's params with its schema before the handler runs and answers a
+ * refusal as an internal error (-32603, MCP's 500), though the client's message is at fault:
+ * invalid params (-32602).
+ */
+function refusalsAsInvalidParams(server: Server): void {
+  const handlers = (server as unknown as { _requestHandlers: Map<string, RequestHandler> })._requestHandlers
+  for (const [method, handler] of handlers)
+    handlers.set(method, async (request, extra) => {
+      try {
+        return await handler(request, extra)
+      } catch (error) {
+        if (isSchemaRefusal(error)) throw new McpError(ErrorCode.InvalidParams, `Invalid params of ${method}: ${issuesOf(error)}`)
+        throw error
+      }
+    })
+}
+
+/** A server for one request; `sent` is its tool call's arguments as sent, read instead of the SDK's parsed copy. */
+export function createMcpServer(tools: readonly ToolDefinition[], actor: Actor, log: Logger, sent?: SentArguments): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, jsonSchemaValidator: schemaValidator })
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const memo = new Map<string, Promise<unknown>>()
@@ -67,12 +107,13 @@ export function createMcpServer(tools: readonly ToolDefinition[], actor: Actor, 
     try {
       if (!tool) throw notFound(`No tool named "${name}".`)
       requireScopes(actor, tool.scopes)
-      const value = await tool.run(actor, validate(tool.input, args ?? {}))
+      const value = await tool.run(actor, validate(tool.input, sent ? sent.arguments : (args ?? {})))
       // A write's answer (201 and its Location) is HTTP's; a tool answers with the resource.
       return success(value instanceof CachedPage ? await value.page() : valueOf(value))
     } catch (error) {
       return failure(error, log, name, actor.requestId)
     }
   })
+  refusalsAsInvalidParams(server)
   return server
 }

@@ -106,6 +106,13 @@ const MAX_PARAMETER_LENGTH = 2000
 
 const allowedKeys = (shape: ListShape) => Object.keys(shape.filters).join(', ')
 
+/**
+ * `record[key]` when the record holds `key` itself. Filter, sort, operator and option names come
+ * from clients, and a plain object answers `constructor`, `toString` or `__proto__` from
+ * Object.prototype: such a name must be as unknown as any other.
+ */
+export const own = <T>(record: Readonly<Record<string, T>>, key: string): T | undefined => (Object.hasOwn(record, key) ? record[key] : undefined)
+
 /** The query parameters (and MCP arguments) a list with `shape` takes besides paging: documented, all strings. */
 export function filterParameters(shape: ListShape): Record<string, TSchema> {
   const parameters: Record<string, TSchema> = {}
@@ -160,7 +167,7 @@ export function parseListQuery(shape: ListShape, input: Record<string, unknown>,
   for (const [key, raw] of Object.entries(input)) {
     // An empty name (a trailing `&`) is no parameter.
     if (raw === undefined || key === '' || ignore.includes(key) || key === 'sort') continue
-    const filter = shape.filters[key]
+    const filter = own(shape.filters, key)
     if (!filter) {
       errors.push({ code: 'BAD_REQUEST', field: key.slice(0, 64), message: `Unknown filter; the filters are ${allowedKeys(shape)} (and sort, which orders the list).` })
       continue
@@ -203,14 +210,14 @@ function parseFilter(filter: Filter, text: string): ParsedFilter | string {
       continue
     }
     if (filter.type === 'options') {
-      const value = filter.values.includes(term.toLowerCase()) ? term.toLowerCase() : filter.aliases[term]
+      const value = filter.values.includes(term.toLowerCase()) ? term.toLowerCase() : own(filter.aliases, term)
       if (value === undefined) return `Must be one or more option ids or names of this field: ${Object.keys(filter.aliases).slice(0, 50).join(', ')}.`
       if (!parsed.anyOf.includes(value)) parsed.anyOf.push(value)
       continue
     }
     if (filter.type === 'text') {
       if (!term.length || term.length > 1000) return 'Must be comma-separated values of 1 to 1000 characters.'
-      const value = filter.aliases?.[term] ?? term
+      const value = (filter.aliases && own(filter.aliases, term)) ?? term
       if (!parsed.anyOf.includes(value)) parsed.anyOf.push(value)
       continue
     }
@@ -226,8 +233,9 @@ function parseFilter(filter: Filter, text: string): ParsedFilter | string {
       continue
     }
     const colon = term.indexOf(':')
-    const operator = (colon > 0 && term.slice(0, colon) in OPERATORS ? term.slice(0, colon) : 'eq') as Operator
-    const value = colon > 0 && term.slice(0, colon) in OPERATORS ? term.slice(colon + 1) : term
+    const named = colon > 0 && own(OPERATORS, term.slice(0, colon)) !== undefined
+    const operator = (named ? term.slice(0, colon) : 'eq') as Operator
+    const value = named ? term.slice(colon + 1) : term
     const checked = checkValue(filter, value)
     if (checked === undefined) return valueRule(filter)
     if (operator === 'eq') parsed.anyOf.push(checked)
@@ -317,8 +325,8 @@ function parseSort(shape: ListShape, text: string): OrderTerm[] | string {
   for (const part of text.split(',')) {
     const descending = part.startsWith('-')
     const name = descending ? part.slice(1) : part
-    const key = shape.sorts[name]
-    if (!key) return `Unknown sort key; allowed: ${Object.keys(shape.sorts).join(', ')} (\`-\` before a key for descending).`
+    const key = own(shape.sorts, name)
+    if (!key) return Object.keys(shape.sorts).length ? `Unknown sort key; allowed: ${Object.keys(shape.sorts).join(', ')} (\`-\` before a key for descending).` : 'This list takes no sort.'
     if (seen.has(name)) return `A sort key may be named once.`
     seen.add(name)
     order.push({ key, descending })
@@ -347,13 +355,35 @@ export const encodeCursor = (identity: string, keys: readonly (string | null)[])
 const invalidCursor = (message = 'Not a cursor of this list (with these filters and sort); take one from meta.nextCursor or the next link.') =>
   new ValidationFailure([{ code: 'BAD_REQUEST', field: 'cursor', message }])
 
+/** PostgreSQL's `integer`: what a value bound `::int` must fit. */
+const INT_MIN = -(2 ** 31)
+const INT_MAX = 2 ** 31 - 1
+
+/** A timestamptz as PostgreSQL writes it as text (`2026-11-21 23:41:23.422952+00`). */
+const TIMESTAMP_TEXT = /^(\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?[+-](\d{2})(?::(\d{2}))?$/
+
+/** A real instant: a calendar day of years 0001..9999, a time of day, an offset PostgreSQL takes (under 16 hours). */
+function isTimestampText(value: string): boolean {
+  const match = TIMESTAMP_TEXT.exec(value)
+  if (!match || !isCalendarDate(match[1]!)) return false
+  const [hour, minute, second, offsetHours, offsetMinutes] = match.slice(2).map((part) => Number(part ?? 0)) as [number, number, number, number, number]
+  return hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 15 && offsetMinutes <= 59
+}
+
+/**
+ * Whether a cursor's key is a value its column's type holds. A cursor comes back from the client,
+ * so it may be forged: a value the database would refuse when bound (an integer past int32, day
+ * 30 of February, year 0) must be refused here as a bad cursor, not reach the statement.
+ */
 const KEY_FORMATS: Record<SortKey['cast'], (value: string) => boolean> = {
-  int: (value) => /^-?\d{1,10}$/.test(value),
-  numeric: (value) => /^-?\d{1,30}(\.\d{1,30})?$/.test(value),
-  timestamptz: (value) => /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/.test(value) && !Number.isNaN(Date.parse(value.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00'))),
+  int: (value) => /^-?\d{1,10}$/.test(value) && Number(value) >= INT_MIN && Number(value) <= INT_MAX,
+  // A number value is a double written out in full: 5e-324 has 324 decimals.
+  numeric: (value) => /^-?\d{1,30}(\.\d{1,400})?$/.test(value),
+  timestamptz: isTimestampText,
   date: isCalendarDate,
   uuid: isUuid,
-  text: (value) => value.length <= 1000,
+  // PostgreSQL text holds no NUL character.
+  text: (value) => value.length <= 1000 && !value.includes('\u0000'),
 }
 
 /** The order keys a cursor continues after; 400 naming `cursor` for anything but this list's own. */

@@ -125,6 +125,9 @@ function paramChoice(pool: string[] | undefined): fc.Arbitrary<ParamChoice> {
 
 const hostileQueryValue = fc.oneof(fc.constantFrom<unknown>(...HOSTILE_STRINGS), fc.constantFrom<unknown>(['1', '2'], -1, 0, 101, 1.5, 1e21, -0), anyText(0, 8))
 
+/** Names a plain object answers without holding them: a parameter or argument so named must be as unknown as any other. */
+const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty']
+
 const RAW_QUERIES = ['page=%ZZ', '=&&&=', 'page', 'page[]=1', 'size=1&size=2', 'page=1&page=x', 'q=%00', 'q=' + '%F0'.repeat(3), '%00=1', 'size=%2B1', 'page=%20', 'size=1e1', 'page=0x1', 'size=١', 'page=' + '9'.repeat(400), 'q&q&q', 'status=todo&status=done']
 
 function queryRecipe(op: Operation, pools: IdPools): fc.Arbitrary<QueryRecipe> {
@@ -132,7 +135,7 @@ function queryRecipe(op: Operation, pools: IdPools): fc.Arbitrary<QueryRecipe> {
   for (const parameter of op.query) model[parameter.name] = validValue(parameter.schema, pools, parameter.name)
   const required = op.query.filter((parameter) => parameter.required).map((parameter) => parameter.name)
   const valid = fc.record(model, { requiredKeys: required })
-  const names = [...op.query.map((parameter) => parameter.name), 'unknown', 'page', 'size']
+  const names = [...op.query.map((parameter) => parameter.name), 'unknown', 'page', 'size', ...PROTOTYPE_NAMES]
   const mutated = fc.tuple(valid, fc.constantFrom(...names), hostileQueryValue).map(([values, name, value]) => ({ ...values, [name]: value }))
   return fc.oneof(
     { arbitrary: valid.map((values) => ({ kind: 'values' as const, values })), weight: op.query.length ? 5 : 1 },
@@ -151,9 +154,12 @@ export function mcpBodies(tools: Array<{ name: string; inputSchema: JsonSchema }
     return validValue(tool.inputSchema, toolPools).map((args) => ({ name: tool.name, arguments: args }))
   })
   const call = fc.oneof(...calls)
+  // A computed key: `__proto__` becomes an own argument, as JSON.parse makes it.
+  const oddlyNamed = fc.tuple(call, fc.constantFrom(...PROTOTYPE_NAMES), hostileQueryValue).map(([sent, name, value]) => ({ ...sent, arguments: { ...(sent.arguments as object), [name]: value } }))
   const message = (method: fc.Arbitrary<string>, params: fc.Arbitrary<unknown>) => fc.record({ jsonrpc: fc.constant('2.0'), id, method, params }, { requiredKeys: ['jsonrpc', 'method'] })
   return fc.oneof(
     { arbitrary: message(fc.constant('tools/call'), call), weight: 12 },
+    { arbitrary: message(fc.constant('tools/call'), oddlyNamed), weight: 2 },
     { arbitrary: message(fc.constant('tools/list'), fc.constantFrom<unknown>({}, undefined, { cursor: 'x' })), weight: 2 },
     {
       arbitrary: message(fc.constant('initialize'), fc.constantFrom<unknown>({ protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } }, { protocolVersion: 'nope' }, {})),

@@ -1,7 +1,8 @@
 /**
  * The fuzzing loop: builds the world and the catalog once, then for each generated case sends the
- * request in-process (`service.fetch`), checks the answer's shape and status, and checks the
- * change log: a refused request must not have committed anything (documented side effects aside).
+ * request in-process (`service.fetch`), checks the answer's shape and status, what the service
+ * logged meanwhile (no unexpected error), and the change log: a refused request must not have
+ * committed anything (documented side effects aside).
  */
 import fc from 'fast-check'
 import { queryText } from '../../src/db'
@@ -11,7 +12,8 @@ import type { TestService } from '../helpers/service'
 import { buildRequest, caseOf, CSRF_PLACEHOLDER, pageNamePlaceholder, describeRequest, mcpBodies, type BuildContext, type BuiltRequest, type Case } from './cases'
 import { installChangeLog, type Change, type ChangeLog, type Table } from './checksum'
 import type { IdPools } from './generate'
-import { checkAnswer, resolveOperation, type Answer } from './oracle'
+import type { LoggedError } from './logged'
+import { checkAnswer, checkLogged, resolveOperation, type Answer } from './oracle'
 import { catalog, type Operation } from './routes'
 import { createFuzzWorld, plain, type FuzzWorld } from './world'
 
@@ -82,7 +84,11 @@ export class Fuzzer {
   private shrinkDeadline = 0
   private readonly counts = { sent: 0, unchanged: 0, changed: 0, byStatus: {} as Record<number, number> }
 
-  constructor(private readonly api: TestService) {}
+  /** `logged`: the error lines the service logs (errorRecorder), read after each request. */
+  constructor(
+    private readonly api: TestService,
+    private readonly logged: LoggedError[],
+  ) {}
 
   /** The world, the catalog (from the served OpenAPI document), the MCP tools and the change log. */
   async setup(): Promise<void> {
@@ -219,8 +225,10 @@ export class Fuzzer {
     const url = new URL(`http://localhost${request.path}`)
     const reached = resolveOperation(this.ops, request.method, url.pathname)
     await this.changes.baseline()
+    const loggedBefore = this.logged.length
     const answer = await this.send(request)
     const problems = checkAnswer({ op: reached, method: request.method, pathname: url.pathname }, answer, request.headers['x-request-id'])
+    problems.push(...checkLogged(this.logged.slice(loggedBefore)))
 
     if (mayHaveChanged(request.method, reached, answer)) {
       this.counts.changed++

@@ -6,6 +6,7 @@
 import { pgliteTemplate, usingServer } from '../helpers/database'
 import { startTestService } from '../helpers/service'
 import { Fuzzer, type FuzzReport } from './harness'
+import { errorRecorder, type LoggedError } from './logged'
 
 export interface LaneTask {
   runs: number
@@ -32,9 +33,10 @@ self.onmessage = async (event: MessageEvent<LaneTask>) => {
     if (!usingServer()) await pgliteTemplate()
     // One trusted proxy hop, so hostile X-Forwarded-For values reach the client-address code;
     // no webhook delivery workers (fuzzed webhooks would otherwise be sent to real addresses).
-    const api = await startTestService({ config: { server: { trustProxy: 1 }, webhooks: { workers: false } } })
+    const logged: LoggedError[] = []
+    const api = await startTestService({ config: { server: { trustProxy: 1 }, webhooks: { workers: false } }, log: errorRecorder(logged) })
     try {
-      const fuzzer = new Fuzzer(api)
+      const fuzzer = new Fuzzer(api, logged)
       try {
         await fuzzer.setup()
         const setupSeconds = (Date.now() - started) / 1000

@@ -1,6 +1,7 @@
 /** The fuzz oracle can fail: answers that break the contract are reported, good ones are not. */
 import { describe, expect, test } from 'bun:test'
-import { checkAnswer, resolveOperation, type Answer } from './oracle'
+import { errorRecorder, type LoggedError } from './logged'
+import { checkAnswer, checkLogged, resolveOperation, type Answer } from './oracle'
 import { hiddenOperations, type Operation } from './routes'
 import type { Change } from './checksum'
 
@@ -75,6 +76,19 @@ describe('the fuzz oracle', () => {
     for (const url of ['http://[::ffff:0:a9fe:a9fe]/', 'http://[2002:a9fe:a9fe::1]/', 'http://127.0.0.1/'])
       expect(problems(patch, saved(url), 'PATCH', '/api/v1/webhooks/w').join()).toContain('a webhook accepted the non-public target')
     expect(problems(patch, saved('http://8.8.8.8/fuzz'), 'PATCH', '/api/v1/webhooks/w')).toEqual([])
+  })
+
+  test('an error logged while a request ran is reported, with its SQL cut short; nothing logged, nothing reported', () => {
+    const lines: LoggedError[] = []
+    const log = errorRecorder(lines)
+    log.info('request', { status: 400 })
+    log.warn('slow')
+    expect(checkLogged(lines)).toEqual([])
+    log.child({ plugin: 'x' }).error('request failed', { route: 'GET /api/v1/teams', status: 400, error: 'database error', code: '22003', sql: `select ${'x'.repeat(1000)}` })
+    const [problem, ...rest] = checkLogged(lines)
+    expect(rest).toEqual([])
+    expect(problem).toStartWith('an unexpected error was logged: request failed {"plugin":"x","route":"GET /api/v1/teams","status":400,"error":"database error","code":"22003","sql":"select xxx')
+    expect(problem!.length).toBeLessThan(500)
   })
 
   test('routes resolve by whole segments, literal templates first', () => {

@@ -2,9 +2,11 @@
  * What every answer must look like, per route family: never a 5xx; API v1 (and the account API
  * and an unknown route) the error envelope with a code that fits the status and a status the
  * OpenAPI document lists; the display API `{message, detail, field?}`; MCP JSON-RPC; the account
- * and live pages HTML (never echoing markup unescaped) or a redirect.
+ * and live pages HTML (never echoing markup unescaped) or a redirect. And nothing a request does
+ * may be logged as an unexpected error.
  */
 import { HOSTILE_TARGET_URLS } from './generate'
+import type { LoggedError } from './logged'
 import type { Operation } from './routes'
 
 export interface Answer {
@@ -31,7 +33,7 @@ const DISPLAY_MESSAGES: Record<number, string[]> = {
   400: ['invalidRequest', 'componentTypeMismatch'],
   401: ['invalidApiKey', 'invalidSession'],
   403: ['readOnlyAccess'],
-  404: ['componentNotFound', 'pageNotFound', 'deviceNotFound'],
+  404: ['componentNotFound', 'pageNotFound', 'deviceNotFound', 'messageNotFound'],
   409: ['staleUpdate'],
   // limitExceeded: a display account's daily limit; tooManyStreams: a user's open streams; tooManyRequests: /s/ views of a link or an address.
   429: ['limitExceeded', 'tooManyStreams', 'tooManyRequests'],
@@ -134,6 +136,8 @@ function checkDisplay(op: Operation, answer: Answer, problems: string[]): void {
   } else if (answer.status !== 200 || !isObject(answer.json) || !Array.isArray(answer.json.components)) problems.push('a page read is not 200 {page, components}')
 }
 
+const JSON_RPC_INTERNAL_ERROR = -32603
+
 /** Problems with a JSON-RPC answer of /mcp. */
 function checkJsonRpc(answer: Answer, problems: string[]): void {
   if (answer.status === 202 && answer.text === '') return
@@ -147,6 +151,8 @@ function checkJsonRpc(answer: Answer, problems: string[]): void {
     }
     if ('error' in message === 'result' in message) problems.push('a JSON-RPC answer needs exactly one of result and error')
     if ('error' in message && (!isObject(message.error) || typeof message.error.code !== 'number' || typeof message.error.message !== 'string')) problems.push('a JSON-RPC error without code and message')
+    // JSON-RPC's "Internal error" is MCP's 500: a client's message, however wrong, has a code of its own.
+    else if (isObject(message.error) && message.error.code === JSON_RPC_INTERNAL_ERROR) problems.push(`a JSON-RPC internal error (${JSON_RPC_INTERNAL_ERROR}): ${String(message.error.message).slice(0, 200)}`)
     if (answer.status >= 400 && !('error' in message)) problems.push(`HTTP ${answer.status} without a JSON-RPC error`)
     const result = message.result
     if (isObject(result) && result.isError === true) {
@@ -267,4 +273,21 @@ export function resolveOperation(ops: readonly Operation[], method: string, path
   if (!candidates.length) candidates.push(...ops.filter((op) => op.anyMethod && matches(op)))
   candidates.sort((a, b) => (a.template.match(/\{/g)?.length ?? 0) - (b.template.match(/\{/g)?.length ?? 0))
   return candidates[0] ?? null
+}
+
+/** A logged error's fields, short: the SQL's start (enough to find the statement) and the stack's first frames. */
+function shortFields({ sql, stack, ...rest }: Record<string, unknown>): Record<string, unknown> {
+  const shown: Record<string, unknown> = { ...rest }
+  if (typeof sql === 'string') shown.sql = sql.length > 300 ? `${sql.slice(0, 300)}…` : sql
+  if (typeof stack === 'string') shown.stack = stack.split('\n').slice(0, 4).join(' | ')
+  return shown
+}
+
+/**
+ * A problem for each error line logged while a request ran: the service logs an error only for
+ * what it did not expect (a bug, an outage, a database error it did not turn into an answer), so a
+ * client's input, however hostile, must never cause one, even when its answer looks right.
+ */
+export function checkLogged(lines: readonly LoggedError[]): string[] {
+  return lines.map(({ message, fields }) => `an unexpected error was logged: ${message} ${JSON.stringify(shortFields(fields))}`)
 }
