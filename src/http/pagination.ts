@@ -4,10 +4,33 @@ import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { Page, type PageMeta } from './answer'
 import { MAX_CURSOR_LENGTH } from './list-query'
+import { ValidationFailure } from '../validate'
 
 export const MAX_PAGE_SIZE = 100
-/** Keeps page × size an exact integer in JavaScript and PostgreSQL alike. */
-const MAX_PAGE = 10_000_000
+
+/**
+ * An offset page may start at most this many rows in: the database reads and drops every row
+ * before the page, so a deep offset costs what it skips (seconds at 1M rows). Cursors reach
+ * every row for what a first page costs.
+ */
+export const MAX_OFFSET_ROWS = 10_000
+
+/**
+ * How a list reaches rows past MAX_OFFSET_ROWS: by `cursor`, or, for a list that takes none, only
+ * by narrower filters.
+ */
+export type Deeper = 'cursor' | 'filters'
+
+const OFFSET_BOUND = `page × size may not reach ${MAX_OFFSET_ROWS.toLocaleString('en')} rows`
+const GO_DEEPER: Record<Deeper, string> = {
+  cursor: 'use cursor (meta.nextCursor or the next link) to go deeper',
+  filters: 'this list takes no cursor: narrow the filters to reach the rows beyond',
+}
+
+/** Whether a page's offset is within the bound: the one test, for requests and for the links that point at pages. */
+export const offsetAllowed = (page: number, size: number) => page * size < MAX_OFFSET_ROWS
+
+const pageDescription = (deeper: Deeper) => `Zero-based page index (default 0); ${OFFSET_BOUND}: ${GO_DEEPER[deeper]}.`
 
 /**
  * An integer query parameter. Elysia converts query strings with a per-parameter transform whose
@@ -16,11 +39,12 @@ const MAX_PAGE = 10_000_000
 export const queryInteger = (name: string, options: { minimum?: number; maximum?: number; default?: number; description?: string }) =>
   t.Integer({ ...options, title: name })
 
-/** Query parameters `page` and `size`; `defaultSize` is the endpoint's own default. */
-export const pageQuery = (defaultSize = 20) => ({
-  page: t.Optional(
-    queryInteger('page', { minimum: 0, maximum: MAX_PAGE, default: 0, description: 'Zero-based page index (default 0).' }),
-  ),
+/**
+ * Query parameters `page` and `size`; `defaultSize` is the endpoint's own default. `page` has no
+ * maximum of its own: its bound is page × size, which `pageRequest` refuses with its own message.
+ */
+export const pageQuery = (defaultSize = 20, deeper: Deeper = 'cursor') => ({
+  page: t.Optional(queryInteger('page', { minimum: 0, default: 0, description: pageDescription(deeper) })),
   size: t.Optional(
     queryInteger('size', {
       minimum: 1,
@@ -32,8 +56,8 @@ export const pageQuery = (defaultSize = 20) => ({
 })
 
 /** `page` and `size` as JSON arguments (MCP tools): strict integers, same bounds and defaults. */
-export const pageArguments = (defaultSize = 20) => ({
-  page: t.Optional(Type.Integer({ minimum: 0, maximum: MAX_PAGE, default: 0, description: 'Zero-based page index (default 0).' })),
+export const pageArguments = (defaultSize = 20, deeper: Deeper = 'cursor') => ({
+  page: t.Optional(Type.Integer({ minimum: 0, default: 0, description: pageDescription(deeper) })),
   size: t.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: defaultSize, description: `Items per page, 1..${MAX_PAGE_SIZE} (default ${defaultSize}).` })),
 })
 
@@ -54,9 +78,16 @@ export const cursorParameter = () => ({
   ),
 })
 
-/** Normalises parsed query values into a page request. */
-export function pageRequest(query: { page?: number; size?: number; cursor?: string }, defaultSize = 20): PageRequest {
-  return query.cursor === undefined ? { page: query.page ?? 0, size: query.size ?? defaultSize } : { page: 0, size: query.size ?? defaultSize, cursor: query.cursor }
+/**
+ * Normalises parsed query values (or MCP arguments) into a page request: every list's paging goes
+ * through here, so here an offset at or past MAX_OFFSET_ROWS is refused, naming `page`.
+ */
+export function pageRequest(query: { page?: number; size?: number; cursor?: string }, defaultSize = 20, deeper: Deeper = 'cursor'): PageRequest {
+  const size = query.size ?? defaultSize
+  if (query.cursor !== undefined) return { page: 0, size, cursor: query.cursor }
+  const page = query.page ?? 0
+  if (!offsetAllowed(page, size)) throw new ValidationFailure([{ code: 'BAD_REQUEST', field: 'page', message: `${OFFSET_BOUND}; ${GO_DEEPER[deeper]}.` }])
+  return { page, size }
 }
 
 /** LIMIT/OFFSET of a page request. */

@@ -92,7 +92,9 @@ test('every string format is one OpenAPI and JSON Schema define (a generator kno
 describe('query parameters', () => {
   test('page and size are plain integers with their bounds and defaults', () => {
     const parameters = operationAt('get', '/api/v1/teams').parameters
-    expect(parameters.find((parameter: any) => parameter.name === 'page').schema).toEqual({ type: 'integer', minimum: 0, maximum: 10_000_000, default: 0 })
+    // page's bound is page × size (below 10,000 rows), which its description states; no maximum of its own.
+    expect(parameters.find((parameter: any) => parameter.name === 'page').schema).toEqual({ type: 'integer', minimum: 0, default: 0 })
+    expect(parameters.find((parameter: any) => parameter.name === 'page').description).toContain('page × size may not reach 10,000 rows')
     expect(parameters.find((parameter: any) => parameter.name === 'size').schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 })
     for (const { operation } of operations)
       for (const parameter of operation.parameters ?? []) expect(JSON.stringify(parameter.schema ?? {})).not.toContain('"format":"integer"')
