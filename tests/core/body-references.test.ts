@@ -1,7 +1,7 @@
 /**
  * A request body field that refers to something by id is 400 BAD_REQUEST naming that field by its
  * JSON path (`labels[1]`, `items[1].id`, `mutedPageIds[1]`) when the id is unknown, invisible to
- * the caller, or in another organization or project; 404 is for what the path names (SPEC §4).
+ * the caller, or in another organization or project; 404 is for what the path names (docs/api.md, "Errors").
  * The refused request writes nothing: no row of any table changes and no audit record is added.
  *
  * The fields are read from the served OpenAPI document, so an id field added to a request body
@@ -223,8 +223,8 @@ const UNDOCUMENTED: Record<string, Case> = {
  * API v1 does in the path, and the specification answers a missing target 404.
  */
 const EXCEPTIONS: Record<string, string> = {
-  'POST /api/component componentId': 'the component the call writes; an unknown or inaccessible one is 404 componentNotFound (SPEC §7)',
-  'POST /api/devices/receipts messageId': 'the message the receipt is about; one not sent to the user is 404 (SPEC §13)',
+  'POST /api/component componentId': 'the component the call writes; an unknown or inaccessible one is 404 componentNotFound (docs/display.md)',
+  'POST /api/devices/receipts messageId': 'the message the receipt is about; one not sent to the user is 404 (docs/display.md)',
 }
 
 /** The path with our organization's ids for its parameters. */
