@@ -105,9 +105,9 @@ export function accountApi(context: PluginContext, account: AccountServices) {
       },
       { session: true, response: answers(Envelope(t.Object({ revoked: t.Literal(true) })), 200, [401]), detail: { tags, summary: 'Sign out: the session token stops working.' } },
     )
-    .get('/keys', ({ principal, query }) => keys.list(principal.user, pageRequest(query)), {
+    .get('/keys', ({ principal, query }) => keys.list(principal.user, pageRequest(query, 20, 'filters')), {
       session: true,
-      query: t.Object(pageQuery()),
+      query: t.Object(pageQuery(20, 'filters')),
       response: answers(PageEnvelope(ApiKey), 200, [400, 401]),
       detail: { tags, summary: 'Your API keys, newest first.' },
     })

@@ -189,12 +189,22 @@ export function checkIfMatch(ifMatch: string | undefined, updatedAt: Date): void
 // Link and Location.
 
 /**
+ * An offset page may start at most this many rows in: the database reads and drops every row
+ * before the page, so a deep offset costs what it skips (seconds at 1M rows). Cursors reach
+ * every row for what a first page costs.
+ */
+export const MAX_OFFSET_ROWS = 10_000
+
+/** Whether a page's offset is within the bound: the one test, for requests and for the links that point at pages. */
+export const offsetAllowed = (page: number, size: number) => page * size < MAX_OFFSET_ROWS
+
+/**
  * RFC 8288 `Link` of a page: first and last always, prev and next where they exist. Each target
  * is the request's own path and query with only `page` (or `cursor`) replaced, as a relative
  * reference (the service cannot know the host a client reached it by behind a proxy). A page read
  * by cursor links its next page by cursor and has no `prev`.
  */
-export function pageLinks(url: string, meta: Pick<PageMeta, 'page' | 'totalPages' | 'nextCursor'>): string {
+export function pageLinks(url: string, meta: Pick<PageMeta, 'page' | 'size' | 'totalPages' | 'nextCursor'>): string {
   const start = url.indexOf('/', url.indexOf('//') + 2)
   const target = new URL(url)
   const path = start < 0 ? '/' : url.slice(start).split('?', 1)[0]!
@@ -205,14 +215,19 @@ export function pageLinks(url: string, meta: Pick<PageMeta, 'page' | 'totalPages
     return `<${path}?${target.searchParams}>; rel="${rel}"`
   }
   const last = Math.max(meta.totalPages - 1, 0)
+  // A page number whose offset is refused is no link: past it, `next` continues by cursor and there is no `last`.
+  const numbered = (page: number) => offsetAllowed(page, meta.size)
   const links = [link('first', 0)]
   if (meta.page === undefined) {
     if (meta.nextCursor) links.push(link('next', undefined, meta.nextCursor))
   } else {
     if (meta.page > 0) links.push(link('prev', Math.min(meta.page - 1, last)))
-    if (meta.page < last) links.push(link('next', meta.page + 1))
+    if (meta.page < last) {
+      if (numbered(meta.page + 1)) links.push(link('next', meta.page + 1))
+      else if (meta.nextCursor) links.push(link('next', undefined, meta.nextCursor))
+    }
   }
-  links.push(link('last', last))
+  if (numbered(last)) links.push(link('last', last))
   return links.join(', ')
 }
 

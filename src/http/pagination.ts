@@ -2,18 +2,14 @@
 import { sql } from 'drizzle-orm'
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { Page, type PageMeta } from './answer'
+import { MAX_OFFSET_ROWS, offsetAllowed, Page, type PageMeta } from './answer'
 import { MAX_CURSOR_LENGTH } from './list-query'
 import { ValidationFailure } from '../validate'
 
+export { MAX_OFFSET_ROWS, offsetAllowed }
+
 export const MAX_PAGE_SIZE = 100
 
-/**
- * An offset page may start at most this many rows in: the database reads and drops every row
- * before the page, so a deep offset costs what it skips (seconds at 1M rows). Cursors reach
- * every row for what a first page costs.
- */
-export const MAX_OFFSET_ROWS = 10_000
 
 /**
  * How a list reaches rows past MAX_OFFSET_ROWS: by `cursor`, or, for a list that takes none, only
@@ -27,8 +23,6 @@ const GO_DEEPER: Record<Deeper, string> = {
   filters: 'this list takes no cursor: narrow the filters to reach the rows beyond',
 }
 
-/** Whether a page's offset is within the bound: the one test, for requests and for the links that point at pages. */
-export const offsetAllowed = (page: number, size: number) => page * size < MAX_OFFSET_ROWS
 
 const pageDescription = (deeper: Deeper) => `Zero-based page index (default 0); ${OFFSET_BOUND}: ${GO_DEEPER[deeper]}.`
 

@@ -64,7 +64,7 @@ describe('the offset bound', () => {
         const response = await get(`${list.path}?${query}`, list.session)
         expect(response.status, `${list.path}?${query}: ${response.text}`).toBe(400)
         expect(response.body.errors, `${list.path}?${query}`).toEqual([
-          { code: 'BAD_REQUEST', field: 'page', message: expect.stringMatching(list.cursors ? /10,000 rows; use cursor \(meta\.nextCursor or the next link\)/ : /10,000 rows/) },
+          { code: 'BAD_REQUEST', field: 'page', message: expect.stringMatching(list.cursors ? /10,000 rows; use cursor \(meta\.nextCursor or the next link\)/ : /10,000 rows; this list takes no cursor: narrow the filters/) },
         ])
       }
       // Past the bound's check, the request goes on to its other checks (here: an unknown id's 404).
@@ -95,7 +95,7 @@ describe('the offset bound', () => {
   test('the document says so on every page parameter', () => {
     for (const list of lists) {
       expect(list.page.description, list.path).toContain('page × size may not reach 10,000 rows')
-      expect(list.page.description, list.path).toMatch(list.cursors ? /use cursor/ : /narrow the filters|use cursor/)
+      expect(list.page.description, list.path).toMatch(list.cursors ? /use cursor/ : /narrow the filters/)
     }
   })
 
@@ -112,6 +112,11 @@ describe('the offset bound', () => {
     expect(last.status).toBe(200)
     expect(last.body.data).toHaveLength(100)
     expect(last.body.meta).toMatchObject({ page: 99, size: 100, totalItems: rows, totalPages: Math.ceil(rows / 100) })
+    // Its Link names no refused page: next continues by cursor, and there is no last page number to give.
+    const links = last.headers.get('link')!
+    expect(links).toContain(`</api/v1/teams?size=100&cursor=${last.body.meta.nextCursor}>; rel="next"`)
+    expect(links).not.toContain('rel="last"')
+    expect(links).toContain('</api/v1/teams?page=98&size=100>; rel="prev"')
 
     // The last page by offset hands on a cursor that reaches the rest.
     const seen = new Set<string>(last.body.data.map((team: { id: string }) => team.id))
