@@ -4,11 +4,12 @@
  * on, 64 MiB as in work-items). Per size, on a fresh database:
  * - cold reads: each timed `GET …/work-items?size=100` is the first read after a `PATCH` of one
  *   work item of the project (the project's version moves, so the cached pages are stale): page 0,
- *   the middle page and the last page by cursor (each cursor is the `meta.nextCursor` of one
- *   untimed `page` request just before that depth), `page=5000` (OFFSET) where the project has
- *   that many pages, and page 0 filtered by `status=in_progress` (25 % of rows) and by
- *   `assigneeId` (1 %); sequential requests, shapes interleaved, p50 / p99 over
- *   BENCH_GROWTH_SAMPLES (default 100) each;
+ *   the middle page and the last page by cursor (the cursors are reached, untimed, by walking
+ *   `meta.nextCursor` from page 0: a page at or past 10,000 rows in may not be asked by `page`),
+ *   and page 0 filtered by `status=in_progress` (25 % of rows) and by `assigneeId` (1 %);
+ *   sequential requests, shapes interleaved, p50 / p99 over BENCH_GROWTH_SAMPLES (default 100) each;
+ * - `page=5000` (offset 500,000, past the offset bound at every size): each answer checked to be a
+ *   400 naming `page`, timed like the cold reads (it reads no rows, so it must stay fast);
  * - cached reads of page 0 (the same page again, no write between) for comparison;
  * - `PATCH` throughput on work items of the project (wrk, 64 connections, 10 s after a warm-up):
  *   renames (the before run's shape) and status changes (which move the maintained counts), in
@@ -29,6 +30,7 @@ import { migrate } from '../src/migrate'
 import type { Actor } from '../src/services/identity'
 import type { ProjectAccessService } from '../plugins/projects/api'
 import { createWorkItems } from '../plugins/work-items/service'
+import { MAX_OFFSET_ROWS, offsetAllowed } from '../src/http/pagination'
 import { CONNECTIONS, DURATION_SECONDS, freshDatabase, luaValue, machine, readResults, recordResult, round, wrk, writeSection, type LoadResult, type Throughput } from './lib'
 import { seedOrganization, type Seeded } from './seed'
 import { seedWork, withoutTextIndexes } from './seed-work'
@@ -40,7 +42,10 @@ const SAMPLES = Number(process.env.BENCH_GROWTH_SAMPLES ?? 100)
 const KEEP = process.env.BENCH_GROWTH_KEEP === '1'
 const PAGE_SIZE = 100
 const PORT = 3841
-/** The deep page the issue reports at 1M rows (offset 500,000). */
+/**
+ * The deep page the issue reports at 1M rows (offset 500,000). Since offsets are bounded
+ * (src/http/pagination.ts MAX_OFFSET_ROWS) it is refused at every size: the run checks that.
+ */
 const DEEP_PAGE = 5000
 const STATUSES = ['todo', 'in_progress', 'done', 'cancelled'] as const
 
@@ -82,7 +87,10 @@ export interface GrowthBeforeRecord {
 
 // ---- the after run -------------------------------------------------------------------------
 
-/** Cold shapes: page 0, the middle and last pages by cursor, `page=5000` by OFFSET, two filters. */
+/**
+ * Cold shapes: page 0, the middle and last pages by cursor, two filters; `deep` (`page=5000` by
+ * OFFSET) only in the records of runs before offsets were bounded (now it is `refused`).
+ */
 export type ShapeName = 'page0' | 'middleCursor' | 'lastCursor' | 'deep' | 'status' | 'assignee'
 
 /** The before run's shape each after shape compares with (the same rows: the middle page by offset then, by cursor now). */
@@ -109,8 +117,15 @@ export interface GrowthSize {
   label: string
   rows: number
   seedSeconds: number
-  /** Cold reads by shape (`page`: the page the rows are at; `deep` only where the project has more than 5,000 pages). */
+  /**
+   * Cold reads by shape (`page`: the page the rows are at). `deep` (page 5000 by OFFSET, where the
+   * project had more than 5,000 pages) only in records of runs before offsets were bounded.
+   */
   cold: Partial<Record<ShapeName, Latency & { page: number }>>
+  /** `page=5000` answered 400 naming `page` (offset past the bound), timed like the cold reads; absent from runs before the bound. */
+  refused?: Latency & { page: number }
+  /** The untimed walk by `meta.nextCursor` from page 0 to the last page's cursor: pages read, seconds; absent from runs before the bound. */
+  walk?: { pages: number; seconds: number }
   /** Page 0 read again with no write between (a list-cache hit). */
   cached: Latency
   /** `PATCH …/work-items/{id}` under wrk: renames (the before run's shape) and status changes (they move the counts). */
@@ -381,6 +396,7 @@ async function measureSize(rows: number): Promise<GrowthSize> {
   const base = `http://127.0.0.1:${PORT}/api/v1/projects/${seeded.projectId}/work-items`
   const headers = { authorization: `Bearer ${seeded.secret}` }
   const pages = Math.ceil(rows / PAGE_SIZE)
+  if (pages < 2) throw new Error(`growth: ${round(rows)} work items make ${pages} page of ${PAGE_SIZE}: the middle and last pages need at least 2`)
   const middle = Math.floor(pages / 2)
   const service = await startService(prepared.url, PORT, LIST_CACHE_BYTES)
   try {
@@ -396,18 +412,28 @@ async function measureSize(rows: number): Promise<GrowthSize> {
     // The first answer's total is the rows seeded (the counts were recomputed after the SQL seeding).
     const first = await get('&page=0')
     if (first.body.meta.totalItems !== rows) throw new Error(`growth: page 0 of ${round(rows)} seeded work items says totalItems ${first.body.meta.totalItems}: the maintained counts are wrong; stopping`)
-    // Each cursor once, untimed: the nextCursor of the page before the wanted one (a deep OFFSET read).
-    const cursorBefore = async (page: number) => {
-      const { body } = await get(`&page=${page - 1}`)
-      if (!body.meta.nextCursor) throw new Error(`growth: page ${page - 1} of ${pages} has no nextCursor`)
-      return body.meta.nextCursor
+    // The cursors of the middle and last pages, untimed: a page at or past MAX_OFFSET_ROWS rows in
+    // may not be asked by `page`, so they are reached as a client reaches them, by walking
+    // `meta.nextCursor` from page 0 (one request per page; each page checked to start at its position).
+    const walkStarted = performance.now()
+    const cursors = new Map<number, string>()
+    let cursor = first.body.meta.nextCursor
+    for (let page = 1; page < pages; page++) {
+      if (!cursor) throw new Error(`growth: page ${page - 1} of ${pages} has no nextCursor`)
+      if (page === middle || page === pages - 1) cursors.set(page, cursor)
+      if (page === pages - 1) break
+      const { body } = await get(`&cursor=${cursor}`)
+      if (body.data.length !== PAGE_SIZE || body.data[0]?.position !== page * PAGE_SIZE)
+        throw new Error(`growth: the cursor walk's page ${page} has ${body.data.length} items from position ${body.data[0]?.position}, not ${PAGE_SIZE} from ${page * PAGE_SIZE}`)
+      cursor = body.meta.nextCursor
     }
-    const [middleCursor, lastCursor] = [await cursorBefore(middle), await cursorBefore(pages - 1)]
+    const walk = { pages: pages - 2, seconds: (performance.now() - walkStarted) / 1000 }
+    console.log(`growth: ${label(rows)}: walked ${round(walk.pages)} cursor pages to the last page in ${round(walk.seconds, 1)} s`)
+    const [middleCursor, lastCursor] = [cursors.get(middle)!, cursors.get(pages - 1)!]
     const shapes: ShapeRequest[] = [
       { name: 'page0', page: 0, query: '&page=0', input: {}, expectTotal: rows, firstPosition: 0 },
       { name: 'middleCursor', page: middle, query: `&cursor=${middleCursor}`, input: {}, cursor: middleCursor, expectTotal: rows, firstPosition: middle * PAGE_SIZE },
       { name: 'lastCursor', page: pages - 1, query: `&cursor=${lastCursor}`, input: {}, cursor: lastCursor, expectTotal: rows, firstPosition: (pages - 1) * PAGE_SIZE },
-      ...(DEEP_PAGE < pages ? [{ name: 'deep' as const, page: DEEP_PAGE, query: `&page=${DEEP_PAGE}`, input: {}, expectTotal: rows, firstPosition: DEEP_PAGE * PAGE_SIZE }] : []),
       { name: 'status', page: 0, query: '&page=0&status=in_progress', input: { status: 'in_progress' }, expectTotal: prepared.inProgress, firstPosition: null },
       { name: 'assignee', page: 0, query: `&page=0&assigneeId=${seeded.userId}`, input: { assigneeId: seeded.userId }, expectTotal: prepared.assigned, firstPosition: null },
     ]
@@ -436,23 +462,41 @@ async function measureSize(rows: number): Promise<GrowthSize> {
       etags.set(shape.name, etag)
       return elapsed
     }
+    // `page=5000` (offset 500,000, past the bound at every size): a 400 naming `page`, answered
+    // before any row is read. It replaces the OFFSET read of page 5000 the runs before the bound timed.
+    const refuse = async () => {
+      const query = `&page=${DEEP_PAGE}`
+      const started = performance.now()
+      const answer = await fetch(`${base}?size=${PAGE_SIZE}${query}`, { headers })
+      const text = await answer.text()
+      const elapsed = performance.now() - started
+      const field = answer.status === 400 ? (JSON.parse(text) as { errors?: Array<{ field?: string }> }).errors?.[0]?.field : undefined
+      if (field !== 'page') throw new Error(`GET ?size=${PAGE_SIZE}${query}: ${answer.status} ${text.slice(0, 2000)} (expected 400 naming page)`)
+      return elapsed
+    }
     // Warm-up: a few rounds of every shape (connections, the service's statements, the buffers).
-    for (let i = 0; i < 3; i++)
+    for (let i = 0; i < 3; i++) {
       for (const shape of shapes) {
         await patch()
         await read(shape, true)
       }
+      await refuse()
+    }
     const times = new Map<ShapeName, number[]>(shapes.map((shape) => [shape.name, []]))
+    const refusedTimes: number[] = []
     const loop = performance.now()
     for (let i = 0; i < SAMPLES; i++) {
       for (const shape of shapes) {
         await patch()
         times.get(shape.name)!.push(await read(shape, true))
       }
-      if (i === 4) console.log(`growth: ${label(rows)}: ${round((performance.now() - loop) / 5)} ms per round of ${shapes.length} cold reads, ~${round(((performance.now() - loop) / 5) * SAMPLES / 1000)} s for ${SAMPLES}`)
+      // In the same rounds, without a PATCH before it: it reads no list.
+      refusedTimes.push(await refuse())
+      if (i === 4) console.log(`growth: ${label(rows)}: ${round((performance.now() - loop) / 5)} ms per round of ${shapes.length} cold reads and a refused page, ~${round(((performance.now() - loop) / 5) * SAMPLES / 1000)} s for ${SAMPLES}`)
     }
     const cold: GrowthSize['cold'] = {}
     for (const shape of shapes) cold[shape.name] = { page: shape.page, ...latency(times.get(shape.name)!) }
+    const refused = { page: DEEP_PAGE, ...latency(refusedTimes) }
     // Cached: page 0 again and again, no write between (the first read stores it).
     await read(shapes[0]!, false)
     const cachedTimes: number[] = []
@@ -481,6 +525,8 @@ async function measureSize(rows: number): Promise<GrowthSize> {
       rows,
       seedSeconds: prepared.seconds,
       cold,
+      refused,
+      walk,
       cached: latency(cachedTimes),
       patch: { title, status, statusOverTitle: status.requestsPerSecond / title.requestsPerSecond },
       countsExact: true,
@@ -489,7 +535,7 @@ async function measureSize(rows: number): Promise<GrowthSize> {
       peakRssMiB,
     }
     console.log(
-      `growth: ${size.label}: cold page 0 p50 ${ms(cold.page0!.p50)} / p99 ${ms(cold.page0!.p99)} ms, middle cursor ${ms(cold.middleCursor!.p50)} ms, last cursor ${ms(cold.lastCursor!.p50)} ms, cached ${ms(size.cached.p50)} ms; PATCH title ${round(title.requestsPerSecond)} / status ${round(status.requestsPerSecond)} req/s`,
+      `growth: ${size.label}: cold page 0 p50 ${ms(cold.page0!.p50)} / p99 ${ms(cold.page0!.p99)} ms, middle cursor ${ms(cold.middleCursor!.p50)} ms, last cursor ${ms(cold.lastCursor!.p50)} ms, page=${DEEP_PAGE} refused ${ms(refused.p50)} ms, cached ${ms(size.cached.p50)} ms; PATCH title ${round(title.requestsPerSecond)} / status ${round(status.requestsPerSecond)} req/s`,
     )
     return size
   } finally {
@@ -524,6 +570,8 @@ export function judge(sizes: GrowthSize[], before: GrowthBeforeSize[] | undefine
     growth,
     growthMet: Object.values(growth).every((g) => !!g && g.p50 <= 1.5 && g.p99 <= 1.5),
     filtered: within(cold.status, 20) && within(cold.assignee, 20),
+    // A refused page reads no rows: at every size no dearer than a cold page may be.
+    refused: sizes.every((size) => within(size.refused, 15, 40)),
     patchVsBefore,
     patchVsBeforeMet: patchVsBefore.every((p) => p.ratio !== undefined && p.ratio >= 0.9),
     statusOverTitleMet: sizes.every((size) => size.patch.statusOverTitle >= 0.9),
@@ -531,6 +579,7 @@ export function judge(sizes: GrowthSize[], before: GrowthBeforeSize[] | undefine
 }
 
 export async function benchGrowth(): Promise<void> {
+  if (offsetAllowed(DEEP_PAGE, PAGE_SIZE)) throw new Error(`growth: page ${DEEP_PAGE} of ${PAGE_SIZE} is within the offset bound (${MAX_OFFSET_ROWS} rows): the check of its refusal means nothing`)
   const started = performance.now()
   const sizes: GrowthSize[] = []
   for (const rows of SIZES) sizes.push(await measureSize(rows))
@@ -541,14 +590,17 @@ export async function benchGrowth(): Promise<void> {
   const beforeOf = (size: GrowthSize) => before?.figures.sizes.find((b) => b.rows === size.rows)
   const verdict = judge(sizes, before?.figures.sizes)
   const status = (met: boolean) => (verdict.judged ? (met ? 'met' : '**missed**') : 'not judged (not a 10k → 1M run)')
-  const shapeNames: ShapeName[] = ['page0', 'middleCursor', 'lastCursor', 'deep', 'status', 'assignee']
+  // The tables' columns: the cold shapes, with `page=5000` (now refused) between the pages and the filters.
+  const [pageNames, filterNames]: ShapeName[][] = [['page0', 'middleCursor', 'lastCursor'], ['status', 'assignee']]
+  const columns = (cell: (shape: ShapeName) => string, refused: string) => [...pageNames.map(cell), refused, ...filterNames.map(cell)].join(' | ')
   const pageOf = (s: GrowthSize, shape: ShapeName) => (shape === 'middleCursor' || shape === 'lastCursor' ? ` (p. ${s.cold[shape]?.page})` : '')
-  const afterTable = sizes.map((s) => `| ${round(s.rows)} | ${shapeNames.map((shape) => `${pair(s.cold[shape])}${pageOf(s, shape)}`).join(' | ')} | ${pair(s.cached)} |`).join('\n')
+  const afterTable = sizes.map((s) => `| ${round(s.rows)} | ${columns((shape) => `${pair(s.cold[shape])}${pageOf(s, shape)}`, pair(s.refused))} | ${pair(s.cached)} |`).join('\n')
   const compare = (b: Latency | undefined, a: Latency | undefined) => (a && b ? `${ms(b.p50)} → ${ms(a.p50)} (${times(a.p50 / b.p50)})` : a ? `— → ${ms(a.p50)}` : '—')
+  const compareRefused = (b: Latency | undefined, a: Latency | undefined) => `${b ? ms(b.p50) : '—'} → ${a ? `400 in ${ms(a.p50)}` : '—'}`
   const compareTable = sizes
     .map((s) => {
       const b = beforeOf(s)
-      return `| ${round(s.rows)} | ${shapeNames.map((shape) => compare(b?.cold[BEFORE_SHAPE[shape]], s.cold[shape])).join(' | ')} | ${compare(b?.cached, s.cached)} |`
+      return `| ${round(s.rows)} | ${columns((shape) => compare(b?.cold[BEFORE_SHAPE[shape]], s.cold[shape]), compareRefused(b?.cold.deep, s.refused))} | ${compare(b?.cached, s.cached)} |`
     })
     .join('\n')
   const patchTable = sizes
@@ -559,7 +611,7 @@ export async function benchGrowth(): Promise<void> {
     })
     .join('\n')
   const beforeSql = (size: GrowthBeforeSize | undefined) => (size ? `${ms(size.sql.page0)} / ${ms(size.sql.last)}` : '—')
-  const sqlTable = sizes.map((s) => `| ${round(s.rows)} | ${shapeNames.map((shape) => (s.sql[shape] ? `${ms(s.sql[shape]!.ms)}${s.sql[shape]!.generic ? ' (g)' : ''}` : '—')).join(' | ')} | ${beforeSql(beforeOf(s))} | ${round(s.seedSeconds)} s | ${round(s.peakRssMiB, 1)} MiB | ${round(s.load[0], 1)} → ${round(s.load[1], 1)} |`).join('\n')
+  const sqlTable = sizes.map((s) => `| ${round(s.rows)} | ${[...pageNames, ...filterNames].map((shape) => (s.sql[shape] ? `${ms(s.sql[shape]!.ms)}${s.sql[shape]!.generic ? ' (g)' : ''}` : '—')).join(' | ')} | ${beforeSql(beforeOf(s))} | ${round(s.seedSeconds)} s | ${s.walk ? `${round(s.walk.pages)} in ${round(s.walk.seconds, 1)} s` : '—'} | ${round(s.peakRssMiB, 1)} MiB | ${round(s.load[0], 1)} → ${round(s.load[1], 1)} |`).join('\n')
   const fromTop = SAMPLES - Math.max(1, Math.ceil(0.99 * SAMPLES)) + 1
   const p99Rank = fromTop === 1 ? 'the slowest' : fromTop === 2 ? 'the second-slowest' : fromTop === 3 ? 'the third-slowest' : `the ${fromTop}th-slowest`
   const g = verdict.growth
@@ -576,16 +628,16 @@ export async function benchGrowth(): Promise<void> {
 - Command: \`npm run bench -- growth\` (sizes ${SIZES.map((n) => round(n)).join(', ')}; ${SAMPLES} samples per shape; whole run ${round(minutes, 1)} min)
 - Before: the section "Growth within one project: cost by project size (issue 27, before)" above${before ? ` (run ${before.date.slice(0, 16).replace('T', ' ')} UTC, ${before.figures.samples} samples per shape, same machine type and method)` : ' (**not recorded**: no before figures in results.json)'}. Its pages were \`page\`/OFFSET and every total \`count(*) over ()\`; now pages continue from a cursor (keyset after the cursor's row) and \`totalItems\` comes from the counts maintained in each writing transaction (\`work_item_counts\`; a filter other than \`status\` counts over its index).
 - Set-up as before: one project per size on a fresh database of the PostgreSQL server, grown by SQL (bench/seed-work.ts \`seedWork\`, synthetic corpus, no entries), statuses in turn (25 % \`in_progress\`), 1 % of the work items assigned to the caller; the service is entries/bun.ts with the list cache on (${round(LIST_CACHE_BYTES / 2 ** 20)} MiB). New: seedWork recomputes the project's maintained counts after its SQL inserts (checked: the first page-0 answer's \`totalItems\` is the number of rows seeded, and after all the writes of a size the counts equal the rows per status), and the table is vacuumed after seeding (\`vacuum (analyze)\`, as autovacuum would; the before run only analyzed it).
-- **Cold** read: each timed \`GET …/work-items?size=${PAGE_SIZE}\` is the first read after a \`PATCH\` (a rename) of one of 100 work items spread over the project (checked: every cold answer has a new ETag); the PATCH is not timed. Shapes interleaved, one request at a time (Bun \`fetch\`, \`performance.now\`, after 3 warm-up rounds); p50 / p99 nearest-rank over ${SAMPLES} requests each (p99 is ${p99Rank} of ${SAMPLES}). The **middle** and **last** pages are read by cursor: each cursor is the \`meta.nextCursor\` of one untimed \`page=\` request for the page before (so the rows are those of the before run's middle and last pages; checked: the first row's position). \`page=${DEEP_PAGE}\` is still OFFSET (expected to grow; at 1M it is the middle page read by offset). **Cached**: page 0 again with no write between.
+- **Cold** read: each timed \`GET …/work-items?size=${PAGE_SIZE}\` is the first read after a \`PATCH\` (a rename) of one of 100 work items spread over the project (checked: every cold answer has a new ETag); the PATCH is not timed. Shapes interleaved, one request at a time (Bun \`fetch\`, \`performance.now\`, after 3 warm-up rounds); p50 / p99 nearest-rank over ${SAMPLES} requests each (p99 is ${p99Rank} of ${SAMPLES}). The **middle** and **last** pages are read by cursor: a page at or past ${round(MAX_OFFSET_ROWS)} rows in may not be asked by \`page\` (src/http/pagination.ts), so their cursors are reached as a client reaches them, by walking \`meta.nextCursor\` from page 0, untimed (one request per page, each checked to start at its position; pages walked and seconds in the last table), and are the rows of the before run's middle and last pages (checked: the first row's position). **\`page=${DEEP_PAGE}\`** (offset ${round(DEEP_PAGE * PAGE_SIZE)}), which the runs before the bound read by OFFSET (at 1M the middle page, expected to grow), is now refused: every answer is checked to be a 400 naming \`page\`, timed in the same rounds without a PATCH before it (it reads no list), at every size. **Cached**: page 0 again with no write between.
 - Writes: \`PATCH …/work-items/{id}\` on those 100 work items, wrk 1 thread, ${CONNECTIONS} connections, ${DURATION_SECONDS} s after a 2 s warm-up each: **rename** (a new title each time: the before run's shape) and **status** (each PATCH moves the item to its next status: two maintained counts move), in turn rename, status, rename, status; req/s is the mean of the two runs of each (runs in brackets). The status/rename ratio is from one run, so the machine's noise touches both.
 
 Cold reads (first read after a PATCH) and the cached page 0, \`size=${PAGE_SIZE}\`, p50 / p99 ms, after:
 
-| rows in the project | page 0 | middle page, cursor | last page, cursor | \`page=${DEEP_PAGE}\` (OFFSET) | page 0, \`status=in_progress\` (25 %) | page 0, \`assigneeId=…\` (1 %) | page 0, cached |
+| rows in the project | page 0 | middle page, cursor | last page, cursor | \`page=${DEEP_PAGE}\` refused (400) | page 0, \`status=in_progress\` (25 %) | page 0, \`assigneeId=…\` (1 %) | page 0, cached |
 |---:|---:|---:|---:|---:|---:|---:|---:|
 ${afterTable}
 
-Before → after, p50 ms (after / before); before's middle and last pages were \`page=\` (OFFSET) reads of the same rows:
+Before → after, p50 ms (after / before); before's middle and last pages were \`page=\` (OFFSET) reads of the same rows, and its \`page=${DEEP_PAGE}\` an OFFSET read that is now a 400:
 
 | rows | page 0 | middle page | last page | \`page=${DEEP_PAGE}\` | \`status=in_progress\` | \`assigneeId=…\` | cached page 0 |
 |---:|---:|---:|---:|---:|---:|---:|---:|
@@ -599,9 +651,9 @@ Growth ${small.label} → ${large.label} (cold, after): ${growthText('page 0', g
 |---:|---:|---:|---:|---:|---:|---:|---:|
 ${patchTable}
 
-EXPLAIN (ANALYZE, BUFFERS) execution time, ms, of the statement the service runs for each shape (captured from the work-items plugin's list code; prepared and executed 6 times first, as the service's driver prepares it: "(g)" where the plan cache chose the generic plan), and the before run's page 0 / last page:
+EXPLAIN (ANALYZE, BUFFERS) execution time, ms, of the statement the service runs for each shape (captured from the work-items plugin's list code; prepared and executed 6 times first, as the service's driver prepares it: "(g)" where the plan cache chose the generic plan; a refused \`page=${DEEP_PAGE}\` runs none), and the before run's page 0 / last page:
 
-| rows | page 0 | middle, cursor | last, cursor | \`page=${DEEP_PAGE}\` | \`status\` | \`assigneeId\` | before: page 0 / last | seeding | peak RSS | load avg |
+| rows | page 0 | middle, cursor | last, cursor | \`status\` | \`assigneeId\` | before: page 0 / last | seeding | cursor walk (pages, untimed) | peak RSS | load avg |
 |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 ${sqlTable}
 
@@ -617,7 +669,7 @@ Targets (issue 27; judged on a 10k → 1M run):
 | any cursor page p50 ≤ 15 ms, p99 ≤ 40 ms | middle ${pair(large.cold.middleCursor)}, last ${pair(large.cold.lastCursor)} ms | ${status(verdict.cursor)} |
 | growth ${small.label} → ${large.label} ≤ 1.5× (p50 and p99) | ${growthText('page 0', g.page0)}; ${growthText('middle', g.middleCursor)}; ${growthText('last', g.lastCursor)} | ${status(verdict.growthMet)} |
 | filtered cold reads p50 ≤ 20 ms | \`status\` ${pair(large.cold.status)}, \`assigneeId\` ${pair(large.cold.assignee)} ms | ${status(verdict.filtered)} |
-| \`page=${DEEP_PAGE}\` reported (expected to grow) | ${pair(large.cold.deep)} ms | reported |
+| \`page=${DEEP_PAGE}\` refused (400 naming \`page\`, checked on every answer) at every size, p50 ≤ 15 ms, p99 ≤ 40 ms | ${sizes.map((s) => `${s.label} ${pair(s.refused)}`).join(', ')} ms | ${status(verdict.refused)} |
 | PATCH ≥ 0.9× before (rename, across runs) | ${verdict.patchVsBefore.map((p) => `${p.label} ${p.ratio === undefined ? '—' : times(p.ratio)}`).join(', ')} | ${status(verdict.patchVsBeforeMet)} |
 | PATCH moving the counts ≥ 0.9× one that does not (status / rename, same run) | ${sizes.map((s) => `${s.label} ${times(s.patch.statusOverTitle)}`).join(', ')} | ${status(verdict.statusOverTitleMet)} |`,
   )

@@ -442,15 +442,25 @@ function growthAfterLines(r: GrowthRecord, before: GrowthBeforeRecord | undefine
       target: 'p50 ≤ 20 ms at 1M',
       ...judged(verdict.filtered),
     },
-    {
-      benchmark: `growth: cold \`page=5000\` (OFFSET) ${at}`,
-      headline: cold.deep ? pair(cold.deep) : 'the project has fewer than 5,001 pages',
-      ceiling: '—',
-      ratio: '—',
-      target: 'reported (expected to grow)',
-      met: null,
-      notJudged: 'reported',
-    },
+    // Since offsets are bounded, `page=5000` is a 400 (`refused`); a record of a run before the bound has its OFFSET read (`deep`).
+    large.refused
+      ? {
+          benchmark: `growth: \`page=5000\` refused (400 naming \`page\`: offset past the bound) ${at}`,
+          headline: `${pair(large.refused)} (${small.label}: ${pair(small.refused)}${beforeLarge?.cold.deep ? `; before, read by OFFSET: ${round(beforeLarge.cold.deep.p50, 1)} ms p50` : ''})`,
+          ceiling: '—',
+          ratio: '—',
+          target: 'refused at every size, p50 ≤ 15 ms, p99 ≤ 40 ms',
+          ...judged(verdict.refused),
+        }
+      : {
+          benchmark: `growth: cold \`page=5000\` (OFFSET) ${at}`,
+          headline: cold.deep ? pair(cold.deep) : 'the project has fewer than 5,001 pages',
+          ceiling: '—',
+          ratio: '—',
+          target: 'reported (expected to grow)',
+          met: null,
+          notJudged: 'reported',
+        },
     {
       benchmark: 'growth: `PATCH …/work-items/{id}` (rename) on the grown project, after vs before',
       headline: sizes
