@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { queryText } from '../../src/db'
 import type { OutboxRunner } from '../../src/outbox-runner'
+import { timeLimit } from '../helpers/database'
 import { createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
 import { startTestService, type TestService } from '../helpers/service'
 
@@ -59,7 +60,7 @@ beforeAll(async () => {
   sweep = (api.service.contextOf('alerts').bound as { sweep: OutboxRunner }).sweep
   boards = []
   for (let i = 0; i < ORGANIZATIONS; i++) boards.push(await createDisplayFixture(api))
-}, 60_000)
+}, timeLimit(60_000))
 afterAll(() => api.stop())
 
 describe('the alert sweep', () => {

@@ -11,7 +11,7 @@ import { SessionsRef } from '../../plugins/auth/api'
 import { FcmOptionsRef } from '../../plugins/push/api'
 import { queryText } from '../../src/db'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
-import { createTestDatabase } from '../helpers/database'
+import { createTestDatabase, timeLimit } from '../helpers/database'
 import { redirectFcm, startFakeFcm, type FakeFcm } from '../helpers/fake-fcm'
 import { listen } from '../helpers/http'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
@@ -294,7 +294,7 @@ test('a noData rule fires from the sweep of a service started after the data wen
     await second?.stop()
     await database.close()
   }
-}, 60_000)
+}, timeLimit(60_000))
 
 test("the sweep is the core outbox runner's `alerts` queue: an overdue timer waits in /metrics where workers are off, and a worker fires it", async () => {
   const database = await createTestDatabase()
@@ -330,7 +330,7 @@ test("the sweep is the core outbox runner's `alerts` queue: an overdue timer wai
     await idle.stop()
     await database.close()
   }
-}, 60_000)
+}, timeLimit(60_000))
 
 test("a transition marks its component on the live page: a viewer on another instance gets the page's marks, the page is drawn with them, and a resolve or a deleted firing rule takes them away", async () => {
   const database = await createTestDatabase()
@@ -385,4 +385,4 @@ test("a transition marks its component on the live page: a viewer on another ins
     await a.stop()
     await database.close()
   }
-}, 60_000)
+}, timeLimit(60_000))
