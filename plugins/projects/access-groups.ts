@@ -17,7 +17,7 @@ import { sql, type SQL } from 'drizzle-orm'
 import { citusKnown } from '../../src/citus'
 import type { Database } from '../../src/db'
 import type { AccessLevel } from './api'
-import { compileStatement, runStatement, type CompiledStatement } from './statements'
+import { compileStatement, runStatement, type CompiledStatement } from '../../src/statements'
 
 /** One caller's check: its project (a UUID), organization, user and whether it is a superadministrator. */
 export interface AccessCheck {

@@ -3,7 +3,7 @@
  * membership and the levels of linked teams they belong to; a superadministrator is owner of
  * every project of the organization. The rule is written once, as SQL fragments (Drizzle `sql`
  * with named placeholders), composed into the statements that need it and compiled once
- * (statements.ts): the check is on nearly every request, so it runs as constant SQL text, one
+ * (src/statements.ts): the check is on nearly every request, so it runs as constant SQL text, one
  * query per check. Every table is matched on the caller's organization, a parameter, so on Citus
  * each statement is a router query on the organization's shard.
  */
@@ -14,7 +14,12 @@ import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
 import { assertLevel, type AccessLevel, type ProjectAccessService } from './api'
 import { AccessGroups, groupStatement, type AccessCheck, type AccessGroupOptions, type AccessRow, type LoneChecks } from './access-groups'
-import { compileStatement, ORGANIZATION, PROJECT, runStatement, textOf, USER } from './statements'
+import { compileStatement, runStatement, textOf } from '../../src/statements'
+
+/** The caller's values every access statement is given. */
+const PROJECT = sql.placeholder('project')
+const ORGANIZATION = sql.placeholder('organization')
+const USER = sql.placeholder('user')
 
 type Operand = SQL | Placeholder
 

@@ -19,7 +19,7 @@ import { visibleProjects } from './access'
 import type { AccessLevel, ProjectAccessService } from './api'
 import type { ProjectInput, ProjectPatch } from './model'
 import { projectMembers, projects } from './schema'
-import { bind, compileStatement, type CompiledStatement } from './statements'
+import { bind, compileStatement, type CompiledStatement } from '../../src/statements'
 
 type ProjectRow = typeof projects.$inferSelect
 

@@ -1,11 +1,12 @@
 /**
- * Statements composed from Drizzle `sql` fragments with named placeholders, compiled once (Drizzle
- * numbers the parameters) and run as constant SQL text with the values bound by name: hot paths
- * get bound fragments without building the query on every call.
+ * The way to write a hot statement: compose it from Drizzle `sql` fragments with named
+ * placeholders, compile it once (Drizzle numbers the parameters) and run it as constant SQL text
+ * with the values bound by name. Hot paths get bound fragments without building the query on every
+ * call, and no `$n` crosses a file: a statement's parameter numbers are its own business.
  */
-import { is, Placeholder, sql, type SQL } from 'drizzle-orm'
+import { is, Placeholder, type SQL } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
-import { queryText, type Executor } from '../../src/db'
+import { queryText, type Executor } from './db'
 
 /** A compiled statement: its text, and the placeholder each `$n` takes, in order. */
 export interface CompiledStatement {
@@ -14,11 +15,6 @@ export interface CompiledStatement {
 }
 
 const dialect = new PgDialect()
-
-/** The caller's values every access statement is given. */
-export const PROJECT = sql.placeholder('project')
-export const ORGANIZATION = sql.placeholder('organization')
-export const USER = sql.placeholder('user')
 
 /** Compiles `query`, whose parameters must all be placeholders (values are bound at each run). */
 export function compileStatement(query: SQL): CompiledStatement {
