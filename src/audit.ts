@@ -2,9 +2,11 @@
  * Audit records: who did what, written in the transaction of the change (a unit of work,
  * src/writes.ts, writes them for every change; system jobs outside one call `writeAudit`).
  */
-import { queryText, type Executor } from './db'
+import { sql } from 'drizzle-orm'
+import type { Executor } from './db'
 import { uuidv7 } from './ids'
 import { countUpsert, type CountTable } from './counts'
+import { compileStatement, param, runQuery, runStatement } from './statements'
 import type { AuditChanges } from './schema'
 import type { Via } from './services/identity'
 
@@ -38,23 +40,31 @@ function scrub(values: Record<string, unknown> | undefined): Record<string, unkn
   return clean
 }
 
+/** The record's values, by name: every audit statement is given them (and `bumpScope` with a version bump). */
+const ORGANIZATION = sql.placeholder('organization')
+const PROJECT = sql.placeholder('project')
+
 /** The count of the record's scope (src/schema.ts auditLogCounts): its project, or the organization. */
-const COUNT_STEP = `counted as (
-    insert into audit_log_counts as c (scope_id, organization_id, records) values (coalesce($9::uuid, $1::uuid), $1::uuid, 1)
+const COUNT_STEP = sql`counted as (
+    insert into audit_log_counts as c (scope_id, organization_id, records) values (coalesce(${PROJECT}::uuid, ${ORGANIZATION}::uuid), ${ORGANIZATION}::uuid, 1)
     on conflict (scope_id, organization_id) do update set records = c.records + 1
   )`
 
-/** The version bump of the lists the change moves (`change_versions`, scope $12: a project or the organization). */
-const BUMP_STEP = `bump as (
-    insert into change_versions as v (scope_id, organization_id, version) values ($12::uuid, $1::uuid, 1)
+/** The version bump of the lists the change moves (`change_versions`, scope `bumpScope`: a project or the organization). */
+const BUMP_STEP = sql`bump as (
+    insert into change_versions as v (scope_id, organization_id, version) values (${sql.placeholder('bumpScope')}::uuid, ${ORGANIZATION}::uuid, 1)
     on conflict (scope_id, organization_id) do update set version = v.version + 1
   )`
 
-const INSERT_RECORD = `insert into audit_logs (id, organization_id, actor_user_id, api_key_id, via, action, resource_type, resource_id, project_id, changes, request_id)
-  values ($11, $1, $2, $3, $4, $5, $6, $7, $9, $10::jsonb, $8)`
+const INSERT_RECORD = sql`insert into audit_logs (id, organization_id, actor_user_id, api_key_id, via, action, resource_type, resource_id, project_id, changes, request_id)
+  values (${sql.placeholder('id')}, ${ORGANIZATION}, ${sql.placeholder('user')}, ${sql.placeholder('apiKey')}, ${sql.placeholder('via')}, ${sql.placeholder('action')},
+    ${sql.placeholder('resourceType')}, ${sql.placeholder('resourceId')}, ${PROJECT}, ${sql.placeholder('changes')}::jsonb, ${sql.placeholder('requestId')})`
 
 /** The audit record with its scope's count: the statement of every record but a unit of work's first. */
-const INSERT_AUDIT = `with ${COUNT_STEP}\n  ${INSERT_RECORD}`
+const INSERT_AUDIT = compileStatement(sql`with ${COUNT_STEP}\n  ${INSERT_RECORD}`)
+
+/** The same after the version bump: a unit of work's first record, when it moves no count. */
+const BUMP_AND_INSERT_AUDIT = compileStatement(sql`with ${BUMP_STEP}, ${COUNT_STEP}\n  ${INSERT_RECORD}`)
 
 /** A unit of work's count moves (src/counts.ts), carried by its audit record's statement. */
 export interface CountMoves {
@@ -69,32 +79,29 @@ export interface CountMoves {
  */
 export async function writeAudit(executor: Executor, actor: AuditActor, entry: AuditEntry, bumpScopeId?: string, moves: readonly CountMoves[] = []): Promise<void> {
   const changes = entry.changes ? { before: scrub(entry.changes.before), after: scrub(entry.changes.after) } : null
-  const parameters = [
-    entry.organizationId ?? actor.organizationId,
-    actor.userId,
-    actor.apiKeyId,
-    actor.via,
-    entry.action,
-    entry.resourceType,
-    entry.resourceId,
-    actor.requestId,
-    entry.projectId ?? null,
-    changes === null ? null : JSON.stringify(changes),
-    uuidv7(),
-  ]
-  if (bumpScopeId === undefined && !moves.length) return void (await queryText(executor, INSERT_AUDIT, parameters))
+  const values = {
+    organization: entry.organizationId ?? actor.organizationId,
+    user: actor.userId,
+    apiKey: actor.apiKeyId,
+    via: actor.via,
+    action: entry.action,
+    resourceType: entry.resourceType,
+    resourceId: entry.resourceId,
+    requestId: actor.requestId,
+    project: entry.projectId ?? null,
+    changes: changes === null ? null : JSON.stringify(changes),
+    id: uuidv7(),
+    bumpScope: bumpScopeId ?? null,
+  }
+  const moved = moves.flatMap(({ counts, scopeId, changes }, index) => {
+    const upsert = countUpsert(counts, changes, param(scopeId), sql`${ORGANIZATION}`)
+    return upsert ? [sql`${sql.raw(`moved${index}`)} as (${upsert})`] : []
+  })
+  if (!moved.length) return void (await runStatement(executor, bumpScopeId === undefined ? INSERT_AUDIT : BUMP_AND_INSERT_AUDIT, values))
   // The version bump first, then the counts: one statement, so one round trip, and every write of
   // a scope takes its rows in this order.
-  const steps = [COUNT_STEP]
-  if (bumpScopeId !== undefined) {
-    parameters.push(bumpScopeId)
-    steps.unshift(BUMP_STEP)
-  }
-  moves.forEach(({ counts, scopeId, changes }, index) => {
-    if (!Object.values(changes).some((delta) => delta !== 0)) return
-    steps.push(`moved${index} as (${countUpsert(counts, changes, parameters, `$${parameters.push(scopeId)}`, '$1')})`)
-  })
-  await queryText(executor, `with ${steps.join(', ')}\n  ${INSERT_RECORD}`, parameters)
+  const steps = [...(bumpScopeId === undefined ? [] : [BUMP_STEP]), COUNT_STEP, ...moved]
+  await runQuery(executor, sql`with ${sql.join(steps, sql`, `)}\n  ${INSERT_RECORD}`, values)
 }
 
 /**

@@ -4,8 +4,10 @@
  * item, …) and per value of one low-cardinality column (a status, a kind), how many rows the
  * owning plugin's table has; the owner moves it in the transaction of each change, here.
  */
-import { queryText, type Executor } from './db'
-import type { ListQuery, Parameters } from './http/list-query'
+import { sql, type SQL } from 'drizzle-orm'
+import type { Executor } from './db'
+import type { ListQuery } from './http/list-query'
+import { param, runQuery } from './statements'
 
 /** A count table: `(scope, key, organization_id)` → `items`. */
 export interface CountTable {
@@ -25,33 +27,34 @@ export interface CountTable {
  * before it met the existing row.)
  */
 export async function moveCounts(tx: Executor, counts: CountTable, organizationId: string, scopeId: string, changes: Readonly<Record<string, number>>): Promise<void> {
-  const parameters: unknown[] = [scopeId, organizationId]
-  const upsert = countUpsert(counts, changes, parameters, '$1', '$2')
-  if (upsert) await queryText(tx, upsert, parameters)
+  const upsert = countUpsert(counts, changes, param(scopeId), param(organizationId))
+  if (upsert) await runQuery(tx, upsert)
 }
 
 /**
- * The upsert of `moveCounts` as statement text, its values bound into `parameters` (`scope` and
- * `organization` are placeholders already bound), or undefined when nothing moves: for a
- * statement that carries it as a data-modifying CTE (the audit record's, src/audit.ts).
+ * The upsert of `moveCounts` as a fragment, or undefined when nothing moves: for a statement that
+ * carries it as a data-modifying CTE (the audit record's, src/audit.ts). `scope` and
+ * `organization` are the scope's and the organization's ids as fragments (bound values).
  */
-export function countUpsert(counts: CountTable, changes: Readonly<Record<string, number>>, parameters: unknown[], scope: string, organization: string): string | undefined {
+export function countUpsert(counts: CountTable, changes: Readonly<Record<string, number>>, scope: SQL, organization: SQL): SQL | undefined {
   const moved = Object.entries(changes)
     .filter(([, delta]) => delta !== 0)
     .sort(([a], [b]) => (a < b ? -1 : 1))
   if (!moved.length) return undefined
-  const rows = moved.map(([key, delta]) => `(${scope}::uuid, $${parameters.push(key)}, ${organization}::uuid, $${parameters.push(delta)}::int)`)
-  return `insert into ${counts.table} (${counts.scope}, ${counts.key}, organization_id, items) values ${rows.join(', ')}
-       on conflict (${counts.scope}, ${counts.key}, organization_id) do update set items = ${counts.table}.items + excluded.items`
+  const rows = moved.map(([key, delta]) => sql`(${scope}::uuid, ${key}, ${organization}::uuid, ${delta}::int)`)
+  return sql`insert into ${sql.raw(counts.table)} (${sql.raw(`${counts.scope}, ${counts.key}`)}, organization_id, items) values ${sql.join(rows, sql`, `)}
+       on conflict (${sql.raw(`${counts.scope}, ${counts.key}`)}, organization_id) do update set items = ${sql.raw(counts.table)}.items + excluded.items`
 }
 
 /**
- * The scalar total of a list scoped by `$1` (the count's scope) and `$2` (the organization): the
- * maintained counts when the query filters by nothing but `counts.filter` (the filter on the
- * counted column), else a count of the rows `from` and `conditions` select (their index serves it).
+ * The scalar total of a list of the scope `scope` (the count's scope, e.g. a project's id) in
+ * `organization` (both bound fragments): the maintained counts when the query filters by nothing
+ * but `counts.filter` (the filter on the counted column), else a count of the rows `from` and
+ * `conditions` select (their index serves it).
  */
-export function listTotal(counts: CountTable, query: ListQuery, parameters: Parameters, from: string, conditions: readonly string[]): string {
-  if (!Object.keys(query.values).every((filter) => filter === counts.filter)) return `select count(*) from ${from} where ${conditions.join(' and ')}`
+export function listTotal(counts: CountTable, query: ListQuery, scope: { scope: SQL; organization: SQL }, from: string, conditions: readonly SQL[]): SQL {
+  if (!Object.keys(query.values).every((filter) => filter === counts.filter)) return sql`select count(*) from ${sql.raw(from)} where ${sql.join([...conditions], sql` and `)}`
   const keys = query.values[counts.filter]
-  return `select coalesce(sum(c.items), 0) from ${counts.table} c where c.${counts.scope} = $1 and c.organization_id = $2${keys ? ` and c.${counts.key} = any(${parameters.bind(keys.anyOf, 'text[]')})` : ''}`
+  const counted = sql`select coalesce(sum(c.items), 0) from ${sql.raw(counts.table)} c where c.${sql.raw(counts.scope)} = ${scope.scope} and c.organization_id = ${scope.organization}`
+  return keys ? sql`${counted} and c.${sql.raw(counts.key)} = any(${param(keys.anyOf)}::text[])` : counted
 }

@@ -3,11 +3,12 @@
  * build and map (measured: 1.1k vs 2.5k list queries/s on one connection pool); the paths every
  * client hits most run constant SQL text with parameters instead, shaped for the API.
  */
-import { sql } from 'drizzle-orm'
-import { queryText, type Executor } from './db'
-import { pageMeta, toPage, window, type PageRequest } from './http/pagination'
+import { sql, type SQL } from 'drizzle-orm'
+import type { Executor } from './db'
+import { pageMeta, type PageRequest } from './http/pagination'
 import { Page } from './http/answer'
-import { afterCondition, encodeCursor, orderBy, orderKeysSelected, type OrderTerm, type Parameters } from './http/list-query'
+import { afterCondition, columnOf, encodeCursor, orderBy, orderKeysSelected, type ListColumn, type OrderTerm } from './http/list-cursors'
+import { runQuery } from './statements'
 
 /**
  * A timestamptz selected as text (every connection runs in UTC: `2026-11-21 23:41:23.422952+00`)
@@ -27,28 +28,8 @@ export function isoFromText(text: string): string {
   return `${text.slice(0, 10)}T${text.slice(11, 19)}.${fraction}Z`
 }
 
-/**
- * A page from `select …, count(*) over () as total from … order by …` (text with $1… for
- * `parameters`; this helper appends LIMIT and OFFSET). Only a page past the end needs
- * `countText`, a second statement on the same parameters.
- */
-export async function selectPage<Row extends { total: number | string }, Item>(
-  executor: Executor,
-  rowsText: string,
-  countText: string,
-  parameters: unknown[],
-  request: PageRequest,
-  toItem: (row: Row) => Item,
-): Promise<Page<Item>> {
-  const { limit, offset } = window(request)
-  const n = parameters.length
-  const rows = await queryText<Row>(executor, `${rowsText} limit $${n + 1} offset $${n + 2}`, [...parameters, limit, offset])
-  let total = rows.length ? Number(rows[0]!.total) : 0
-  if (!rows.length && request.page > 0) total = Number((await queryText<{ total: number | string }>(executor, countText, parameters))[0]?.total ?? 0)
-  // The rows become the items in place: no copy per row (`total` was only for the page's meta).
-  for (const row of rows) delete (row as { total?: unknown }).total
-  return toPage(rows.map(toItem), request, total)
-}
+/** A timestamp as the API shows it: from a Date (a row Drizzle read) or from its text (a row read as text). */
+export const isoOf = (value: Date | string): string => (typeof value === 'string' ? isoFromText(value) : value.toISOString())
 
 /** A row read as text with `createdAt` / `updatedAt`: both rewritten, in place, as ISO timestamps. */
 export function withIsoTimestamps<T extends { createdAt: string; updatedAt: string }>(row: T): T {
@@ -66,58 +47,76 @@ export function withIsoTimestamps<T extends { createdAt: string; updatedAt: stri
  */
 export const nextUpdatedAt = (previous: Date) => sql<Date>`greatest(now(), ${new Date(previous.getTime() + 1).toISOString()}::timestamptz)`
 
-/** A list statement of `selectListPage`: its parts, the list's order and query, and its total. */
+/** A list statement of `selectListPage`: its parts as bound fragments, the list's order and query, and its total. */
 export interface ListStatement {
   /** The select list, e.g. `w.id, w.title` (the order keys and the total are added). */
-  columns: string
+  columns: ListColumn
   /** The FROM clause's contents, e.g. `work_items w`. */
-  from: string
-  /** Conditions to AND together (the list's scope first, then its filters), bound into `parameters`. */
-  conditions: string[]
-  parameters: Parameters
+  from: ListColumn
+  /** Conditions to AND together (the list's scope first, then its filters). */
+  conditions: SQL[]
   order: OrderTerm[]
-  /** A scalar statement of the list's exact total on the same parameters (a maintained count, or a count). */
-  total: string
+  /** A scalar statement of the list's exact total (a maintained count, or a count). */
+  total: SQL
   /** The list's cursor identity (`listIdentity`). */
   identity: string
   /** The order keys of the row the page continues after (`readCursor`), for a page read by cursor. */
   after?: (string | null)[]
 }
 
+/** The LIMIT and OFFSET of a page read by number: one row more than the page, to know whether a next page exists. */
+export const pageWindow = ({ page, size }: PageRequest) => ({ limit: size + 1, offset: page * size })
+
+/**
+ * The statement of a list page: the rows, their order keys (`k0`…) and the list's total, `limit`
+ * rows from `offset` (none for a page read by cursor). `limit` and `offset` are values, or
+ * placeholders for a page statement compiled once (see `selectListPage`'s `byNumber`).
+ */
+export function composeListPage(statement: Omit<ListStatement, 'identity'>, limit: unknown, offset?: unknown): SQL {
+  const { columns, from, conditions, order, total, after } = statement
+  const where = sql.join(after ? [...conditions, afterCondition(order, after)] : conditions, sql` and `)
+  return sql`select ${columnOf(columns)}, ${orderKeysSelected(order)}, (${total}) as total from ${columnOf(from)}
+      where ${where} order by ${orderBy(order)} limit ${limit}${offset === undefined ? sql`` : sql` offset ${offset}`}`
+}
+
+/** The statement `selectListPage` runs for `request`, its values bound. */
+export function listPageQuery(statement: ListStatement, request: PageRequest): SQL {
+  const { limit, offset } = pageWindow(request)
+  return composeListPage(statement, limit, statement.after === undefined ? offset : undefined)
+}
+
 /**
  * A page of a list that takes cursors: `size` rows after the cursor's row (a keyset condition:
  * the same cost at any depth), or at `page`'s offset. One statement reads the rows, the order
  * keys of the last one (`meta.nextCursor`, with one row more read to know a next page exists) and
- * the total; only a page with no rows runs the total alone.
+ * the total; only a page with no rows runs the total alone. `byNumber`, when given, reads a page
+ * by number instead, with the same statement compiled once (`composeListPage` with the
+ * placeholders `limit` and `offset`), given their values.
  */
-export async function selectListPage<Row, Item>(executor: Executor, statement: ListStatement, request: PageRequest, toItem: (row: Row) => Item): Promise<Page<Item>> {
-  const { parameters, order } = statement
-  const totalParameters = parameters.values.length
-  const conditions = [...statement.conditions]
-  if (statement.after) conditions.push(afterCondition(order, statement.after, parameters))
-  const offset = statement.after === undefined ? ` offset ${parameters.bind(request.page * request.size)}` : ''
-  const rows = await queryText<Record<string, unknown>>(
-    executor,
-    `select ${statement.columns}, ${orderKeysSelected(order)}, (${statement.total}) as total from ${statement.from}
-      where ${conditions.join(' and ')} order by ${orderBy(order)} limit ${parameters.bind(request.size + 1)}${offset}`,
-    parameters.values,
-  )
+export async function selectListPage<Row, Item>(
+  executor: Executor,
+  statement: ListStatement,
+  request: PageRequest,
+  toItem: (row: Row) => Item,
+  byNumber?: (window: { limit: number; offset: number }) => Promise<Record<string, unknown>[]>,
+): Promise<Page<Item>> {
+  const { from, conditions, order, total: totalQuery, identity, after } = statement
+  const rows = after === undefined && byNumber ? await byNumber(pageWindow(request)) : await runQuery<Record<string, unknown>>(executor, listPageQuery(statement, request))
   const more = rows.length > request.size
   if (more) rows.pop()
   const last = rows.at(-1)
-  const nextCursor = more && last ? encodeCursor(statement.identity, order.map((_, index) => last[`k${index}`] as string | null)) : null
+  const nextCursor = more && last ? encodeCursor(identity, order.map((_, index) => last[`k${index}`] as string | null)) : null
   // A first page with no rows has none to count; a later one counts alone. The conditions stay in
-  // that statement (never run: `or true`) so each parameter keeps the type its column gives it.
+  // that statement (never run: `or true`), as in the page's statement.
   const total = rows.length
     ? Number(rows[0]!.total)
-    : statement.after === undefined && request.page === 0
+    : after === undefined && request.page === 0
       ? 0
       : Number(
           (
-            await queryText<{ total: string | number }>(
+            await runQuery<{ total: string | number }>(
               executor,
-              `select (${statement.total}) as total where exists (select from ${statement.from} where ${statement.conditions.join(' and ')}) or true`,
-              parameters.values.slice(0, totalParameters),
+              sql`select (${totalQuery}) as total where exists (select from ${columnOf(from)} where ${sql.join(conditions, sql` and `)}) or true`,
             )
           )[0]?.total ?? 0,
         )
@@ -126,5 +125,5 @@ export async function selectListPage<Row, Item>(executor: Executor, statement: L
     for (let index = 0; index < order.length; index++) delete row[`k${index}`]
   }
   const meta = pageMeta(request, total)
-  return new Page(rows.map((row) => toItem(row as Row)), statement.after === undefined ? { ...meta, nextCursor } : { size: meta.size, totalItems: meta.totalItems, totalPages: meta.totalPages, nextCursor })
+  return new Page(rows.map((row) => toItem(row as Row)), after === undefined ? { ...meta, nextCursor } : { size: meta.size, totalItems: meta.totalItems, totalPages: meta.totalPages, nextCursor })
 }

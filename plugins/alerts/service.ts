@@ -4,11 +4,12 @@
  * An invisible page, component or rule is 404; a viewer's write is 403. Every change is audited in
  * its transaction; after it commits the component is evaluated (a rule that already holds fires).
  */
+import { sql } from 'drizzle-orm'
 import { queryText, type Database, type Executor } from '../../src/db'
 import { created } from '../../src/http/answer'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
-import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
@@ -34,6 +35,8 @@ const viewOf = (row: AlertView): AlertView => ({
 
 /** A component's rules ($1 organization, $2 page, $3 component), oldest first. */
 const ALERTS_OF = 'a.organization_id = $1 and a.page_id = $2 and a.component_id = $3'
+/** The same condition with the values bound. */
+const alertsOf = (organizationId: string, pageId: string, componentId: string) => sql`a.organization_id = ${organizationId} and a.page_id = ${pageId} and a.component_id = ${componentId}`
 const ALERT_LIST: ListShape = {
   name: 'component-alerts',
   filters: {},
@@ -42,8 +45,8 @@ const ALERT_LIST: ListShape = {
   tiebreaker: { column: 'a.id', cast: 'uuid' },
 }
 
-/** A rule's transitions ($1 organization, $2 rule), oldest first. */
-const HISTORY_OF = 'h.organization_id = $1 and h.alert_id = $2'
+/** A rule's transitions, oldest first. */
+const historyOf = (organizationId: string, alertId: string) => sql`h.organization_id = ${organizationId} and h.alert_id = ${alertId}`
 const HISTORY_LIST: ListShape = {
   name: 'component-alert-history',
   filters: {},
@@ -118,16 +121,15 @@ export function createAlerts({ db, writes, pages, live, maxAlertsPerComponent, m
 
   return {
     async list(actor: Actor, pageId: string, componentId: string, request: PageRequest) {
-      const parameters = new Parameters([actor.organizationId, pageId, componentId])
-      const query = parseListQuery(ALERT_LIST, {}, parameters)
+      const query = parseListQuery(ALERT_LIST, {})
       const identity = listIdentity(ALERT_LIST, `${actor.organizationId} ${componentId}`, query)
       const after = readCursor(request, identity, query.order)
       const { id } = await page(actor, pageId, false)
-      parameters.values[1] = id
       await requireComponent(db, actor, id, componentId)
+      const where = alertsOf(actor.organizationId, id, componentId)
       return selectListPage<AlertView, AlertView>(
         db,
-        { columns: COLUMNS, from: 'component_alerts a', conditions: [ALERTS_OF], parameters, order: query.order, total: `select count(*) from component_alerts a where ${ALERTS_OF}`, identity, after },
+        { columns: COLUMNS, from: 'component_alerts a', conditions: [where], order: query.order, total: sql`select count(*) from component_alerts a where ${where}`, identity, after },
         request,
         viewOf,
       )
@@ -196,16 +198,15 @@ export function createAlerts({ db, writes, pages, live, maxAlertsPerComponent, m
 
     /** The rule's transitions, oldest first. */
     async history(actor: Actor, pageId: string, componentId: string, alertId: string, request: PageRequest) {
-      const parameters = new Parameters([actor.organizationId, alertId])
-      const query = parseListQuery(HISTORY_LIST, {}, parameters)
+      const query = parseListQuery(HISTORY_LIST, {})
       const identity = listIdentity(HISTORY_LIST, `${actor.organizationId} ${alertId}`, query)
       const after = readCursor(request, identity, query.order)
       const { id } = await page(actor, pageId, false)
       const alert = await requireAlert(db, actor, id, componentId, alertId)
-      parameters.values[1] = alert.id
+      const where = historyOf(actor.organizationId, alert.id)
       return selectListPage<{ transition: 'fired' | 'resolved'; value: number | null; at: string }, { transition: 'fired' | 'resolved'; value: number | null; at: string }>(
         db,
-        { columns: 'h.transition, h.value::float8 as value, h.at::text as at', from: 'alert_transitions h', conditions: [HISTORY_OF], parameters, order: query.order, total: `select count(*) from alert_transitions h where ${HISTORY_OF}`, identity, after },
+        { columns: 'h.transition, h.value::float8 as value, h.at::text as at', from: 'alert_transitions h', conditions: [where], order: query.order, total: sql`select count(*) from alert_transitions h where ${where}`, identity, after },
         request,
         (row) => ({ ...row, at: isoFromText(row.at) }),
       )

@@ -9,7 +9,7 @@ import { customFieldRoutes } from './routes'
 import { customFields, projectCustomFields, workItemFieldValues } from './schema'
 import { createCustomFields } from './service'
 import { customFieldTools } from './tools'
-import { describeFields, fieldWriter, FIELDS_COLUMN, loadFieldFilters } from './values'
+import { describeFields, fieldWriter, fieldsColumn, loadFieldFilters } from './values'
 
 export default definePlugin({
   name: 'custom-fields',
@@ -34,7 +34,7 @@ export default definePlugin({
       property: 'fields',
       schema: FieldValues,
       input: FieldValues,
-      column: FIELDS_COLUMN,
+      column: fieldsColumn,
       write: fieldWriter(services.get(UserDirectoryRef)),
       describe: describeFields,
       dynamic: {

@@ -3,12 +3,13 @@
  * project by its owners. Deleting a definition removes its values; disabling it for a project
  * removes its values there. Values are written through the work-items extension (values.ts).
  */
+import { sql } from 'drizzle-orm'
 import { queryText, type Database, type Executor } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import { badRequest, conflict, forbidden, notFound, requireReference } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
-import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
@@ -25,7 +26,7 @@ export const fromText = (row: FieldTextRow): CustomFieldResource => ({ ...row, c
 
 const SELECTS: readonly FieldType[] = ['single_select', 'multi_select']
 
-/** The organization's definitions ($1) by key. */
+/** The organization's definitions by key. */
 const FIELD_LIST: ListShape = {
   name: 'custom-fields',
   filters: {},
@@ -34,7 +35,7 @@ const FIELD_LIST: ListShape = {
   tiebreaker: { column: 'd.id', cast: 'uuid' },
 }
 
-/** A project's enabled definitions ($1 project, $2 organization) by key. */
+/** A project's enabled definitions by key. */
 const PROJECT_FIELD_LIST: ListShape = { ...FIELD_LIST, name: 'project-custom-fields' }
 const PROJECT_FIELDS_FROM = 'project_custom_fields p join custom_fields d on d.id = p.field_id and d.organization_id = p.organization_id'
 
@@ -170,8 +171,8 @@ export function createCustomFields({ db, lists, writes, access }: CustomFieldDep
 
     /** The fields enabled for a project (viewer), by key. */
     async projectFields(actor: Actor, projectId: string, request: PageRequest) {
-      const parameters = new Parameters([projectId, actor.organizationId])
-      const query = parseListQuery(PROJECT_FIELD_LIST, {}, parameters)
+      const query = parseListQuery(PROJECT_FIELD_LIST, {})
+      const ofProject = sql`p.project_id = ${projectId} and p.organization_id = ${actor.organizationId}`
       const identity = listIdentity(PROJECT_FIELD_LIST, `${actor.organizationId} ${projectId}`, query)
       const after = readCursor(request, identity, query.order)
       const { version } = await access.listAccess(actor, projectId)
@@ -181,10 +182,9 @@ export function createCustomFields({ db, lists, writes, access }: CustomFieldDep
           {
             columns: COLUMNS,
             from: PROJECT_FIELDS_FROM,
-            conditions: ['p.project_id = $1', 'p.organization_id = $2'],
-            parameters,
+            conditions: [ofProject],
             order: query.order,
-            total: `select count(*) from project_custom_fields p where p.project_id = $1 and p.organization_id = $2`,
+            total: sql`select count(*) from project_custom_fields p where ${ofProject}`,
             identity,
             after,
           },

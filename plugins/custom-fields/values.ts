@@ -3,16 +3,17 @@
  * validated against the definitions enabled for the item's project, and the `field.<key>` filters
  * and sorts of work-item lists.
  */
+import { sql, type SQL } from 'drizzle-orm'
 import { t, type TSchema } from 'elysia'
 import { queryText, type Executor, type Transaction } from '../../src/db'
 import { ApiError, type ErrorItem } from '../../src/http/errors'
-import type { Filter, SortKey } from '../../src/http/list-query'
+import type { Filter, ListScope, SortKey } from '../../src/http/list-query'
 import { isCalendarDate } from '../../src/http/models'
 import { isUuid } from '../../src/ids'
 import { ValidationFailure } from '../../src/validate'
 import type { Actor } from '../../src/services/identity'
 import type { UserDirectory } from '../auth/api'
-import { ORGANIZATION, PROJECT, type ExtendedItem, type ExtensionChange } from '../work-items/api'
+import type { ExtendedItem, ExtensionChange } from '../work-items/api'
 import { TEXT_MAX, URL_MAX } from './model'
 import type { FieldOption, FieldType } from './schema'
 
@@ -25,9 +26,9 @@ interface Definition {
   required: boolean
 }
 
-/** A work item's values as `{key: value}`: the `fields` column of every work item read (`w`). */
-export const FIELDS_COLUMN = `coalesce((select json_object_agg(v.field_key, v.value order by v.field_key) from work_item_field_values v
-    where v.work_item_id = w.id and v.organization_id = ${ORGANIZATION}), '{}'::json)`
+/** A work item's values as `{key: value}`: the `fields` column of every work item read (`w`) in `organization`. */
+export const fieldsColumn = (organization: SQL) => sql`coalesce((select json_object_agg(v.field_key, v.value order by v.field_key) from work_item_field_values v
+    where v.work_item_id = w.id and v.organization_id = ${organization}), '{}'::json)`
 
 const invalid = (key: string, message: string) => new ApiError(400, 'BAD_REQUEST', message, `fields.${key}`)
 
@@ -211,8 +212,8 @@ export async function describeFields(executor: Executor, organizationId: string)
  */
 export const TEXT_SORT_PREFIX = 50
 
-/** The value row of one field of the list's work item `w` (`fieldId` is a definition's id, a UUID read from the table). */
-const valueOf = (fieldId: string) => `v.work_item_id = w.id and v.organization_id = ${ORGANIZATION} and v.field_id = '${fieldId}'`
+/** The value row of one field of the list's work item `w` in the organization (`fieldId` is a definition's id, a UUID read from the table). */
+const valueOf = (organizationId: string, fieldId: string) => sql`v.work_item_id = w.id and v.organization_id = ${organizationId} and v.field_id = ${sql.raw(`'${fieldId}'`)}`
 
 /** The `field.<key>` filters and sorts of the organization's definitions. */
 export async function loadFieldFilters(executor: Executor, organizationId: string): Promise<{ filters: Record<string, Filter>; sorts: Record<string, SortKey> }> {
@@ -223,9 +224,9 @@ export async function loadFieldFilters(executor: Executor, organizationId: strin
     if (!isUuid(definition.id)) continue
     // An uncorrelated `in` over the (project, field, value) index: the matching items are read once,
     // rather than probing every item of the project in the list's order.
-    const within = (condition: string) =>
-      `w.id in (select v.work_item_id from work_item_field_values v where v.organization_id = ${ORGANIZATION} and v.project_id = ${PROJECT} and v.field_id = '${definition.id}' and ${condition})`
-    const sorted = (column: string, cast: SortKey['cast']) => ({ column: `(select ${column} from work_item_field_values v where ${valueOf(definition.id)})`, cast, nullable: true })
+    const within = (condition: SQL, { organization, project }: ListScope) =>
+      sql`w.id in (select v.work_item_id from work_item_field_values v where v.organization_id = ${organization} and v.project_id = ${project} and v.field_id = ${sql.raw(`'${definition.id}'`)} and ${condition})`
+    const sorted = (column: string, cast: SortKey['cast']) => ({ column: sql`(select ${sql.raw(column)} from work_item_field_values v where ${valueOf(organizationId, definition.id)})`, cast, nullable: true })
     const description = `Custom field ${definition.name} (${definition.type}).`
     const name = `field.${definition.key}`
     switch (definition.type) {

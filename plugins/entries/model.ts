@@ -1,10 +1,11 @@
 /** Request and response models of entries. */
+import { sql } from 'drizzle-orm'
 import { t } from 'elysia'
 import { filterParameters, type ListShape } from '../../src/http/list-query'
 import { Timestamp, UuidString } from '../../src/http/models'
 import { cursorParameter, pageQuery } from '../../src/http/pagination'
 import { ENTRY_KINDS } from './schema'
-import { withIsoTimestamps } from '../../src/sql'
+import { isoOf } from '../../src/sql'
 
 export const BODY_MAX = 50_000
 
@@ -66,10 +67,23 @@ export type EntryPatch = typeof EntryPatch.static
 
 export type EntryResource = typeof Entry.static
 
-/** An entry's columns as the API shows them, for SQL-text reads (table alias `e`). */
-export const ENTRY_COLUMNS = `e.id, e.work_item_id as "workItemId", e.kind, e.body, e.author_id as "authorId", e.position,
-  e.created_at as "createdAt", e.updated_at as "updatedAt"`
+/** An entry's columns as the API shows them, timestamps as text (table alias `e`). */
+export const ENTRY_COLUMNS = sql.raw(`e.id, e.work_item_id as "workItemId", e.kind, e.body, e.author_id as "authorId", e.position,
+  e.created_at as "createdAt", e.updated_at as "updatedAt"`)
 
 export type EntryTextRow = Omit<EntryResource, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }
 
-export const fromEntryText = (row: EntryTextRow): EntryResource => withIsoTimestamps(row)
+/**
+ * An entry as the API shows it, from its row as Drizzle reads it or as ENTRY_COLUMNS read it
+ * (timestamps as text): the one mapping of an entry.
+ */
+export const toEntry = (row: Omit<EntryResource, 'createdAt' | 'updatedAt'> & { createdAt: Date | string; updatedAt: Date | string }): EntryResource => ({
+  id: row.id,
+  workItemId: row.workItemId,
+  kind: row.kind,
+  body: row.body,
+  authorId: row.authorId,
+  position: row.position,
+  createdAt: isoOf(row.createdAt),
+  updatedAt: isoOf(row.updatedAt),
+})

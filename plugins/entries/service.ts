@@ -2,7 +2,7 @@
  * Entries of a work item, access-checked through the work item's project: viewers read, editors
  * write, and only the author or a project owner may edit or delete an entry.
  */
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
@@ -15,23 +15,13 @@ import { assertLevel, levelRank, type AccessLevel, type ProjectAccess, type Proj
 import type { EntriesFace } from './api'
 import type { Actor } from '../../src/services/identity'
 import { listTotal, type CountTable } from '../../src/counts'
-import { listIdentity, Parameters, parseListQuery, readCursor } from '../../src/http/list-query'
+import { listIdentity, parseListQuery, readCursor } from '../../src/http/list-query'
 import { selectListPage, nextUpdatedAt } from '../../src/sql'
 import type { Writes } from '../../src/writes'
 import type { WorkItemsFace } from '../work-items/api'
-import { ENTRY_COLUMNS, ENTRY_LIST, fromEntryText, type EntryInput, type EntryPatch, type EntryResource, type EntryTextRow } from './model'
+import { param } from '../../src/statements'
+import { ENTRY_COLUMNS, ENTRY_LIST, toEntry, type EntryInput, type EntryPatch, type EntryResource, type EntryTextRow } from './model'
 import { entries, type EntryRow } from './schema'
-
-const serializeEntry = (row: EntryRow): EntryResource => ({
-  id: row.id,
-  workItemId: row.workItemId,
-  kind: row.kind,
-  body: row.body,
-  authorId: row.authorId,
-  position: row.position,
-  createdAt: row.createdAt.toISOString(),
-  updatedAt: row.updatedAt.toISOString(),
-})
 
 /**
  * The caller's access to the project of a work item of their organization: 404 when the work
@@ -99,28 +89,28 @@ export function createEntries(deps: EntryDeps) {
      * most `kind`, else a count over the filters' index.
      */
     async list(actor: Actor, workItemId: string, input: Record<string, unknown>, request: PageRequest) {
-      const parameters = new Parameters([workItemId, actor.organizationId])
-      const query = parseListQuery(ENTRY_LIST, input, parameters)
+      const query = parseListQuery(ENTRY_LIST, input)
       const identity = listIdentity(ENTRY_LIST, `${actor.organizationId} ${workItemId}`, query)
       const after = readCursor(request, identity, query.order)
       const projectId = await deps.workItems.projectOf(db, actor.organizationId, workItemId)
       if (!projectId) throw notFound('No such work item.')
       const { version } = await deps.access.listAccess(actor, projectId)
       return deps.lists.page(`entries ${workItemId} ${query.canonical} ${request.cursor ?? request.page} ${request.size}`, version, () => {
-        const conditions = ['e.work_item_id = $1', 'e.organization_id = $2', ...query.conditions]
-        const total = listTotal(ENTRY_COUNTS, query, parameters, 'entries e', conditions)
+        const scope = { scope: param(workItemId), organization: param(actor.organizationId) }
+        const conditions = [sql`e.work_item_id = ${scope.scope}`, sql`e.organization_id = ${scope.organization}`, ...query.conditions]
+        const total = listTotal(ENTRY_COUNTS, query, scope, 'entries e', conditions)
         return selectListPage<EntryTextRow, EntryResource>(
           db,
-          { columns: ENTRY_COLUMNS, from: 'entries e', conditions, parameters, order: query.order, total, identity, after },
+          { columns: ENTRY_COLUMNS, from: 'entries e', conditions, order: query.order, total, identity, after },
           request,
-          fromEntryText,
+          toEntry,
         )
       })
     },
 
     async get(actor: Actor, workItemId: string, entryId: string) {
       await accessThroughWorkItem(db, deps, actor, workItemId, 'viewer')
-      return serializeEntry(await findEntry(db, actor.organizationId, workItemId, entryId))
+      return toEntry(await findEntry(db, actor.organizationId, workItemId, entryId))
     },
 
     /** Adds an entry at the end of the work item's entries (editor); the caller is its author. */
@@ -138,7 +128,7 @@ export function createEntries(deps: EntryDeps) {
           .returning()
         count(ENTRY_COUNTS, workItemId, { [row!.kind]: 1 })
         await audit({ action: 'entry.created', resourceType: 'entry', resourceId: row!.id, projectId, changes: { after: { workItemId, kind: row!.kind, body: row!.body } } })
-        const entry = serializeEntry(row!)
+        const entry = toEntry(row!)
         await emit({ type: 'entry.created', projectId, data: entry })
         return created(entry)
       }, request)
@@ -151,7 +141,7 @@ export function createEntries(deps: EntryDeps) {
         requireAuthorOrOwner(granted, actor, current)
         checkIfMatch(ifMatch, current.updatedAt)
         const changes = changedFields(current, patch)
-        if (!changes) return serializeEntry(current)
+        if (!changes) return toEntry(current)
         const [row] = await tx
           .update(entries)
           .set({ ...patch, updatedAt: nextUpdatedAt(current.updatedAt) })
@@ -159,7 +149,7 @@ export function createEntries(deps: EntryDeps) {
           .returning()
         if (row!.kind !== current.kind) count(ENTRY_COUNTS, workItemId, { [current.kind]: -1, [row!.kind]: 1 })
         await audit({ action: 'entry.updated', resourceType: 'entry', resourceId: current.id, projectId: granted.projectId, changes })
-        const updated = serializeEntry(row!)
+        const updated = toEntry(row!)
         await emit({ type: 'entry.updated', projectId: granted.projectId, data: updated, previous: changes.before })
         return updated
       })
@@ -180,7 +170,7 @@ export function createEntries(deps: EntryDeps) {
           projectId: granted.projectId,
           changes: { before: { workItemId, kind: current.kind, body: current.body } },
         })
-        await emit({ type: 'entry.deleted', projectId: granted.projectId, data: serializeEntry(current) })
+        await emit({ type: 'entry.deleted', projectId: granted.projectId, data: toEntry(current) })
         return { id: current.id }
       })
     },

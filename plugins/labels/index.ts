@@ -7,7 +7,7 @@ import { WorkItemsRef } from '../work-items/api'
 import { LabelRef } from './model'
 import { labelRoutes } from './routes'
 import { labels, workItemLabels } from './schema'
-import { createLabels, LABELS_COLUMN, LABELS_PER_ITEM, labelFilterWithin, writeItemLabels } from './service'
+import { createLabels, labelsColumn, LABELS_PER_ITEM, labelFilterWithin, writeItemLabels } from './service'
 import { labelTools } from './tools'
 
 export default definePlugin({
@@ -27,7 +27,7 @@ export default definePlugin({
       property: 'labels',
       schema: t.Array(LabelRef, { description: 'Its labels, by name.' }),
       input: t.Array(UuidString(), { maxItems: LABELS_PER_ITEM, description: `Label ids (at most ${LABELS_PER_ITEM}): the whole set, which replaces the current one.` }),
-      column: LABELS_COLUMN,
+      column: labelsColumn,
       write: writeItemLabels,
       filters: {
         label: { type: 'text', column: 'l.name', within: labelFilterWithin, description: 'Only items carrying any of these labels (exact names).' },

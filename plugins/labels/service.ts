@@ -2,20 +2,21 @@
  * Labels: organization-wide, read by every member, written by administrators (404 before 403);
  * attached to work items through the work-items plugin's extension (`labels` on every work item).
  */
+import { sql, type SQL } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import { conflict, forbidden, notFound, requireReferences } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
-import type { ListShape } from '../../src/http/list-query'
+import type { ListScope, ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
 import { organizationListPage } from '../../src/organization-lists'
 import { isoFromText } from '../../src/sql'
 import type { Writes } from '../../src/writes'
-import { ORGANIZATION, PROJECT, type ExtensionChange, type ExtendedItem } from '../work-items/api'
+import type { ExtensionChange, ExtendedItem } from '../work-items/api'
 import type { LabelInput, LabelPatch, LabelResource } from './model'
 
 /** At most this many labels on one work item. */
@@ -34,19 +35,19 @@ const LABEL_LIST: ListShape = {
   tiebreaker: { column: 'l.id', cast: 'uuid' },
 }
 
-/** A work item's labels as JSON `[{id, name, color}]` by name: the `labels` column of every work item read (`w`). */
-export const LABELS_COLUMN = `coalesce((select json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) order by l.name, l.id)
-    from work_item_labels wl join labels l on l.id = wl.label_id and l.organization_id = ${ORGANIZATION}
-    where wl.work_item_id = w.id and wl.organization_id = ${ORGANIZATION}), '[]'::json)`
+/** A work item's labels as JSON `[{id, name, color}]` by name: the `labels` column of every work item read (`w`) in `organization`. */
+export const labelsColumn = (organization: SQL) => sql`coalesce((select json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) order by l.name, l.id)
+    from work_item_labels wl join labels l on l.id = wl.label_id and l.organization_id = ${organization}
+    where wl.work_item_id = w.id and wl.organization_id = ${organization}), '[]'::json)`
 
 /**
  * The `label` filter of work-item lists: items carrying any of the named labels (exact names). An
  * uncorrelated `in`: the planner reads the matching items from `work_item_labels_label_idx` once,
  * rather than probing every item of the project in the list's order.
  */
-export const labelFilterWithin = (condition: string) =>
-  `w.id in (select wl.work_item_id from work_item_labels wl join labels l on l.id = wl.label_id and l.organization_id = ${ORGANIZATION}
-    where wl.organization_id = ${ORGANIZATION} and wl.project_id = ${PROJECT} and ${condition})`
+export const labelFilterWithin = (condition: SQL, { organization, project }: ListScope) =>
+  sql`w.id in (select wl.work_item_id from work_item_labels wl join labels l on l.id = wl.label_id and l.organization_id = ${organization}
+    where wl.organization_id = ${organization} and wl.project_id = ${project} and ${condition})`
 
 function requireAdministrator(actor: Actor) {
   if (!isAdministrator(actor)) throw forbidden('Only an administrator or superadministrator may change labels.')

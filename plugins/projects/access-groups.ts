@@ -10,12 +10,14 @@
  *
  * On Citus a group holds one organization's checks and its statement names that organization (it
  * runs on its shard alone); on plain PostgreSQL and PGlite a group may hold several
- * organizations' checks. A group statement that fails answers no caller with its error: its
- * checks run again one by one.
+ * organizations' checks. The line is the core's statement batcher (src/batcher.ts): a group
+ * statement the server refuses (its transaction rolled back) answers no caller with its error, its
+ * checks run again one by one; a lost connection rejects the group's checks with its error.
  */
 import { sql, type SQL } from 'drizzle-orm'
 import { citusKnown } from '../../src/citus'
 import type { Database } from '../../src/db'
+import { StatementBatcher } from '../../src/batcher'
 import type { AccessLevel } from './api'
 import { compileStatement, runStatement, type CompiledStatement } from '../../src/statements'
 
@@ -68,103 +70,41 @@ export function groupStatement(scope: 'organization' | 'checks', levelOf: (proje
   join projects p on p.id = i.project_id and p.organization_id = ${organization}`)
 }
 
-interface Waiting {
-  check: AccessCheck
-  resolve(row: AccessRow | undefined): void
-  reject(error: unknown): void
+/** A check in the line: the caller's, and whether its statement reads the list versions. */
+export interface LineCheck extends AccessCheck {
+  versions: boolean
 }
 
 /** The per-instance line of access checks run on the pool (a check inside a transaction runs there, alone). */
-export class AccessGroups {
-  private readonly waiting: Waiting[] = []
-  private running = 0
-  /** Statements run and checks they carried, for the tests and the benchmarks. */
-  readonly stats = { statements: 0, checks: 0, grouped: 0, retried: 0 }
-  /** Whether a group may hold several organizations' checks: not on Citus, nor until the database is known. */
-  private spanning = false
+export type AccessGroups = StatementBatcher<LineCheck, AccessRow | undefined>
 
-  constructor(
-    private readonly db: Database,
-    private readonly options: AccessGroupOptions,
-    private readonly lone: LoneChecks,
-    private readonly statements: { organization: CompiledStatement; checks: CompiledStatement },
-  ) {
-    const known = citusKnown(db)
-    if (typeof known === 'boolean') this.spanning = !known
-    else void known.then((citus) => (this.spanning = !citus))
-  }
-
-  /** The caller's row (undefined: no such project in its organization), as its own statement would read it. */
-  run(check: AccessCheck, versions: boolean): Promise<AccessRow | undefined> {
-    if (!this.options.enabled || (this.running < this.options.concurrency && !this.waiting.length)) return this.counted(this.alone(check, versions))
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ check, resolve, reject })
-      this.next()
-    })
-  }
-
-  /** Runs `work` as one of the statements in flight; when it settles, starts the groups waiting. */
-  private counted<T>(work: Promise<T>): Promise<T> {
-    this.running++
-    const settle = () => {
-      this.running--
-      this.next()
-    }
-    work.then(settle, settle)
-    return work
-  }
-
-  private alone(check: AccessCheck, versions: boolean): Promise<AccessRow | undefined> {
-    this.stats.statements++
-    this.stats.checks++
-    return this.lone.run(check, versions)
-  }
-
-  /** Starts groups while there is room: the checks in line in arrival order, of the first one's organization unless a group may span them. */
-  private next(): void {
-    while (this.running < this.options.concurrency && this.waiting.length) {
-      const organizationId = this.waiting[0]!.check.organizationId
-      const group: Waiting[] = []
-      const rest: Waiting[] = []
-      for (const waiting of this.waiting)
-        (group.length < this.options.maxChecks && (this.spanning || waiting.check.organizationId === organizationId) ? group : rest).push(waiting)
-      this.waiting.splice(0, this.waiting.length, ...rest)
-      void this.counted(this.dispatch(group))
-    }
-  }
-
-  private async dispatch(group: Waiting[]): Promise<void> {
-    if (group.length === 1) {
-      const [only] = group as [Waiting]
-      // Versions always: a caller waiting in line may be a list's, and reading them costs two index probes.
-      return this.alone(only.check, true).then(only.resolve, only.reject)
-    }
-    try {
-      const rows = await this.together(group.map((waiting) => waiting.check))
-      group.forEach((waiting, i) => waiting.resolve(rows[i]))
-    } catch {
-      this.stats.retried += group.length
-      await Promise.all(group.map((waiting) => this.alone(waiting.check, true).then(waiting.resolve, waiting.reject)))
-    }
-  }
-
-  /** One statement for the checks: the organization's when they are of one, else the spanning one. */
-  private async together(checks: AccessCheck[]): Promise<Array<AccessRow | undefined>> {
-    this.stats.statements++
-    this.stats.checks += checks.length
-    this.stats.grouped += checks.length
-    const organizations = checks.map((check) => check.organizationId)
-    const one = organizations.every((organizationId) => organizationId === organizations[0])
-    const rows = await runStatement<AccessRow & { ord: number }>(this.db, one ? this.statements.organization : this.statements.checks, {
-      projectIds: checks.map((check) => check.projectId),
-      userIds: checks.map((check) => check.userId),
-      // As text: postgres.js would type a boolean array's parameter as one boolean.
-      roles: checks.map((check) => (check.superadministrator ? 'superadministrator' : 'member')),
-      organization: organizations[0],
-      organizationIds: organizations,
-    })
-    const answers: Array<AccessRow | undefined> = checks.map(() => undefined)
-    for (const { ord, ...row } of rows) answers[ord - 1] = row
-    return answers
-  }
+/**
+ * The line: each check's own statement (`lone`) and, for checks that wait, the grouped statement
+ * of their organization when they are of one, else the spanning one.
+ */
+export function accessGroups(
+  db: Database,
+  options: AccessGroupOptions,
+  lone: LoneChecks,
+  statements: { organization: CompiledStatement; checks: CompiledStatement },
+): AccessGroups {
+  return new StatementBatcher<LineCheck, AccessRow | undefined>(
+    { enabled: options.enabled, maxItems: options.maxChecks, concurrency: options.concurrency, citus: citusKnown(db) },
+    {
+      one: (check) => lone.run(check, check.versions),
+      async group(checks, organizationId, organizationIds) {
+        const rows = await runStatement<AccessRow & { ord: number }>(db, organizationId ? statements.organization : statements.checks, {
+          projectIds: checks.map((check) => check.projectId),
+          userIds: checks.map((check) => check.userId),
+          // As text: postgres.js would type a boolean array's parameter as one boolean.
+          roles: checks.map((check) => (check.superadministrator ? 'superadministrator' : 'member')),
+          organization: organizationId,
+          organizationIds,
+        })
+        const answers: Array<AccessRow | undefined> = checks.map(() => undefined)
+        for (const { ord, ...row } of rows) answers[ord - 1] = row
+        return answers
+      },
+    },
+  )
 }

@@ -2,10 +2,15 @@
  * Project access: the one service every project-scoped plugin asks. It is provided by the
  * `projects` plugin; no other plugin computes access itself.
  */
+import type { SQL } from 'drizzle-orm'
 import type { Executor } from '../../src/db'
 import { forbidden } from '../../src/http/errors'
 import type { Actor } from '../../src/services/identity'
 import { serviceRef } from '../../src/services/registry'
+
+/** The member's access check and the members page, compiled, as the service runs them (statements run elsewhere: pgbench). */
+export { accessCheckStatement } from './access-rule'
+export { membersPageStatement } from './grant-kinds'
 
 export type AccessLevel = 'viewer' | 'editor' | 'owner'
 export const ACCESS_LEVELS: readonly AccessLevel[] = ['viewer', 'editor', 'owner']
@@ -44,11 +49,11 @@ export interface ProjectAccessService {
    */
   listAccess(actor: Actor, projectId: string, required?: AccessLevel): Promise<ProjectAccess & { version: string }>
   /**
-   * The ids of the projects the actor can see, as a SQL subquery (`select p.id from projects p
-   * where …`) with its parameters numbered from `$first`: the same rule as the check, for list
-   * statements of other plugins (`… where x.project_id in (<sql>)`).
+   * The ids of the projects the actor can see, as a subquery (`select p.id from projects p where
+   * …`, the actor's organization and user bound): the same rule as the check, for list statements
+   * of other plugins (`… where x.project_id in (<subquery>)`).
    */
-  visibleProjectIds(actor: Actor, first: number): { sql: string; parameters: string[] }
+  visibleProjects(actor: Actor): SQL
   /**
    * Of `projectIds`, those the organization's user can see now by the same rule (none for a
    * deactivated user): for work done later on someone's behalf, such as webhook deliveries. One

@@ -2,7 +2,7 @@
  * Who may open a project: direct members and linked teams, each with a level. Reads need viewer
  * access, changes need owner access, and a project always keeps an owner grant (a direct owner
  * or a team linked as owner): removing or demoting the last one is 409. Members and team links
- * are one kind of thing, a grant to a principal, written once and described twice (GRANTS).
+ * are one kind of thing, a grant to a principal, written once and described twice (grant-kinds.ts).
  */
 import { sql } from 'drizzle-orm'
 import { queryRows, queryText, type Database, type Executor, type Transaction } from '../../src/db'
@@ -10,99 +10,19 @@ import { created } from '../../src/http/answer'
 import { conflict, notFound, requireReference } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
-import { listIdentity, orderBy, orderKeysSelected, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import { listIdentity, parseListQuery, readCursor } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
 import { isoFromText, selectListPage } from '../../src/sql'
+import { runStatement } from '../../src/statements'
 import type { Write, Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import type { TeamDirectory } from '../teams/api'
 import type { AccessLevel, ProjectAccessService } from './api'
+import { GRANT_PAGES, grantColumns, grantOf, grantsFrom, grantsOf, grantTotal, MEMBER, TEAM, type GrantKind } from './grant-kinds'
 import { projectMembers, projectTeams } from './schema'
 import { lockProject } from './service'
-
-/** What differs between a member and a team link. */
-interface GrantKind {
-  /** The grant table and its principal column. */
-  table: 'project_members' | 'project_teams'
-  column: 'user_id' | 'team_id'
-  /** The body field and resource name (`userId`, `project_member`), the audit verbs' stem. */
-  field: 'userId' | 'teamId'
-  resourceType: 'project_member' | 'project_team'
-  actions: { added: string; updated: string; removed: string }
-  /** The webhook event type's stem (`project_member` → `project_member.created`…), for the kinds that have events. */
-  events?: string
-  notFound: string
-  duplicate: string
-  /** The principal's columns of a grant row `g` (a join on another plugin's read model). */
-  principal: { columns: string; join: string; shape(row: Record<string, unknown>): Record<string, unknown> }
-  /** The list of a project's grants of this kind, in creation order (its cursors continue it). */
-  list: ListShape
-}
-
-/** A project's grants (`g`) in creation order, the principal's id last: the list of a kind. */
-const grantList = (name: string, column: GrantKind['column']): ListShape => ({
-  name,
-  filters: {},
-  sorts: { createdAt: { column: 'g.created_at', cast: 'timestamptz' } },
-  defaultOrder: ['createdAt'],
-  tiebreaker: { column: `g.${column}`, cast: 'uuid' },
-})
-
-const MEMBER: GrantKind = {
-  table: 'project_members',
-  column: 'user_id',
-  field: 'userId',
-  resourceType: 'project_member',
-  actions: { added: 'project.member_added', updated: 'project.member_updated', removed: 'project.member_removed' },
-  events: 'project_member',
-  notFound: 'No such project member.',
-  duplicate: 'The user is already a member of this project.',
-  principal: {
-    columns: 'u.username, u.display_name as "displayName", u.avatar_url as "avatarUrl"',
-    join: 'join user_directory u on u.id = g.user_id and u.organization_id = g.organization_id',
-    shape: (row) => ({ user: { id: row.principalId, username: row.username, displayName: row.displayName, avatarUrl: row.avatarUrl } }),
-  },
-  list: grantList('project-members', 'user_id'),
-}
-
-const TEAM: GrantKind = {
-  table: 'project_teams',
-  column: 'team_id',
-  field: 'teamId',
-  resourceType: 'project_team',
-  actions: { added: 'project.team_linked', updated: 'project.team_updated', removed: 'project.team_unlinked' },
-  notFound: 'No such team link.',
-  duplicate: 'The team is already linked to this project.',
-  principal: {
-    columns: 't.name as "teamName"',
-    join: 'join team_directory t on t.id = g.team_id and t.organization_id = g.organization_id',
-    shape: (row) => ({ team: { id: row.principalId, name: row.teamName } }),
-  },
-  list: grantList('project-teams', 'team_id'),
-}
-
-/** A grant's columns with its principal's, and where they are read from (alias `g`). */
-const grantColumns = (kind: GrantKind) => `g.${kind.column} as "principalId", g.access_level as "accessLevel", g.created_at as "createdAt", ${kind.principal.columns}`
-const grantsFrom = (kind: GrantKind) => `${kind.table} g ${kind.principal.join}`
-/** The grants of project $1 of organization $2. */
-const GRANTS_OF = ['g.project_id = $1', 'g.organization_id = $2']
-
-/** $1 project, $2 organization, $3 principal: the one grant with its principal. */
-const grantOf = (kind: GrantKind) => `select ${grantColumns(kind)} from ${grantsFrom(kind)} where ${[...GRANTS_OF, `g.${kind.column} = $3`].join(' and ')}`
-
-const grantTotal = (kind: GrantKind) => `select count(*) from ${grantsFrom(kind)} where ${GRANTS_OF.join(' and ')}`
-
-/**
- * The members page as `list` reads it by `page` ($1 project, $2 organization): exported for the
- * benchmarks, which run it under pgbench (the page's LIMIT and OFFSET are appended).
- */
-export const MEMBERS_PAGE = (() => {
-  const { order } = parseListQuery(MEMBER.list, {}, new Parameters())
-  return `select ${grantColumns(MEMBER)}, ${orderKeysSelected(order)}, (${grantTotal(MEMBER)}) as total from ${grantsFrom(MEMBER)}
-  where ${GRANTS_OF.join(' and ')} order by ${orderBy(order)}`
-})()
 
 interface GrantRow {
   principalId: string
@@ -160,19 +80,24 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
     teamId: async (tx, actor, id) => void requireReference(await teams.find(tx, actor.organizationId, id), 'teamId', 'No team with this id in your organization.'),
   }
 
-  /** A project's grants of a kind in creation order, by page or cursor (a cursor is checked before the access check, as work items do). */
+  /**
+   * A project's grants of a kind in creation order, by page or cursor (a cursor is checked before
+   * the access check, as work items do). A page by number runs the kind's statement compiled once
+   * (grant-kinds.ts GRANT_PAGES).
+   */
   const list = async (kind: GrantKind, actor: Actor, projectId: string, request: PageRequest) => {
-    const parameters = new Parameters([projectId, actor.organizationId])
-    const query = parseListQuery(kind.list, {}, parameters)
+    const query = parseListQuery(kind.list, {})
     const identity = listIdentity(kind.list, `${actor.organizationId} ${projectId}`, query)
     const after = readCursor(request, identity, query.order)
     const { version } = await access.listAccess(actor, projectId)
+    const scope = grantsOf(projectId, actor.organizationId)
     return lists.page(`${kind.table} ${projectId} ${request.cursor ?? request.page} ${request.size}`, version, () =>
       selectListPage<GrantRow, ReturnType<typeof serialize>>(
         db,
-        { columns: grantColumns(kind), from: grantsFrom(kind), conditions: GRANTS_OF, parameters, order: query.order, total: grantTotal(kind), identity, after },
+        { columns: grantColumns(kind), from: grantsFrom(kind), conditions: [scope], order: query.order, total: grantTotal(kind, scope), identity, after },
         request,
         (row) => serialize(kind, row),
+        (window) => runStatement(db, GRANT_PAGES[kind.table], { project: projectId, organization: actor.organizationId, ...window }),
       ),
     )
   }

@@ -3,38 +3,40 @@
  * and the organization-wide team → projects directory. Bound once (`createProjects`); every
  * function returns the resource in its API shape.
  */
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
 import type { Database, Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import { notFound } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
-import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import type { Actor } from '../../src/services/identity'
-import { nextUpdatedAt, selectListPage, withIsoTimestamps } from '../../src/sql'
+import { isoOf, nextUpdatedAt, selectListPage } from '../../src/sql'
 import type { Writes } from '../../src/writes'
 import type { TeamDirectory } from '../teams/api'
 import { visibleProjects } from './access'
 import type { AccessLevel, ProjectAccessService } from './api'
 import type { ProjectInput, ProjectPatch } from './model'
 import { projectMembers, projects } from './schema'
-import { bind, compileStatement, type CompiledStatement } from '../../src/statements'
 
 type ProjectRow = typeof projects.$inferSelect
 
-const serializeProject = (project: ProjectRow) => ({
+/** A project's fields: a row as Drizzle reads it, or as PROJECT_COLUMNS read it (timestamps as text). */
+type ProjectFields = Pick<ProjectRow, 'id' | 'name' | 'description' | 'createdBy'> & { createdAt: Date | string; updatedAt: Date | string }
+
+/** A project as the API shows it. */
+const serializeProject = (project: ProjectFields) => ({
   id: project.id,
   name: project.name,
   description: project.description,
   createdBy: project.createdBy,
-  createdAt: project.createdAt.toISOString(),
-  updatedAt: project.updatedAt.toISOString(),
+  createdAt: isoOf(project.createdAt),
+  updatedAt: isoOf(project.updatedAt),
 })
 
 /** A project's columns as the API shows them, for SQL-text reads (alias `p`). */
 const PROJECT_COLUMNS = `p.id, p.name, p.description, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt"`
-type ProjectTextRow = Omit<ReturnType<typeof serializeProject>, never>
 
 /** The projects a caller sees, oldest first: its only order, which its cursors continue. */
 const PROJECT_LIST: ListShape = {
@@ -45,14 +47,7 @@ const PROJECT_LIST: ListShape = {
   tiebreaker: { column: 'p.id', cast: 'uuid' },
 }
 
-/**
- * The condition of the project list per kind of caller (access.ts `visibleProjects`), compiled
- * once: its `$1…` come first in the list statement's parameters, the page's follow.
- */
-const MEMBER_VISIBLE: CompiledStatement = compileStatement(visibleProjects(false))
-const SUPERADMINISTRATOR_VISIBLE: CompiledStatement = compileStatement(visibleProjects(true))
-
-/** The team → projects directory ($1 team, $2 organization), in the order the links were made. */
+/** The team → projects directory, in the order the links were made. */
 const TEAM_PROJECT_LIST: ListShape = {
   name: 'team-projects',
   filters: {},
@@ -61,7 +56,8 @@ const TEAM_PROJECT_LIST: ListShape = {
   tiebreaker: { column: 'pt.project_id', cast: 'uuid' },
 }
 const TEAM_PROJECTS_FROM = 'project_teams pt join projects p on p.id = pt.project_id and p.organization_id = pt.organization_id'
-const TEAM_PROJECTS_OF = ['pt.team_id = $1', 'pt.organization_id = $2']
+/** The links of the organization's team. */
+const teamProjectsOf = (teamId: string, organizationId: string) => sql`pt.team_id = ${teamId} and pt.organization_id = ${organizationId}`
 
 /** The organization's project `projectId`, as a condition (its primary key). */
 const theProject = (organizationId: string, projectId: string) => and(eq(projects.id, projectId), eq(projects.organizationId, organizationId))
@@ -84,17 +80,16 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
   return {
     /** Projects the caller can see, oldest first, by page or cursor: a hot read, one statement. */
     list(actor: Actor, request: PageRequest) {
-      const visible = actor.role === 'superadministrator' ? SUPERADMINISTRATOR_VISIBLE : MEMBER_VISIBLE
-      const parameters = new Parameters(bind(visible, { organization: actor.organizationId, user: actor.userId }))
-      const query = parseListQuery(PROJECT_LIST, {}, parameters)
+      const visible = visibleProjects(actor)
+      const query = parseListQuery(PROJECT_LIST, {})
       // What a caller sees is their own list: a cursor is the caller's.
       const identity = listIdentity(PROJECT_LIST, `${actor.organizationId} ${actor.userId}`, query)
       const after = readCursor(request, identity, query.order)
-      return selectListPage<ProjectTextRow, ProjectTextRow>(
+      return selectListPage(
         db,
-        { columns: PROJECT_COLUMNS, from: 'projects p', conditions: [visible.text], parameters, order: query.order, total: `select count(*) from projects p where ${visible.text}`, identity, after },
+        { columns: PROJECT_COLUMNS, from: 'projects p', conditions: [visible], order: query.order, total: sql`select count(*) from projects p where ${visible}`, identity, after },
         request,
-        withIsoTimestamps,
+        serializeProject,
       )
     },
 
@@ -166,8 +161,7 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
      */
     async teamProjects(actor: Actor, teamId: string, request: PageRequest) {
       // The team id is bound as given: the statement runs only once the team is found.
-      const parameters = new Parameters([teamId, actor.organizationId])
-      const query = parseListQuery(TEAM_PROJECT_LIST, {}, parameters)
+      const query = parseListQuery(TEAM_PROJECT_LIST, {})
       const identity = listIdentity(TEAM_PROJECT_LIST, `${actor.organizationId} ${teamId}`, query)
       const after = readCursor(request, identity, query.order)
       const team = await teams.find(db, actor.organizationId, teamId)
@@ -177,10 +171,9 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
         {
           columns: 'p.id, p.name, pt.access_level as "accessLevel"',
           from: TEAM_PROJECTS_FROM,
-          conditions: TEAM_PROJECTS_OF,
-          parameters,
+          conditions: [teamProjectsOf(teamId, actor.organizationId)],
           order: query.order,
-          total: `select count(*) from ${TEAM_PROJECTS_FROM} where ${TEAM_PROJECTS_OF.join(' and ')}`,
+          total: sql`select count(*) from ${sql.raw(TEAM_PROJECTS_FROM)} where ${teamProjectsOf(teamId, actor.organizationId)}`,
           identity,
           after,
         },

@@ -1,5 +1,6 @@
 /**
- * The `relationships` plugin's public face: the relationship model and its SQL-text columns, for
- * plugins that read relationships through the `relationship_links` read model (aliased `r`).
+ * The `relationships` plugin's public face: the relationship model, its columns as a fragment and
+ * its mapping, for plugins that read relationships through the `relationship_links` read model
+ * (aliased `r`).
  */
-export { fromRelationshipText, Relationship, RELATIONSHIP_COLUMNS, type RelationshipResource, type RelationshipTextRow } from './model'
+export { Relationship, RELATIONSHIP_COLUMNS, toRelationship, type RelationshipResource, type RelationshipTextRow } from './model'

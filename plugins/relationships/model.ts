@@ -1,9 +1,10 @@
 /** Request and response models of relationships. */
+import { sql } from 'drizzle-orm'
 import { t } from 'elysia'
 import { Timestamp, UuidString } from '../../src/http/models'
 import { filterParameters, type ListShape } from '../../src/http/list-query'
 import { cursorParameter, pageQuery } from '../../src/http/pagination'
-import { withIsoTimestamps } from '../../src/sql'
+import { isoOf } from '../../src/sql'
 import { RELATIONSHIP_TYPES } from './schema'
 
 export const RelationshipType = t.Union([t.Literal('blocks'), t.Literal('relates_to'), t.Literal('duplicates'), t.Literal('parent_of')], {
@@ -53,10 +54,23 @@ export type RelationshipQuery = Record<string, unknown>
 
 export type RelationshipResource = typeof Relationship.static
 
-/** A relationship's columns as the API shows them, for SQL-text reads (table alias `r`). */
-export const RELATIONSHIP_COLUMNS = `r.id, r.project_id as "projectId", r.source_work_item_id as "sourceWorkItemId",
-  r.target_work_item_id as "targetWorkItemId", r.type, r.created_by as "createdBy", r.created_at as "createdAt", r.updated_at as "updatedAt"`
+/** A relationship's columns as the API shows them, timestamps as text (table alias `r`). */
+export const RELATIONSHIP_COLUMNS = sql.raw(`r.id, r.project_id as "projectId", r.source_work_item_id as "sourceWorkItemId",
+  r.target_work_item_id as "targetWorkItemId", r.type, r.created_by as "createdBy", r.created_at as "createdAt", r.updated_at as "updatedAt"`)
 
 export type RelationshipTextRow = Omit<RelationshipResource, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }
 
-export const fromRelationshipText = (row: RelationshipTextRow): RelationshipResource => withIsoTimestamps(row)
+/**
+ * A relationship as the API shows it, from its row as Drizzle reads it or as RELATIONSHIP_COLUMNS
+ * read it (timestamps as text): the one mapping of a relationship.
+ */
+export const toRelationship = (row: Omit<RelationshipResource, 'createdAt' | 'updatedAt'> & { createdAt: Date | string; updatedAt: Date | string }): RelationshipResource => ({
+  id: row.id,
+  projectId: row.projectId,
+  sourceWorkItemId: row.sourceWorkItemId,
+  targetWorkItemId: row.targetWorkItemId,
+  type: row.type,
+  createdBy: row.createdBy,
+  createdAt: isoOf(row.createdAt),
+  updatedAt: isoOf(row.updatedAt),
+})

@@ -2,7 +2,7 @@
  * Relationships between work items of one project: both ends in the project, no self links, no
  * duplicates (for `relates_to`, in either direction). Viewers read, editors write.
  */
-import { and, eq, or, type SQL } from 'drizzle-orm'
+import { and, eq, or, sql, type SQL } from 'drizzle-orm'
 
 import type { ChangeObserver } from '../../src/changes'
 import { queryText, type Database, type Executor } from '../../src/db'
@@ -16,25 +16,15 @@ import { isUuid } from '../../src/ids'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
 import { listTotal, type CountTable } from '../../src/counts'
-import { listIdentity, Parameters, parseListQuery, readCursor } from '../../src/http/list-query'
+import { listIdentity, parseListQuery, readCursor } from '../../src/http/list-query'
 import { selectListPage, nextUpdatedAt } from '../../src/sql'
 import type { Writes } from '../../src/writes'
 import type { WorkItemsFace } from '../work-items/api'
-import { fromRelationshipText, RELATIONSHIP_COLUMNS, RELATIONSHIP_LIST, type RelationshipInput, type RelationshipQuery, type RelationshipResource, type RelationshipTextRow } from './model'
+import { param } from '../../src/statements'
+import { RELATIONSHIP_COLUMNS, RELATIONSHIP_LIST, toRelationship, type RelationshipInput, type RelationshipQuery, type RelationshipResource, type RelationshipTextRow } from './model'
 import { relationships, type RelationshipRow } from './schema'
 
 type RelationshipType = RelationshipRow['type']
-
-const serializeRelationship = (row: RelationshipRow): RelationshipResource => ({
-  id: row.id,
-  projectId: row.projectId,
-  sourceWorkItemId: row.sourceWorkItemId,
-  targetWorkItemId: row.targetWorkItemId,
-  type: row.type,
-  createdBy: row.createdBy,
-  createdAt: row.createdAt.toISOString(),
-  updatedAt: row.updatedAt.toISOString(),
-})
 
 
 /** The body fields of a relationship's ends, by their index in the list of ends checked. */
@@ -108,26 +98,26 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
      * count over the filters' index.
      */
     async list(actor: Actor, projectId: string, input: RelationshipQuery, request: PageRequest) {
-      const parameters = new Parameters([projectId, actor.organizationId])
-      const query = parseListQuery(RELATIONSHIP_LIST, input, parameters)
+      const query = parseListQuery(RELATIONSHIP_LIST, input)
       const identity = listIdentity(RELATIONSHIP_LIST, `${actor.organizationId} ${projectId}`, query)
       const after = readCursor(request, identity, query.order)
       const { version } = await access.listAccess(actor, projectId)
       return lists.page(`relationships ${projectId} ${query.canonical} ${request.cursor ?? request.page} ${request.size}`, version, () => {
-        const conditions = ['r.project_id = $1', 'r.organization_id = $2', ...query.conditions]
-        const total = listTotal(RELATIONSHIP_COUNTS, query, parameters, 'relationships r', conditions)
+        const scope = { scope: param(projectId), organization: param(actor.organizationId) }
+        const conditions = [sql`r.project_id = ${scope.scope}`, sql`r.organization_id = ${scope.organization}`, ...query.conditions]
+        const total = listTotal(RELATIONSHIP_COUNTS, query, scope, 'relationships r', conditions)
         return selectListPage<RelationshipTextRow, RelationshipResource>(
           db,
-          { columns: RELATIONSHIP_COLUMNS, from: 'relationships r', conditions, parameters, order: query.order, total, identity, after },
+          { columns: RELATIONSHIP_COLUMNS, from: 'relationships r', conditions, order: query.order, total, identity, after },
           request,
-          fromRelationshipText,
+          toRelationship,
         )
       })
     },
 
     async get(actor: Actor, projectId: string, relationshipId: string) {
       await access.requireProjectAccess(actor, projectId, 'viewer')
-      return serializeRelationship(await findRelationship(db, actor.organizationId, projectId, relationshipId))
+      return toRelationship(await findRelationship(db, actor.organizationId, projectId, relationshipId))
     },
 
     create(actor: Actor, projectId: string, input: RelationshipInput, request?: IdempotentRequest) {
@@ -167,7 +157,7 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
           projectId,
           changes: { after: { sourceWorkItemId: row!.sourceWorkItemId, targetWorkItemId: row!.targetWorkItemId, type: row!.type } },
         })
-        const relationship = serializeRelationship(row!)
+        const relationship = toRelationship(row!)
         await emit({ type: 'relationship.created', projectId, data: relationship })
         return created(relationship)
       }, request)
@@ -178,7 +168,7 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
         const current = await findRelationship(tx, actor.organizationId, projectId, relationshipId, true)
         assertLevel(granted, 'editor')
-        if (current.type === type) return serializeRelationship(current)
+        if (current.type === type) return toRelationship(current)
         await requireNoDuplicate(tx, actor.organizationId, current.sourceWorkItemId, current.targetWorkItemId, type, current.id)
         const [row] = await tx
           .update(relationships)
@@ -193,7 +183,7 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
           projectId,
           changes: { before: { type: current.type }, after: { type } },
         })
-        const updated = serializeRelationship(row!)
+        const updated = toRelationship(row!)
         await emit({ type: 'relationship.updated', projectId, data: updated, previous: { type: current.type } })
         return updated
       })
@@ -213,7 +203,7 @@ export function createRelationships({ db, lists, writes, access, workItems }: Re
           projectId,
           changes: { before: { sourceWorkItemId: current.sourceWorkItemId, targetWorkItemId: current.targetWorkItemId, type: current.type } },
         })
-        await emit({ type: 'relationship.deleted', projectId, data: serializeRelationship(current) })
+        await emit({ type: 'relationship.deleted', projectId, data: toRelationship(current) })
         return { id: current.id }
       })
     },

@@ -11,14 +11,16 @@
  * (a broad term), else the first RANKING_WINDOW the index yields (a narrow one, which the index
  * finds cheaply); the substring fallback adds no more than the page has room for.
  */
-import { queryText, type Database } from '../../src/db'
+import { sql, type SQL } from 'drizzle-orm'
+import type { Database } from '../../src/db'
+import { compileStatement, runStatement } from '../../src/statements'
 import type { ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
 import { projectSummary } from './summary'
-import { ENTRY_COLUMNS, fromEntryText, type EntryTextRow } from '../entries/api'
-import { fromRelationshipText, RELATIONSHIP_COLUMNS, type RelationshipTextRow } from '../relationships/api'
+import { ENTRY_COLUMNS, toEntry, type EntryTextRow } from '../entries/api'
+import { RELATIONSHIP_COLUMNS, toRelationship, type RelationshipTextRow } from '../relationships/api'
 import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_LIST, type WorkItemTextRow } from '../work-items/api'
-import { filterParameters, Parameters, parseListQuery, type ListShape } from '../../src/http/list-query'
+import { filterParameters, parseListQuery, type ListShape } from '../../src/http/list-query'
 
 const SUBSTRING_MIN = 3
 
@@ -63,39 +65,68 @@ const RECENT_ROWS = 1000
 const SAMPLE_ROWS = 300
 const BROADER = 10
 
+/** The search's values, by name: every search statement is given them (`searchProject`). */
+const PROJECT = sql.placeholder('project')
+/** The words as one prefix tsquery's text. */
+const QUERY = sql.placeholder('query')
+/** The substring pattern, or null. */
+const PATTERN = sql.placeholder('pattern')
+const LIMIT = sql.placeholder('limit')
+/** Each word's tsquery text. */
+const WORDS = sql.placeholder('words')
+/** Whether the substring may be looked for through the trigram index (a term without spaces). */
+const TRIGRAMS = sql.placeholder('trigrams')
+/** The organization, named wherever a table is read: on Citus, one shard answers. */
+const ORGANIZATION = sql.placeholder('organization')
+/** The filters (`Kind.filter`): statuses, and an assignee's id or `none` (null: any). */
+const STATUSES = sql.placeholder('statuses')
+const ASSIGNEE = sql.placeholder('assignee')
+
 interface Kind {
   /** The read model. */
-  table: string
+  table: SQL
   /** Its columns the filters read (besides id, created_at, search_vector and `column`). */
-  filtered: string
-  /** The filters of the search on a row `t` of it ($8 statuses, $9 assignee: an id or `none`; null: any). */
-  filter: string
+  filtered: SQL
+  /** The filters of the search on a row `t` of it (STATUSES and ASSIGNEE). */
+  filter: SQL
   /** The text the substring fallback looks in. */
   column: string
   /** Added to the rank when the substring matches that text. */
   bonus: number
   /** The project's most recent rows first, in the order of an index that starts with project_id. */
-  recency: string
+  recency: SQL
 }
 
 const WORK_ITEM_KIND: Kind = {
-  table: 'work_item_documents',
-  filtered: ', status, assignee_id',
-  filter: `($8::text[] is null or t.status = any($8::text[])) and ($9::text is null or case when $9::text = 'none' then t.assignee_id is null else t.assignee_id::text = $9::text end)`,
+  table: sql.raw('work_item_documents'),
+  filtered: sql.raw(', status, assignee_id'),
+  filter: sql`(${STATUSES}::text[] is null or t.status = any(${STATUSES}::text[])) and (${ASSIGNEE}::text is null or case when ${ASSIGNEE}::text = 'none' then t.assignee_id is null else t.assignee_id::text = ${ASSIGNEE}::text end)`,
   column: 'title',
   bonus: 0.2,
-  recency: 'updated_at desc nulls last, id desc nulls last',
+  recency: sql.raw('updated_at desc nulls last, id desc nulls last'),
 }
-// Entries are not filtered by their work item's fields; $8 and $9 are named so every statement types them.
-const ENTRY_KIND: Kind = { table: 'entry_documents', filtered: '', filter: '($8::text[] is null or true) and ($9::text is null or true)', column: 'body', bonus: 0.1, recency: 'created_at desc nulls last, id desc nulls last' }
+// Entries are not filtered by their work item's fields; the filters are named so every statement types them.
+const ENTRY_KIND: Kind = {
+  table: sql.raw('entry_documents'),
+  filtered: sql.raw(''),
+  filter: sql`(${STATUSES}::text[] is null or true) and (${ASSIGNEE}::text is null or true)`,
+  column: 'body',
+  bonus: 0.1,
+  recency: sql.raw('created_at desc nulls last, id desc nulls last'),
+}
+
+/** A constant of the statement's text (not a parameter). */
+const constant = (value: number) => sql.raw(String(value))
+
+/** The text column `t.<column>` the substring fallback looks in. */
+const searched = (kind: Kind) => sql.raw(`t.${kind.column}`)
 
 /** A row's relevance: its rank for the words plus the kind's bonus when the substring matches. */
-const score = (kind: Kind) =>
-  `ts_rank(t.search_vector, (select q from query)) + case when $3::text is not null and t.${kind.column} ilike $3 then ${kind.bonus} else 0 end`
+const score = (kind: Kind) => sql`ts_rank(t.search_vector, (select q from query)) + case when ${PATTERN}::text is not null and ${searched(kind)} ilike ${PATTERN} then ${constant(kind.bonus)} else 0 end`
 
 /** The project's `rows` most recent rows, with what matching and ranking read. */
 const recent = (kind: Kind, rows = RECENT_ROWS) =>
-  `(select id, created_at, search_vector, ${kind.column}${kind.filtered} from ${kind.table} where project_id = $1 and organization_id = $7 order by ${kind.recency} limit ${rows})`
+  sql`(select id, created_at, search_vector, ${sql.raw(kind.column)}${kind.filtered} from ${kind.table} where project_id = ${PROJECT} and organization_id = ${ORGANIZATION} order by ${kind.recency} limit ${constant(rows)})`
 
 /**
  * The ranked matches of a kind (`matches`: id, created_at, score), scored in the scan that finds
@@ -108,54 +139,51 @@ const recent = (kind: Kind, rows = RECENT_ROWS) =>
  * recent rows only (its words already matched as prefixes everywhere, and the trigram index reads
  * the posting lists of every trigram of the phrase: tens of milliseconds in a large project). A row found
  * both ways has the same score both times, so the union keeps it once. `only` guards the whole.
- * $1 project, $2 tsquery text, $3 substring pattern (or null), $4 limit, $5 each word's tsquery text,
- * $6 whether the substring may be looked for through the trigram index (a term without spaces),
- * $7 the organization (named wherever a table is read: on Citus, one shard answers), $8 and $9
- * the filters (`Kind.filter`).
  */
-const matches = (kind: Kind, only = 'true') => `
-  query as materialized (select to_tsquery('simple', $2) as q),
+const matches = (kind: Kind, only = sql`true`) => sql`
+  query as materialized (select to_tsquery('simple', ${QUERY}) as q),
   recent_words as materialized (
     select t.id, t.created_at, ${score(kind)} as score from ${recent(kind)} t
-    where ${only} and ${kind.filter} and t.search_vector @@ (select q from query) limit ${RANKING_WINDOW}
+    where ${only} and ${kind.filter} and t.search_vector @@ (select q from query) limit ${constant(RANKING_WINDOW)}
   ),
   indexed as materialized (
-    select case when cardinality($5::text[]) < 2 then (select q from query) else (
+    select case when cardinality(${WORDS}::text[]) < 2 then (select q from query) else (
       select to_tsquery('simple', string_agg(c.word, ' & ')) from (
-        select w.word, count(r.id) as n, min(count(r.id)) over () as least from unnest($5::text[]) as w(word)
+        select w.word, count(r.id) as n, min(count(r.id)) over () as least from unnest(${WORDS}::text[]) as w(word)
           left join ${recent(kind, SAMPLE_ROWS)} r on r.search_vector @@ to_tsquery('simple', w.word)
           group by w.word
-      ) c where c.n <= ${BROADER} * (c.least + 1)) end as q
+      ) c where c.n <= ${constant(BROADER)} * (c.least + 1)) end as q
   ),
   words as materialized (
-    select id, created_at, score from recent_words where (select count(*) from recent_words) >= $4
+    select id, created_at, score from recent_words where (select count(*) from recent_words) >= ${LIMIT}
     union all
     (select t.id, t.created_at, ${score(kind)} from ${kind.table} t
-      where (select count(*) from recent_words) < $4 and ${only} and t.project_id = $1 and t.organization_id = $7 and ${kind.filter}
+      where (select count(*) from recent_words) < ${LIMIT} and ${only} and t.project_id = ${PROJECT} and t.organization_id = ${ORGANIZATION} and ${kind.filter}
         and t.search_vector @@ (select q from indexed) and ts_match_vq(t.search_vector, (select q from query))
-      limit ${RANKING_WINDOW})
+      limit ${constant(RANKING_WINDOW)})
   ),
   recent_substrings as materialized (
-    select t.id, t.created_at, ${score(kind)} as score from ${recent(kind, SAMPLE_ROWS)} t where t.${kind.column} ilike $3 and ${kind.filter}
+    select t.id, t.created_at, ${score(kind)} as score from ${recent(kind, SAMPLE_ROWS)} t where ${searched(kind)} ilike ${PATTERN} and ${kind.filter}
   ),
   substrings as (
-    select id, created_at, score from recent_substrings where (select count(*) from recent_substrings) >= $4 - (select count(*) from words)
+    select id, created_at, score from recent_substrings where (select count(*) from recent_substrings) >= ${LIMIT} - (select count(*) from words)
     union all
     (select t.id, t.created_at, ${score(kind)} from ${kind.table} t
-      where $6 and (select count(*) from recent_substrings) < $4 - (select count(*) from words) and t.project_id = $1 and t.organization_id = $7 and t.${kind.column} ilike $3
+      where ${TRIGRAMS} and (select count(*) from recent_substrings) < ${LIMIT} - (select count(*) from words) and t.project_id = ${PROJECT} and t.organization_id = ${ORGANIZATION} and ${searched(kind)} ilike ${PATTERN}
         and ${kind.filter}
-      limit (select $4 - count(*) from words))
+      limit (select ${LIMIT} - count(*) from words))
   ),
   matches as (
     select id, created_at, score from words
     union
-    select id, created_at, score from substrings where ${only} and $3::text is not null and (select count(*) from words) < $4
+    select id, created_at, score from substrings where ${only} and ${PATTERN}::text is not null and (select count(*) from words) < ${LIMIT}
   )`
 
-/** The best `limit` matches, then only their rows read in full. */
-const best = (kind: Kind, alias: string, columns: string) => `with ${matches(kind)},
-  best as (select id, created_at, score from matches order by score desc, created_at, id limit $4)
-  select ${columns} from best b join ${kind.table} ${alias} on ${alias}.id = b.id and ${alias}.organization_id = $7 order by b.score desc, b.created_at, b.id`
+/** The best `limit` matches, then only their rows read in full (`columns`, over `alias`). */
+const best = (kind: Kind, alias: string, columns: SQL) =>
+  compileStatement(sql`with ${matches(kind)},
+  best as (select id, created_at, score from matches order by score desc, created_at, id limit ${LIMIT})
+  select ${columns} from best b join ${kind.table} ${sql.raw(alias)} on ${sql.raw(alias)}.id = b.id and ${sql.raw(alias)}.organization_id = ${ORGANIZATION} order by b.score desc, b.created_at, b.id`)
 
 const WORK_ITEMS = best(WORK_ITEM_KIND, 'w', WORK_ITEM_COLUMNS)
 
@@ -166,14 +194,14 @@ const ENTRIES = best(ENTRY_KIND, 'e', ENTRY_COLUMNS)
  * up by index from the matched work items (two joins, not one `or`), and a project without
  * relationships ranks no work items for them at all.
  */
-const RELATIONSHIPS = `with ${matches(WORK_ITEM_KIND, 'exists (select 1 from relationship_links where project_id = $1 and organization_id = $7)')},
+const RELATIONSHIPS = compileStatement(sql`with ${matches(WORK_ITEM_KIND, sql`exists (select 1 from relationship_links where project_id = ${PROJECT} and organization_id = ${ORGANIZATION})`)},
   ends as (
-    select r.id, m.score from relationship_links r join matches m on m.id = r.source_work_item_id where r.project_id = $1 and r.organization_id = $7
+    select r.id, m.score from relationship_links r join matches m on m.id = r.source_work_item_id where r.project_id = ${PROJECT} and r.organization_id = ${ORGANIZATION}
     union all
-    select r.id, m.score from relationship_links r join matches m on m.id = r.target_work_item_id where r.project_id = $1 and r.organization_id = $7
+    select r.id, m.score from relationship_links r join matches m on m.id = r.target_work_item_id where r.project_id = ${PROJECT} and r.organization_id = ${ORGANIZATION}
   ),
   best as (select id, max(score) as score from ends group by id)
-  select ${RELATIONSHIP_COLUMNS} from best b join relationship_links r on r.id = b.id and r.organization_id = $7 order by b.score desc, r.created_at, r.id limit $4`
+  select ${RELATIONSHIP_COLUMNS} from best b join relationship_links r on r.id = b.id and r.organization_id = ${ORGANIZATION} order by b.score desc, r.created_at, r.id limit ${LIMIT}`)
 
 interface SearchOptions {
   q: string
@@ -205,7 +233,7 @@ export function searchFilterParameters() {
 /** The search options of a request's `q`, `limit` and filters (400 naming a bad filter or an unknown key). */
 export function searchOptions(input: Record<string, unknown>): SearchOptions {
   const { q, limit, ...filters } = input as { q: string; limit?: number }
-  const { values } = parseListQuery(SEARCH_FILTERS, filters, new Parameters(), ['projectId'])
+  const { values } = parseListQuery(SEARCH_FILTERS, filters, { ignore: ['projectId'] })
   const assignee = values.assigneeId?.anyOf[0]
   return { q, limit: limit ?? 20, statuses: (values.status?.anyOf as string[] | undefined) ?? null, assignee: assignee === undefined ? null : (assignee ?? 'none') }
 }
@@ -214,16 +242,26 @@ export function searchOptions(input: Record<string, unknown>): SearchOptions {
 export async function searchProject(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, options: SearchOptions) {
   await access.requireProjectAccess(actor, projectId, 'viewer')
   const words = wordQueries(options.q)
-  const parameters = [projectId, words.join(' & '), substringPattern(options.q), options.limit, words, !/\s/.test(options.q.trim()), actor.organizationId, options.statuses ?? null, options.assignee ?? null]
+  const values = {
+    project: projectId,
+    query: words.join(' & '),
+    pattern: substringPattern(options.q),
+    limit: options.limit,
+    words,
+    trigrams: !/\s/.test(options.q.trim()),
+    organization: actor.organizationId,
+    statuses: options.statuses ?? null,
+    assignee: options.assignee ?? null,
+  }
   const [workItems, entries, relationships] = await Promise.all([
-    queryText<WorkItemTextRow>(db, WORK_ITEMS, parameters),
-    queryText<EntryTextRow>(db, ENTRIES, parameters),
-    queryText<RelationshipTextRow>(db, RELATIONSHIPS, parameters),
+    runStatement<WorkItemTextRow>(db, WORK_ITEMS, values),
+    runStatement<EntryTextRow>(db, ENTRIES, values),
+    runStatement<RelationshipTextRow>(db, RELATIONSHIPS, values),
   ])
   return {
     workItems: workItems.map(fromWorkItemText),
-    entries: entries.map(fromEntryText),
-    relationships: relationships.map(fromRelationshipText),
+    entries: entries.map(toEntry),
+    relationships: relationships.map(toRelationship),
   }
 }
 

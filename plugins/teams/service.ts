@@ -10,11 +10,11 @@ import { checkIfMatch, created } from '../../src/http/answer'
 import { conflict, forbidden, notFound } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
-import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
-import { isoFromText, nextUpdatedAt, selectListPage, withIsoTimestamps } from '../../src/sql'
+import { isoFromText, isoOf, nextUpdatedAt, selectListPage } from '../../src/sql'
 import { organizationListPage } from '../../src/organization-lists'
 import { organizationVersion, type Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
@@ -27,12 +27,16 @@ type TeamRow = typeof teams.$inferSelect
 /** The NOTIFY channel of membership losses (delivered only if their transaction commits). */
 export const TEAM_MEMBERSHIP_CHANNEL = 'team_membership'
 
-const serializeTeam = (team: TeamRow) => ({
+/** A team's fields: its row as Drizzle reads it, or as TEAM_COLUMNS read it (timestamps as text). */
+type TeamFields = Pick<TeamRow, 'id' | 'name' | 'description'> & { createdAt: Date | string; updatedAt: Date | string }
+
+/** A team as the API shows it: the one mapping of a team. */
+const serializeTeam = (team: TeamFields) => ({
   id: team.id,
   name: team.name,
   description: team.description,
-  createdAt: team.createdAt.toISOString(),
-  updatedAt: team.updatedAt.toISOString(),
+  createdAt: isoOf(team.createdAt),
+  updatedAt: isoOf(team.updatedAt),
 })
 
 function requireAdministrator(actor: Actor) {
@@ -65,7 +69,7 @@ async function requireUniqueName(executor: Executor, actor: Actor, name: string,
   if (existing) throw conflict('A team with this name already exists.', existing.id, 'name')
 }
 
-/** The teams list of an organization ($1), oldest first: its only order, which its cursors continue. */
+/** The teams list of an organization, oldest first: its only order, which its cursors continue. */
 const TEAM_LIST: ListShape = {
   name: 'teams',
   filters: {},
@@ -74,9 +78,8 @@ const TEAM_LIST: ListShape = {
   tiebreaker: { column: 't.id', cast: 'uuid' },
 }
 const TEAM_COLUMNS = 't.id, t.name, t.description, t.created_at as "createdAt", t.updated_at as "updatedAt"'
-type TeamTextRow = Omit<ReturnType<typeof serializeTeam>, never>
 
-/** A team's members ($1 team, $2 organization) in the order they joined. */
+/** A team's members in the order they joined. */
 const MEMBER_LIST: ListShape = {
   name: 'team-members',
   filters: {},
@@ -87,7 +90,8 @@ const MEMBER_LIST: ListShape = {
 /** A member's columns, with identities from auth's user directory (MEMBERS_FROM). */
 const MEMBER_COLUMNS = 'tm.user_id as "userId", tm.created_at as "createdAt", u.username, u.display_name as "displayName", u.avatar_url as "avatarUrl"'
 const MEMBERS_FROM = 'team_members tm join user_directory u on u.id = tm.user_id and u.organization_id = tm.organization_id'
-const MEMBERS_OF = ['tm.team_id = $1', 'tm.organization_id = $2']
+/** The members of the organization's team. */
+const membersOf = (teamId: string, organizationId: string) => sql`tm.team_id = ${teamId} and tm.organization_id = ${organizationId}`
 interface MemberRow {
   userId: string
   createdAt: string
@@ -112,7 +116,7 @@ export function createTeams({ db, lists, writes, users }: TeamDeps) {
   return {
     /** The organization's teams, oldest first, by page or cursor; a cached page of the organization's version answers without reading rows. */
     list(actor: Actor, request: PageRequest) {
-      return organizationListPage<TeamTextRow, TeamTextRow>(db, actor.organizationId, { shape: TEAM_LIST, from: 'teams t', columns: TEAM_COLUMNS, toItem: withIsoTimestamps }, request, lists)
+      return organizationListPage(db, actor.organizationId, { shape: TEAM_LIST, from: 'teams t', columns: TEAM_COLUMNS, toItem: serializeTeam }, request, lists)
     },
 
     async get(actor: Actor, teamId: string) {
@@ -167,8 +171,7 @@ export function createTeams({ db, lists, writes, users }: TeamDeps) {
     /** A team's members in the order they joined, by page or cursor (a cursor is checked before the team is looked up). */
     async members(actor: Actor, teamId: string, request: PageRequest) {
       // The team id is bound as given: the statement runs only once findTeam has found it.
-      const parameters = new Parameters([teamId, actor.organizationId])
-      const query = parseListQuery(MEMBER_LIST, {}, parameters)
+      const query = parseListQuery(MEMBER_LIST, {})
       const identity = listIdentity(MEMBER_LIST, `${actor.organizationId} ${teamId}`, query)
       const after = readCursor(request, identity, query.order)
       // Side by side: both precede the rows, which is all the version needs.
@@ -179,10 +182,9 @@ export function createTeams({ db, lists, writes, users }: TeamDeps) {
           {
             columns: MEMBER_COLUMNS,
             from: MEMBERS_FROM,
-            conditions: MEMBERS_OF,
-            parameters,
+            conditions: [membersOf(teamId, actor.organizationId)],
             order: query.order,
-            total: `select count(*) from ${MEMBERS_FROM} where ${MEMBERS_OF.join(' and ')}`,
+            total: sql`select count(*) from ${sql.raw(MEMBERS_FROM)} where ${membersOf(teamId, actor.organizationId)}`,
             identity,
             after,
           },

@@ -1,8 +1,9 @@
 /**
- * The `work-items` plugin's public face: the work item model and its SQL-text columns (for plugins
- * that read work items through the `work_item_documents` read model, aliased `w`), and the
+ * The `work-items` plugin's public face: the work item model and its columns as a fragment (for
+ * plugins that read work items through the `work_item_documents` read model, aliased `w`), and the
  * functions other plugins may call inside their own transactions.
  */
+import type { SQL } from 'drizzle-orm'
 import type { TSchema } from 'elysia'
 import type { Executor, Transaction } from '../../src/db'
 import type { Filter, SortKey } from '../../src/http/list-query'
@@ -11,6 +12,13 @@ import { serviceRef } from '../../src/services/registry'
 
 export { WORK_ITEM_STATUSES, type WorkItemStatus } from './schema'
 export { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_LIST, WorkItem, type WorkItemResource, type WorkItemTextRow } from './model'
+
+/**
+ * The statement the work-item list runs for a request on a cache miss, after its access check,
+ * without running it (to run elsewhere: pgbench, EXPLAIN): its text and the values of its `$n`.
+ * The work items' own list, without the properties other plugins add.
+ */
+export { listStatement } from './service'
 
 export interface WorkItemsFace {
   /**
@@ -46,16 +54,6 @@ export interface WorkItemsFace {
   extend(extension: WorkItemExtension): void
 }
 
-/**
- * The organization's id in every work-item statement an extension's SQL is part of (its column,
- * filters and sorts): a subquery names the organization by it, not by `w.organization_id`, so
- * Citus sees one organization throughout and routes the statement to one shard.
- */
-export const ORGANIZATION = '$2'
-
-/** The project's id in a work-item list statement (filters and sorts are parts of lists only). */
-export const PROJECT = '$1'
-
 /** A work item after a write, for an extension: which item, in which project. */
 export interface ExtendedItem {
   id: string
@@ -76,8 +74,13 @@ export interface WorkItemExtension {
   schema: TSchema
   /** Its schema in a create or PATCH body. */
   input: TSchema
-  /** A SQL expression over a `work_items` row aliased `w` giving its value (JSON): part of every read (the organization is ORGANIZATION). */
-  column: string
+  /**
+   * A SQL expression over a `work_items` row aliased `w` giving its value (JSON): part of every
+   * read. `organization` is the statement's organization id (a bound value or a placeholder): a
+   * subquery names the organization by it, not by `w.organization_id`, so Citus sees one
+   * organization throughout and routes the statement to one shard.
+   */
+  column(organization: SQL): SQL
   /**
    * Writes the value a create or PATCH gave (`undefined`: not given; a create still calls it, to
    * refuse a missing required value) in the change's transaction, after the work item row is
@@ -88,11 +91,15 @@ export interface WorkItemExtension {
   write(tx: Transaction, actor: Actor, item: ExtendedItem, value: unknown, creating: boolean): Promise<ExtensionChange | undefined>
   /** Its input schema for one organization (MCP tools list their caller's own: custom field keys, types, options). */
   describe?(executor: Executor, organizationId: string): Promise<TSchema>
-  /** Filters and sorts it adds to every work-item list, with their query parameters' documentation. */
+  /**
+   * Filters it adds to every work-item list, with their query parameters' documentation. Their
+   * `within` is given the list's scope: `organization` and `project`, the list's ids bound.
+   */
   filters?: Readonly<Record<string, Filter>>
   /**
    * Filters and sorts whose keys start with `prefix` (`field.`): the organization's own (read only
-   * when a request names one), with a line describing them for the documentation.
+   * when a request names one), with a line describing them for the documentation. A sort's column
+   * names the organization by its id, bound (`load` is given it).
    */
   dynamic?: {
     prefix: string

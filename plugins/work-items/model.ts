@@ -1,4 +1,5 @@
 /** Request and response models of work items. */
+import { sql } from 'drizzle-orm'
 import { t } from 'elysia'
 import type { TObject } from '@sinclair/typebox'
 import { CalendarDate, Integer, Timestamp, UuidString } from '../../src/http/models'
@@ -136,11 +137,12 @@ export type WorkItemQuery = Record<string, unknown>
 
 export type WorkItemResource = typeof WorkItem.static
 
-/** A work item's columns as the API shows them, for SQL-text reads (table alias `w`). */
-export const WORK_ITEM_COLUMNS = `w.id, w.project_id as "projectId", w.number, w.title, w.description, w.status, w.priority,
+/** A work item's columns as the API shows them, timestamps as text (table alias `w`). */
+export const WORK_ITEM_COLUMNS = sql.raw(`w.id, w.project_id as "projectId", w.number, w.title, w.description, w.status, w.priority,
   w.assignee_id as "assigneeId", w.due_date::text as "dueDate", w.position, w.created_by as "createdBy",
-  w.created_at as "createdAt", w.updated_at as "updatedAt"`
+  w.created_at as "createdAt", w.updated_at as "updatedAt"`)
 
 export type WorkItemTextRow = Omit<WorkItemResource, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }
 
+/** A work item read through WORK_ITEM_COLUMNS (and its extensions' columns) as the API shows it, in place: the one mapping of a work item. */
 export const fromWorkItemText = (row: WorkItemTextRow): WorkItemResource => withIsoTimestamps(row)

@@ -2,7 +2,7 @@
  * Work items of a project: viewers read, editors write; numbers come from a per-project counter.
  * Bound once (`createWorkItems`); every function returns the resource in its API shape.
  */
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
 import { listTotal, type CountTable } from '../../src/counts'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
@@ -13,30 +13,15 @@ import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
-import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
-import { selectListPage, nextUpdatedAt } from '../../src/sql'
+import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import { listPageQuery, nextUpdatedAt, selectListPage, type ListStatement } from '../../src/sql'
+import { compileStatement, param, runStatement, toQuery, type CompiledStatement } from '../../src/statements'
 import type { Write, Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { WorkItemExtension, WorkItemsFace } from './api'
 import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_LIST, workItemModels, type WorkItemInput, type WorkItemPatch, type WorkItemQuery, type WorkItemResource, type WorkItemTextRow } from './model'
 import { workItems, type WorkItemRow } from './schema'
-
-const serializeWorkItem = (row: WorkItemRow): WorkItemResource => ({
-  id: row.id,
-  projectId: row.projectId,
-  number: row.number,
-  title: row.title,
-  description: row.description,
-  status: row.status,
-  priority: row.priority,
-  assigneeId: row.assigneeId,
-  dueDate: row.dueDate,
-  position: row.position,
-  createdBy: row.createdBy,
-  createdAt: row.createdAt.toISOString(),
-  updatedAt: row.updatedAt.toISOString(),
-})
 
 /** The organization's work item `id`, as a condition (its primary key). */
 const theWorkItem = (organizationId: string, id: string) => and(eq(workItems.id, id), eq(workItems.organizationId, organizationId))
@@ -59,6 +44,38 @@ async function findWorkItem(executor: Executor, organizationId: string, projectI
 
 /** The project's maintained counts per status (work_item_counts), moved by the unit of work of each change. */
 const WORK_ITEM_COUNTS: CountTable = { table: 'work_item_counts', scope: 'project_id', key: 'status', filter: 'status' }
+
+/** Every column a work item shows, its own and the extensions', in the statement's `organization`. */
+const columnsOf = (extensions: readonly WorkItemExtension[], organization: SQL) =>
+  extensions.length ? sql.join([WORK_ITEM_COLUMNS, ...extensions.map((extension) => sql`${extension.column(organization)} as ${sql.raw(`"${extension.property}"`)}`)], sql`,\n  `) : WORK_ITEM_COLUMNS
+
+/**
+ * A list request (filters and sorts of `shape`) as its cache key and its statement, composed only
+ * when the page is read (a cache miss): the page and its total, in one statement (the maintained
+ * counts when the filters are at most `status`, else a count over the index of the filters).
+ */
+function listRead(extensions: readonly WorkItemExtension[], shape: ListShape, actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest) {
+  const scope = { project: param(projectId), organization: param(actor.organizationId) }
+  const query = parseListQuery(shape, input, { scope })
+  const identity = listIdentity(shape, `${actor.organizationId} ${projectId}`, query)
+  const after = readCursor(request, identity, query.order)
+  const statement = (): ListStatement => {
+    const conditions = [sql`w.project_id = ${scope.project}`, sql`w.organization_id = ${scope.organization}`, ...query.conditions]
+    const total = listTotal(WORK_ITEM_COUNTS, query, { scope: scope.project, organization: scope.organization }, 'work_items w', conditions)
+    return { columns: columnsOf(extensions, scope.organization), from: 'work_items w', conditions, order: query.order, total, identity, after }
+  }
+  return { key: `work-items ${projectId} ${query.canonical} ${request.cursor ?? request.page} ${request.size}`, statement }
+}
+
+/**
+ * The statement the list runs for this request on a cache miss (after its access check), without
+ * running it: its text and the values of its `$n`. The work items' own list: no extension's
+ * property, filter or sort (labels, custom fields).
+ */
+export async function listStatement(actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest): Promise<{ text: string; values: unknown[] }> {
+  const { sql: text, params } = toQuery(listPageQuery(listRead([], WORK_ITEM_LIST, actor, projectId, input, request).statement(), request))
+  return { text, values: params }
+}
 
 /** The plugin's public face (api.ts) without `extend`: ordering and lookups for dependents' transactions. */
 export const workItemsFace: Omit<WorkItemsFace, 'extend'> = {
@@ -130,17 +147,18 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
   const checkAssignee = async (executor: Executor, actor: Actor, assigneeId: string | null | undefined) => {
     if (assigneeId) await users.requireActiveUser(executor, actor.organizationId, assigneeId, 'assigneeId')
   }
-  /** Every column a work item shows: its own and its extensions'. */
-  const columns = () => [WORK_ITEM_COLUMNS, ...extensions.map((extension) => `${extension.column} as "${extension.property}"`)].join(',\n  ')
+
+  /** The statement reading one work item, compiled at its first use (every extension is registered by then). */
+  let readStatement: CompiledStatement | undefined
+  const organization = sql.placeholder('organization')
+  const READ_ITEM = () =>
+    (readStatement ??= compileStatement(
+      sql`select ${columnsOf(extensions, sql`${organization}`)} from work_items w where w.id = ${sql.placeholder('id')} and w.organization_id = ${organization} and w.project_id = ${sql.placeholder('project')}`,
+    ))
 
   /** The work item as API v1 shows it, extensions included (after a write, in its transaction). */
   const readItem = async (executor: Executor, organizationId: string, projectId: string, workItemId: string): Promise<WorkItemResource> => {
-    // The organization is $2, as in every list statement (api.ts ORGANIZATION).
-    const [row] = await queryText<WorkItemTextRow>(executor, `select ${columns()} from work_items w where w.id = $1 and w.organization_id = $2 and w.project_id = $3`, [
-      workItemId,
-      organizationId,
-      projectId,
-    ])
+    const [row] = await runStatement<WorkItemTextRow>(executor, READ_ITEM(), { id: workItemId, organization: organizationId, project: projectId })
     if (!row) throw notFound('No such work item.')
     return fromWorkItemText(row)
   }
@@ -207,7 +225,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
     }
     count(WORK_ITEM_COUNTS, projectId, { [row!.status]: 1 })
     await audit({ action: 'work_item.created', resourceType: 'work_item', resourceId: row!.id, projectId, changes: { after } })
-    const item = extensions.length ? await readItem(tx, actor.organizationId, projectId, row!.id) : serializeWorkItem(row!)
+    const item = await readItem(tx, actor.organizationId, projectId, row!.id)
     await emit({ type: 'work_item.created', projectId, data: item })
     return item
   }
@@ -224,15 +242,15 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
       changes.before![extension.property] = change.previous
       changes.after![extension.property] = change.next
     }
-    if (!Object.keys(changes.after!).length) return extensions.length ? readItem(tx, actor.organizationId, projectId, current.id) : serializeWorkItem(current)
+    if (!Object.keys(changes.after!).length) return readItem(tx, actor.organizationId, projectId, current.id)
     const [row] = await tx
       .update(workItems)
       .set({ ...(own as WorkItemPatch), updatedAt: nextUpdatedAt(current.updatedAt) })
       .where(theWorkItem(actor.organizationId, current.id))
-      .returning()
+      .returning({ status: workItems.status })
     if (row!.status !== current.status) count(WORK_ITEM_COUNTS, projectId, { [current.status]: -1, [row!.status]: 1 })
     await audit({ action: 'work_item.updated', resourceType: 'work_item', resourceId: current.id, projectId, changes })
-    const updated = extensions.length ? await readItem(tx, actor.organizationId, projectId, current.id) : serializeWorkItem(row!)
+    const updated = await readItem(tx, actor.organizationId, projectId, current.id)
     await emit({ type: 'work_item.updated', projectId, data: updated, previous: changes.before })
     return updated
   }
@@ -277,28 +295,12 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
     /**
      * The work items of a project, filtered and sorted (model.ts WORK_ITEM_LIST; content order by
      * default), by page or cursor: a hot read. The access check reads the project's version; a
-     * cached page of that version answers without reading rows. Otherwise one statement reads the
-     * page and its total: the maintained counts when the filters are at most `status`, else a
-     * count over the index of the filters.
+     * cached page of that version answers without reading rows, else one statement (listRead).
      */
     async list(actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest) {
-      const parameters = new Parameters([projectId, actor.organizationId])
-      const shape = await listShape(actor.organizationId, input)
-      const query = parseListQuery(shape, input, parameters)
-      const identity = listIdentity(shape, `${actor.organizationId} ${projectId}`, query)
-      const after = readCursor(request, identity, query.order)
+      const read = listRead(extensions, await listShape(actor.organizationId, input), actor, projectId, input, request)
       const { version } = await access.listAccess(actor, projectId)
-      const key = `work-items ${projectId} ${query.canonical} ${request.cursor ?? request.page} ${request.size}`
-      return lists.page(key, version, () => {
-        const conditions = ['w.project_id = $1', 'w.organization_id = $2', ...query.conditions]
-        const total = listTotal(WORK_ITEM_COUNTS, query, parameters, 'work_items w', conditions)
-        return selectListPage<WorkItemTextRow, WorkItemResource>(
-          db,
-          { columns: columns(), from: 'work_items w', conditions, parameters, order: query.order, total, identity, after },
-          request,
-          fromWorkItemText,
-        )
-      })
+      return lists.page(read.key, version, () => selectListPage<WorkItemTextRow, WorkItemResource>(db, read.statement(), request, fromWorkItemText))
     },
 
     async get(actor: Actor, projectId: string, workItemId: string) {
@@ -374,7 +376,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
         assertLevel(granted, 'editor')
         checkIfMatch(ifMatch, current.updatedAt)
         // The event's data is the work item as API v1 showed it, extensions included: read before it goes.
-        const before = extensions.length ? await readItem(tx, actor.organizationId, projectId, current.id) : serializeWorkItem(current)
+        const before = await readItem(tx, actor.organizationId, projectId, current.id)
         await deleting('work_item', current.id, projectId)
         await tx.delete(workItems).where(theWorkItem(actor.organizationId, current.id))
         count(WORK_ITEM_COUNTS, projectId, { [current.status]: -1 })

@@ -1,7 +1,8 @@
 /**
  * Filters, sort and cursors of a list (growth within one project): one grammar for REST
- * query parameters and MCP arguments, turned into SQL conditions and an ORDER BY over the list's
- * own columns, and cursors that continue a list at any depth for what its first page costs.
+ * query parameters and MCP arguments, turned into SQL conditions (bound Drizzle fragments) and an
+ * order over the list's own columns; the order and the cursors that continue a list at any depth
+ * are list-cursors.ts.
  *
  * Grammar: `status=todo,in_progress` (any of), `assigneeId=<uuid>|none`, `priority=gte:2`,
  * `updatedAt=gte:2026-11-01T00:00:00Z,lt:2026-12-01T00:00:00Z` (a comma list of terms; `eq:`
@@ -9,11 +10,16 @@
  * Operators `eq gt gte lt lte` apply to integers and dates.
  */
 import { createHash } from 'node:crypto'
+import { sql, type SQL } from 'drizzle-orm'
 import { t, type TSchema } from 'elysia'
 import { isUuid } from '../ids'
+import { param } from '../statements'
 import { ValidationFailure } from '../validate'
 import type { ErrorItem } from './errors'
+import { columnOf, type ListColumn, type OrderTerm, type SortKey } from './list-cursors'
 import { isCalendarDate, parseDateTime } from './models'
+
+export { MAX_CURSOR_LENGTH, readCursor, type ListColumn, type OrderTerm, type SortKey } from './list-cursors'
 
 /** How a filter's values are read and compared. */
 export type FilterType =
@@ -30,21 +36,18 @@ export type FilterType =
   | { type: 'options'; values: readonly string[]; aliases: Readonly<Record<string, string>> }
 
 export type Filter = FilterType & {
-  column: string
+  column: ListColumn
   description: string
   /**
    * Wraps the filter's condition over `column` when the column is not the list row's own, e.g. a
-   * value in another table: `w.id in (select … where … and ${condition})`.
+   * value in another table: `w.id in (select … where … and ${condition})`; `scope` names the
+   * list's scope (its organization, its project…) as the list's statement binds it.
    */
-  within?: (condition: string) => string
+  within?: (condition: SQL, scope: ListScope) => SQL
 }
 
-/** A column the list can be sorted by; `cast` is its SQL type, for cursor values given back as text. */
-export interface SortKey {
-  column: string
-  cast: 'int' | 'numeric' | 'timestamptz' | 'date' | 'uuid' | 'text'
-  nullable?: boolean
-}
+/** The scope of a list's statement as bound fragments, by name (`organization`, `project`…), for filters' `within`. */
+export type ListScope = Readonly<Record<string, SQL>>
 
 export interface ListShape {
   /** A name for the list (part of its cursors' identity). */
@@ -60,30 +63,10 @@ export interface ListShape {
   tiebreaker: SortKey
 }
 
-/** One key of an ORDER BY. */
-export interface OrderTerm {
-  key: SortKey
-  descending: boolean
-}
-
-/** Parameters of a statement under construction, numbered as they are bound. */
-export class Parameters {
-  readonly values: unknown[]
-
-  constructor(initial: unknown[] = []) {
-    this.values = [...initial]
-  }
-
-  /** `$n` for `value` (with `::cast` when given). */
-  bind(value: unknown, cast?: string): string {
-    return `$${this.values.push(value)}${cast ? `::${cast}` : ''}`
-  }
-}
-
 /** What a list request asked for, parsed: its conditions, its order, and its identity. */
 export interface ListQuery {
-  /** SQL conditions over the list's columns (each bound into `parameters`), to AND together. */
-  conditions: string[]
+  /** SQL conditions over the list's columns (bound fragments), to AND together. */
+  conditions: SQL[]
   /** Filter values by key as parsed (e.g. the statuses asked for), for maintained counts. */
   values: Readonly<Record<string, ParsedFilter>>
   order: OrderTerm[]
@@ -154,14 +137,21 @@ function describeFilter(filter: Filter): string {
   }
 }
 
+/** How a list's query is read: keys left to the caller (paging and `cursor` by default), and the scope its filters' `within` name. */
+export interface ListQueryOptions {
+  ignore?: readonly string[]
+  scope?: ListScope
+}
+
 /**
  * The list query of `input` (query parameters or MCP arguments; paging and `cursor` keys are left
  * to the caller), with every problem as a 400 naming its parameter: unknown keys name the allowed
- * ones. Conditions are bound into `parameters`.
+ * ones. Conditions are bound fragments.
  */
-export function parseListQuery(shape: ListShape, input: Record<string, unknown>, parameters: Parameters, ignore: readonly string[] = ['page', 'size', 'cursor']): ListQuery {
+export function parseListQuery(shape: ListShape, input: Record<string, unknown>, options: ListQueryOptions = {}): ListQuery {
+  const { ignore = ['page', 'size', 'cursor'], scope = {} } = options
   const errors: ErrorItem[] = []
-  const conditions: string[] = []
+  const conditions: SQL[] = []
   const values: Record<string, ParsedFilter> = {}
   const canonical: string[] = []
   for (const [key, raw] of Object.entries(input)) {
@@ -180,7 +170,7 @@ export function parseListQuery(shape: ListShape, input: Record<string, unknown>,
       continue
     }
     values[key] = parsed
-    conditions.push(filterCondition(filter, parsed, parameters))
+    conditions.push(filterCondition(filter, parsed, scope))
     canonical.push(`${key}=${[...parsed.anyOf.map(String).sort(), ...parsed.ranges.map((range) => `${range.operator}:${range.value}`).sort()].join(',')}`)
   }
   let order: OrderTerm[] = []
@@ -192,12 +182,15 @@ export function parseListQuery(shape: ListShape, input: Record<string, unknown>,
   }
   if (errors.length) throw new ValidationFailure(errors.slice(0, 20))
   if (!order.length) order = shape.defaultOrder.map((key) => (key.startsWith('-') ? { key: shape.sorts[key.slice(1)]!, descending: true } : { key: shape.sorts[key]!, descending: false }))
-  const sortText = order.map((term) => `${term.descending ? '-' : ''}${term.key.column}`).join(',')
+  const sortText = order.map((term) => `${term.descending ? '-' : ''}${sortName(shape, term.key)}`).join(',')
   order.push({ key: shape.tiebreaker, descending: order.at(-1)?.descending ?? false })
   canonical.sort()
   canonical.push(`sort=${sortText}`)
   return { conditions, values, order, canonical: canonical.join('&') }
 }
+
+/** How a sort key is named in a list's canonical text: its column's text, or for a fragment its key in the shape. */
+const sortName = (shape: ListShape, key: SortKey) => (typeof key.column === 'string' ? key.column : Object.keys(shape.sorts).find((name) => shape.sorts[name] === key))
 
 function parseFilter(filter: Filter, text: string): ParsedFilter | string {
   const terms = text.split(',').map((term) => term.trim())
@@ -278,25 +271,33 @@ function valueRule(filter: Filter): string {
 
 const CASTS: Record<Filter['type'], string | undefined> = { enum: undefined, uuid: 'uuid', integer: 'int', timestamp: 'timestamptz', date: 'date', text: undefined, number: 'numeric', options: 'uuid' }
 
-function filterCondition(filter: Filter, parsed: ParsedFilter, parameters: Parameters): string {
-  const condition = columnCondition(filter, parsed, parameters)
-  return filter.within ? filter.within(condition) : condition
+function filterCondition(filter: Filter, parsed: ParsedFilter, scope: ListScope): SQL {
+  const condition = columnCondition(filter, parsed)
+  return filter.within ? filter.within(condition, scope) : condition
 }
 
-function columnCondition(filter: Filter, parsed: ParsedFilter, parameters: Parameters): string {
-  if (filter.type === 'timestamp') return timestampCondition(filter.column, parsed, parameters)
-  if (filter.type === 'options') return `${filter.column} && ${parameters.bind(parsed.anyOf, 'uuid[]')}`
+/** `value` bound as one parameter, with `::cast` when given. */
+const bound = (value: unknown, cast: string | undefined): SQL => (cast ? sql`${param(value)}::${sql.raw(cast)}` : param(value))
+
+/** Conditions that must all hold, or one of which must (in parentheses when there are several). */
+const all = (parts: SQL[]) => sql.join(parts, sql` and `)
+const any = (parts: SQL[]) => (parts.length === 1 ? parts[0]! : sql`(${sql.join(parts, sql` or `)})`)
+
+function columnCondition(filter: Filter, parsed: ParsedFilter): SQL {
+  const column = columnOf(filter.column)
+  if (filter.type === 'timestamp') return timestampCondition(column, parsed)
+  if (filter.type === 'options') return sql`${column} && ${bound(parsed.anyOf, 'uuid[]')}`
   const cast = CASTS[filter.type]
-  const parts: string[] = []
+  const parts: SQL[] = []
   const listed = parsed.anyOf.filter((value) => value !== null)
-  const any: string[] = []
-  if (filter.type === 'uuid' && filter.anyColumn) any.push(`${parameters.bind(listed[0], cast)} in (${filter.anyColumn.join(', ')})`)
-  else if (listed.length === 1) any.push(`${filter.column} = ${parameters.bind(listed[0], cast)}`)
-  else if (listed.length > 1) any.push(`${filter.column} = any(${parameters.bind(listed, `${cast ?? 'text'}[]`)})`)
-  if (parsed.anyOf.includes(null)) any.push(`${filter.column} is null`)
-  if (any.length) parts.push(any.length === 1 ? any[0]! : `(${any.join(' or ')})`)
-  for (const range of parsed.ranges) parts.push(`${filter.column} ${OPERATORS[range.operator]} ${parameters.bind(range.value, cast)}`)
-  return parts.join(' and ')
+  const anyOf: SQL[] = []
+  if (filter.type === 'uuid' && filter.anyColumn) anyOf.push(sql`${bound(listed[0], cast)} in (${sql.raw(filter.anyColumn.join(', '))})`)
+  else if (listed.length === 1) anyOf.push(sql`${column} = ${bound(listed[0], cast)}`)
+  else if (listed.length > 1) anyOf.push(sql`${column} = any(${bound(listed, `${cast ?? 'text'}[]`)})`)
+  if (parsed.anyOf.includes(null)) anyOf.push(sql`${column} is null`)
+  if (anyOf.length) parts.push(any(anyOf))
+  for (const range of parsed.ranges) parts.push(sql`${column} ${sql.raw(OPERATORS[range.operator])} ${bound(range.value, cast)}`)
+  return all(parts)
 }
 
 /**
@@ -304,19 +305,19 @@ function columnCondition(filter: Filter, parsed: ParsedFilter, parameters: Param
  * millisecond: `gt: T` is `>= T + 1 ms`, `lte: T` is `< T + 1 ms`, `eq: T` is within T's
  * millisecond (each still a range an index serves).
  */
-function timestampCondition(column: string, parsed: ParsedFilter, parameters: Parameters): string {
+function timestampCondition(column: SQL, parsed: ParsedFilter): SQL {
   const next = (value: string) => new Date(Date.parse(value) + 1).toISOString()
-  const at = (value: string) => parameters.bind(value, 'timestamptz')
-  const parts: string[] = []
-  const any = parsed.anyOf.map((value) => `(${column} >= ${at(value!)} and ${column} < ${at(next(value!))})`)
-  if (any.length) parts.push(any.length === 1 ? any[0]! : `(${any.join(' or ')})`)
+  const at = (value: string) => bound(value, 'timestamptz')
+  const parts: SQL[] = []
+  const anyOf = parsed.anyOf.map((value) => sql`(${column} >= ${at(value!)} and ${column} < ${at(next(value!))})`)
+  if (anyOf.length) parts.push(any(anyOf))
   for (const { operator, value } of parsed.ranges) {
-    if (operator === 'gt') parts.push(`${column} >= ${at(next(value))}`)
-    else if (operator === 'gte') parts.push(`${column} >= ${at(value)}`)
-    else if (operator === 'lt') parts.push(`${column} < ${at(value)}`)
-    else parts.push(`${column} < ${at(next(value))}`)
+    if (operator === 'gt') parts.push(sql`${column} >= ${at(next(value))}`)
+    else if (operator === 'gte') parts.push(sql`${column} >= ${at(value)}`)
+    else if (operator === 'lt') parts.push(sql`${column} < ${at(value)}`)
+    else parts.push(sql`${column} < ${at(next(value))}`)
   }
-  return parts.join(' and ')
+  return all(parts)
 }
 
 function parseSort(shape: ListShape, text: string): OrderTerm[] | string {
@@ -334,112 +335,6 @@ function parseSort(shape: ListShape, text: string): OrderTerm[] | string {
   return order
 }
 
-/** `order by …` of an order (PostgreSQL's default null placement: nulls sort as the largest value). */
-export const orderBy = (order: readonly OrderTerm[]) => order.map((term) => `${term.key.column}${term.descending ? ' desc' : ''}`).join(', ')
-
-/** The order's keys selected as text (`"k0"`, `"k1"`, …): what a cursor carries of the last row. */
-export const orderKeysSelected = (order: readonly OrderTerm[]) => order.map((term, index) => `${term.key.column}::text as "k${index}"`).join(', ')
-
-// ---- cursors --------------------------------------------------------------------------------
-
-/** A cursor is at most this long (a list's keys are a few columns). */
-export const MAX_CURSOR_LENGTH = 1024
-
 /** The identity a list's cursors carry: a digest of the list, its scope and its query. */
-export const listIdentity = (shape: ListShape, scope: string, query: ListQuery) =>
+export const listIdentity = (shape: ListShape, scope: string, query: { canonical: string }) =>
   createHash('sha256').update(`${shape.name}\n${scope}\n${query.canonical}`).digest('base64url').slice(0, 16)
-
-/** The cursor after a row whose order keys (as text) are `keys`. */
-export const encodeCursor = (identity: string, keys: readonly (string | null)[]) => Buffer.from(JSON.stringify([identity, ...keys])).toString('base64url')
-
-const invalidCursor = (message = 'Not a cursor of this list (with these filters and sort); take one from meta.nextCursor or the next link.') =>
-  new ValidationFailure([{ code: 'BAD_REQUEST', field: 'cursor', message }])
-
-/** PostgreSQL's `integer`: what a value bound `::int` must fit. */
-const INT_MIN = -(2 ** 31)
-const INT_MAX = 2 ** 31 - 1
-
-/** A timestamptz as PostgreSQL writes it as text (`2026-11-21 23:41:23.422952+00`). */
-const TIMESTAMP_TEXT = /^(\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?[+-](\d{2})(?::(\d{2}))?$/
-
-/** A real instant: a calendar day of years 0001..9999, a time of day, an offset PostgreSQL takes (under 16 hours). */
-function isTimestampText(value: string): boolean {
-  const match = TIMESTAMP_TEXT.exec(value)
-  if (!match || !isCalendarDate(match[1]!)) return false
-  const [hour, minute, second, offsetHours, offsetMinutes] = match.slice(2).map((part) => Number(part ?? 0)) as [number, number, number, number, number]
-  return hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 15 && offsetMinutes <= 59
-}
-
-/**
- * Whether a cursor's key is a value its column's type holds. A cursor comes back from the client,
- * so it may be forged: a value the database would refuse when bound (an integer past int32, day
- * 30 of February, year 0) must be refused here as a bad cursor, not reach the statement.
- */
-const KEY_FORMATS: Record<SortKey['cast'], (value: string) => boolean> = {
-  int: (value) => /^-?\d{1,10}$/.test(value) && Number(value) >= INT_MIN && Number(value) <= INT_MAX,
-  // A number value is a double written out in full: 5e-324 has 324 decimals.
-  numeric: (value) => /^-?\d{1,30}(\.\d{1,400})?$/.test(value),
-  timestamptz: isTimestampText,
-  date: isCalendarDate,
-  uuid: isUuid,
-  // PostgreSQL text holds no NUL character.
-  text: (value) => value.length <= 1000 && !value.includes('\u0000'),
-}
-
-/** The order keys a cursor continues after; 400 naming `cursor` for anything but this list's own. */
-export function decodeCursor(cursor: string, identity: string, order: readonly OrderTerm[]): (string | null)[] {
-  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalidCursor()
-  let decoded: unknown
-  try {
-    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
-  } catch {
-    throw invalidCursor()
-  }
-  if (!Array.isArray(decoded) || decoded[0] !== identity || decoded.length !== order.length + 1) throw invalidCursor()
-  const keys = decoded.slice(1) as unknown[]
-  keys.forEach((value, index) => {
-    const { key } = order[index]!
-    if (value === null ? !key.nullable : typeof value !== 'string' || !KEY_FORMATS[key.cast](value)) throw invalidCursor()
-  })
-  return keys as (string | null)[]
-}
-
-/**
- * The condition "after the row with order keys `keys`" in `order`, with nulls as the largest
- * values (PostgreSQL's default). Keys of one direction and no nulls compare as one row value,
- * which a btree index on the order's columns starts its scan at; otherwise the expansion
- * `k1 > v1 or (k1 = v1 and (…))` is led by the bound `k1 >= v1` that an index can use.
- */
-export function afterCondition(order: readonly OrderTerm[], keys: readonly (string | null)[], parameters: Parameters): string {
-  const bound = (index: number) => parameters.bind(keys[index], order[index]!.key.cast)
-  const uniform = order.every((term) => term.descending === order[0]!.descending && !term.key.nullable)
-  if (uniform) {
-    const columns = order.map((term) => term.key.column).join(', ')
-    const values = order.map((_, index) => bound(index)).join(', ')
-    return `(${columns}) ${order[0]!.descending ? '<' : '>'} (${values})`
-  }
-  const expand = (index: number): string => {
-    const { key, descending } = order[index]!
-    const value = keys[index]
-    let beyond: string
-    let equal: string
-    if (value === null) {
-      // Nulls are largest: nothing is beyond null ascending; descending, every non-null is.
-      beyond = descending ? `${key.column} is not null` : 'false'
-      equal = `${key.column} is null`
-    } else {
-      const placeholder = bound(index)
-      beyond = descending ? `${key.column} < ${placeholder}` : key.nullable ? `(${key.column} > ${placeholder} or ${key.column} is null)` : `${key.column} > ${placeholder}`
-      equal = `${key.column} = ${placeholder}`
-    }
-    if (index === order.length - 1) return beyond
-    return `(${beyond} or (${equal} and ${expand(index + 1)}))`
-  }
-  const first = order[0]!
-  const lead = !first.key.nullable && keys[0] !== null ? `${first.key.column} ${first.descending ? '<=' : '>='} ${bound(0)} and ` : ''
-  return `${lead}${expand(0)}`
-}
-
-/** The keys a page request's cursor continues after (undefined without a cursor); 400 naming `cursor` for any other list's. */
-export const readCursor = (request: { cursor?: string }, identity: string, order: readonly OrderTerm[]) =>
-  request.cursor === undefined ? undefined : decodeCursor(request.cursor, identity, order)

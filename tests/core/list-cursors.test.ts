@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { callTool, connectMcp, listen, type Listening } from '../helpers/mcp'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver'
 
 /** Rows made for every list: three pages of two, the last one short. */
 const ROWS = 5
@@ -18,7 +19,7 @@ const SIZE = 2
 let api: TestService
 let http: Listening
 let mcp: Client
-let receiver: ReturnType<typeof Bun.serve>
+let receiver: WebhookReceiver
 let admin: TestUser
 let key: string
 const teams: string[] = []
@@ -35,7 +36,7 @@ async function created(path: string, body: unknown) {
 }
 
 beforeAll(async () => {
-  receiver = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('thanks') })
+  receiver = await startWebhookReceiver(() => ({ status: 200, body: 'thanks' }))
   api = await startTestService({ config: { webhooks: { allowPrivateTargets: true, manualDeliveriesPerMinute: 100 } } })
   http = listen(api)
   const organization = await api.createOrganization()
@@ -71,7 +72,7 @@ afterAll(async () => {
   await mcp?.close()
   http?.stop()
   await api?.stop()
-  receiver?.stop(true)
+  await receiver?.close()
 })
 
 interface ListCase {

@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { AccessGroups, type AccessGroupOptions } from '../../plugins/projects/access-groups'
+import { accessGroups, type AccessGroupOptions } from '../../plugins/projects/access-groups'
 import { createAccessGroups, createProjectAccess, loneChecks } from '../../plugins/projects/access'
 import type { AccessLevel, ProjectAccessService } from '../../plugins/projects/api'
 import { hasCitus } from '../../src/citus'
@@ -113,7 +113,7 @@ describe('grouped access checks', () => {
         const far = reaching.slice(concurrency).filter((spec) => spec.who === 'elsewhere').length
         const mayShare = citus ? Math.max(far, reaching.length - concurrency - far) : reaching.length - concurrency
         if (mayShare >= 2) expect(groups.stats.grouped).toBeGreaterThanOrEqual(2)
-        expect(groups.stats.checks).toBe(reaching.length)
+        expect(groups.stats.items).toBe(reaching.length)
         expect(groups.stats.retried).toBe(0)
       }),
       { numRuns: 60 },
@@ -124,7 +124,7 @@ describe('grouped access checks', () => {
     const groups = groupsWith({ concurrency: 4 })
     const access = createProjectAccess(api.service.core.db, groups)
     expect(await access.requireProjectAccess(actor('viewer'), projects.first!, 'viewer')).toEqual({ projectId: projects.first!, organizationId: users.viewer!.organizationId, level: 'viewer' })
-    expect(groups.stats).toEqual({ statements: 1, checks: 1, grouped: 0, retried: 0 })
+    expect(groups.stats).toEqual({ statements: 1, items: 1, grouped: 0, retried: 0 })
   })
 
   test('checks of two organizations: one statement on one database, one per organization on Citus', async () => {
@@ -148,7 +148,7 @@ describe('grouped access checks', () => {
     const db = api.service.core.db
     const broken = { text: 'select 1 / 0 as ord', parameters: [] }
     const alone = createProjectAccess(db, groupsWith({ enabled: false }))
-    const groups = new AccessGroups(db, { enabled: true, maxChecks: 256, concurrency: 1 }, loneChecks(db), { organization: broken, checks: broken })
+    const groups = accessGroups(db, { enabled: true, maxChecks: 256, concurrency: 1 }, loneChecks(db), { organization: broken, checks: broken })
     const access = createProjectAccess(db, groups)
     const specs: CheckSpec[] = ['owner', 'viewer', 'teamEditor', 'nobody'].map((who) => ({ who: who as Who, which: 'first', required: 'viewer', list: true }))
     const answers = await Promise.all(specs.map((spec) => outcome(access, spec)))
@@ -166,7 +166,7 @@ describe('grouped access checks', () => {
     }).catch((error) => {
       if (!(error instanceof Rollback)) throw error
     })
-    expect(groups.stats.checks).toBe(0)
+    expect(groups.stats.items).toBe(0)
     expect(await outcome(access, { who: 'viewer', which: 'first', required: 'viewer', list: false })).toMatchObject({ level: 'viewer' })
   })
 
