@@ -48,6 +48,43 @@ export const WebPushDeviceBody = Type.Object(
   { title: 'WebPushDeviceInput', additionalProperties: false },
 )
 
+const PlatformModel = Type.Union(PLATFORMS.map((platform) => Type.Literal(platform)))
+
+/** The answer of `POST /api/devices` (and of a browser's subscription): the device as registered. Documentation only. */
+export const DeviceAnswer = Type.Object(
+  {
+    device: Type.Object(
+      {
+        token: Type.String({ description: "The FCM registration token, or a Web Push subscription's endpoint." }),
+        platform: PlatformModel,
+        createdAt: Type.String({ format: 'date-time', description: 'When this user registered it.' }),
+        lastSeenAt: Type.String({ format: 'date-time', description: 'The last registration or refresh.' }),
+      },
+      { title: 'Device', additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+)
+
+/** The answer of `GET /api/devices`. Documentation only. */
+export const DeviceList = Type.Object(
+  {
+    devices: Type.Array(
+      Type.Object(
+        {
+          id: Type.String({ pattern: '^[0-9a-f]{16}$', description: 'Stable while the token is registered (derived from it; not the token).' }),
+          tokenSuffix: Type.String({ maxLength: 8, description: "The token's last 8 characters (at most half of a shorter token): the token itself is never listed." }),
+          platform: PlatformModel,
+          createdAt: Type.String({ format: 'date-time', description: 'When you registered it.' }),
+          lastSeenAt: Type.String({ format: 'date-time', description: 'The last registration or refresh.' }),
+        },
+        { title: 'ListedDevice', additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+)
+
 /** A device to register: an FCM token, or a Web Push endpoint with its keys. */
 export interface NewDevice {
   token: string

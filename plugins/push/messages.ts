@@ -8,16 +8,18 @@
  * reports of API v1.
  */
 import { FormatRegistry, Type } from '@sinclair/typebox'
-import { sql } from 'drizzle-orm'
+import { sql, type Placeholder, type SQL } from 'drizzle-orm'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { conflict, notFound, type ApiError } from '../../src/http/errors'
 import type { Writes } from '../../src/writes'
-import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
 import { isoFromText, selectListPage } from '../../src/sql'
-import { checkBody, invalidRequest, type DisplayCalls, type DisplayError, type DisplayPages, type Outcome, type PageCall } from '../display/api'
+import { compileStatement, runStatement } from '../../src/statements'
+import { checkBody, invalidRequest, type DisplayError, type Outcome } from '../../src/http/display-api'
+import type { DisplayCalls, DisplayPages, PageCall } from '../display/api'
 
 export const MAX_MESSAGE = 4000
 /** FCM's longest time to live: 4 weeks. */
@@ -186,17 +188,17 @@ const REPORT_COLUMNS = `m.id, m.page_id as "pageId", m.page_name as "pageName", 
     m.priority, m.ttl_seconds as "ttlSeconds", m.collapse_key as "collapseKey", m.send_at::text as "sendAt", m.critical, m.cancelled_at::text as "cancelledAt",
     c.targeted, c.pending, c.held, c.sent, c.failed, c.pruned, c.expired, c.cancelled, c.undelivered, r.delivered, r.opened`
 
-/** The delivery and receipt counts of message `m` of organization $1 (one pass over its deliveries, one over its receipts). */
-const COUNTS = `cross join lateral (
+/** The delivery and receipt counts of message `m` of `organization` (one pass over its deliveries, one over its receipts). */
+const countsOf = (organization: SQL | Placeholder): SQL => sql`cross join lateral (
     select count(*)::int as targeted, count(*) filter (where d.state in ('pending', 'sending'))::int as pending,
       count(*) filter (where d.state = 'held')::int as held, count(*) filter (where d.state = 'sent')::int as sent,
       count(*) filter (where d.state = 'failed')::int as failed, count(*) filter (where d.state = 'pruned')::int as pruned,
       count(*) filter (where d.state = 'expired')::int as expired, count(*) filter (where d.state = 'cancelled')::int as cancelled,
       count(*) filter (where d.state = 'undelivered')::int as undelivered
-    from deliveries d where d.message_id = m.id and d.organization_id = $1
+    from deliveries d where d.message_id = m.id and d.organization_id = ${organization}
   ) c cross join lateral (
     select count(*) filter (where x.event = 'delivered')::int as delivered, count(*) filter (where x.event = 'opened')::int as opened
-    from message_receipts x where x.message_id = m.id and x.organization_id = $1
+    from message_receipts x where x.message_id = m.id and x.organization_id = ${organization}
   ) r`
 
 /** A report row as stored, its times as ISO strings. */
@@ -210,7 +212,7 @@ const reportOf = (row: MessageReport): MessageReport => ({
 /** The states a delivery may be cancelled from: it has not gone out. */
 const NOT_GONE_OUT = new Set(['pending', 'held', 'cancelled'])
 
-/** A page's messages ($1 organization, $2 page), newest first: the list's only order, which its cursors continue. */
+/** A page's messages, newest first: the list's only order, which its cursors continue. */
 const REPORT_LIST: ListShape = {
   name: 'message-reports',
   filters: {},
@@ -218,12 +220,19 @@ const REPORT_LIST: ListShape = {
   defaultOrder: ['-createdAt'],
   tiebreaker: { column: 'm.id', cast: 'uuid' },
 }
-const MESSAGES_OF = 'm.organization_id = $1 and m.page_id = $2'
+/** The messages of the organization's page, as a condition on `m`. */
+const messagesOf = (organizationId: string, pageId: string): SQL => sql`m.organization_id = ${organizationId} and m.page_id = ${pageId}`
+
+const ORGANIZATION = sql.placeholder('organization')
+/** One message of the organization's page, with its counts. */
+const REPORT = compileStatement(
+  sql`select ${sql.raw(REPORT_COLUMNS)} from messages m ${countsOf(ORGANIZATION)} where m.organization_id = ${ORGANIZATION} and m.id = ${sql.placeholder('message')} and m.page_id = ${sql.placeholder('page')}`,
+)
 
 /** Messages and their delivery reports, bound once. */
 export function createMessages({ db, writes, calls, pages, senderOn }: MessageDeps) {
   const reportRow = async (executor: Executor, organizationId: string, pageId: string, messageId: string) => {
-    const [row] = await queryText<MessageReport>(executor, `select ${REPORT_COLUMNS} from messages m ${COUNTS} where m.organization_id = $1 and m.id = $2 and m.page_id = $3`, [organizationId, messageId, pageId])
+    const [row] = await runStatement<MessageReport>(executor, REPORT, { organization: organizationId, message: messageId, page: pageId })
     if (!row) throw notFound('No such message.')
     return reportOf(row)
   }
@@ -233,9 +242,9 @@ export function createMessages({ db, writes, calls, pages, senderOn }: MessageDe
       const key = calls.keyOf(body)
       if ('ok' in key) return key
       const problem = checkBody(MessageCheck, body)
-      if (problem) return calls.refuseCounted(key.keyHash, problem)
+      if (problem) return calls.refuseCharged(key.keyHash, problem)
       const options = messageOptions(body as Record<string, unknown>)
-      if ('message' in options) return calls.refuseCounted(key.keyHash, invalidRequest([options]))
+      if ('message' in options) return calls.refuseCharged(key.keyHash, invalidRequest([options]))
       const { pageName, message } = body as { pageName: string; message: string }
       const state = senderOn ? 'pending' : 'undelivered'
       const outcome = await calls.onPage(key.keyHash, pageName, (tx, page) => recordMessage(tx, page, { id: uuidv7(), body: message, state, options }))
@@ -296,14 +305,22 @@ export function createMessages({ db, writes, calls, pages, senderOn }: MessageDe
     /** The messages of a page the actor can see, newest first, by page or cursor; 404 for a page they cannot see. */
     async reports(actor: Actor, pageId: string, request: PageRequest) {
       // The page id is bound as given: the statement runs only once the page is found visible.
-      const parameters = new Parameters([actor.organizationId, pageId])
-      const query = parseListQuery(REPORT_LIST, {}, parameters)
+      const query = parseListQuery(REPORT_LIST, {})
       const identity = listIdentity(REPORT_LIST, `${actor.organizationId} ${pageId}`, query)
       const after = readCursor(request, identity, query.order)
       await pages.requireVisible(actor, pageId)
+      const messages = messagesOf(actor.organizationId, pageId)
       return selectListPage<MessageReport, MessageReport>(
         db,
-        { columns: REPORT_COLUMNS, from: `messages m ${COUNTS}`, conditions: [MESSAGES_OF], parameters, order: query.order, total: `select count(*) from messages m where ${MESSAGES_OF}`, identity, after },
+        {
+          columns: REPORT_COLUMNS,
+          from: sql`messages m ${countsOf(sql`${actor.organizationId}`)}`,
+          conditions: [messages],
+          order: query.order,
+          total: sql`select count(*) from messages m where ${messages}`,
+          identity,
+          after,
+        },
         request,
         reportOf,
       )

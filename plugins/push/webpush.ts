@@ -195,7 +195,7 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer))
 }
 
-/** The push service's answer as the outbox acts on it (RFC 8030 §5, §6.2; RFC 8292 §4). */
+/** The push service's answer as the outbox acts on it (RFC 8030 sections 5 and 6.2; RFC 8292 section 4). */
 function classify(error: unknown): PushResult {
   if (!(error instanceof webPush.WebPushError)) {
     // The push was checked before sending: what else fails is the connection (refused, reset, timed out, TLS, guard).

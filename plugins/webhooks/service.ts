@@ -3,34 +3,32 @@
  * webhook's configuration; only a webhook's creator or a superadministrator changes, rotates,
  * tests, redelivers or deletes it (others: 403), so its URL receives only what its creator (or a
  * superadministrator, who sees every project) can see. A delivery, and the payload it carries, is
- * shown only to readers who can see its project (others: not listed, 404). Secrets are shown once
- * and sealed at rest; test pings and redeliveries are bounded per webhook. Every change is audited
- * in its transaction and tells every instance to refresh its copy of the organization's
- * subscriptions (outbox.ts).
+ * shown only to readers who can see its project (others: not listed, 404; deliveries.ts). Secrets
+ * are shown once and sealed at rest; test pings and redeliveries are bounded per webhook. Every
+ * change is audited in its transaction and tells every instance to refresh its copy of the
+ * organization's subscriptions (outbox.ts).
  */
 import { changedFields } from '../../src/audit'
 import type { ChangeFeed } from '../../src/changes'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import type { EventBus } from '../../src/events'
 import { created } from '../../src/http/answer'
-import { ApiError, badRequest, conflict, forbidden, notFound, rateLimited } from '../../src/http/errors'
+import { ApiError, badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
-import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import type { ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
 import { organizationListPage } from '../../src/organization-lists'
-import { isoFromText, selectListPage } from '../../src/sql'
+import { isoFromText } from '../../src/sql'
 import type { Write, Writes } from '../../src/writes'
 import type { ProjectAccessService } from '../projects/api'
-import type { DeliveryQuery, DeliveryResource, WebhookInput, WebhookPatch, WebhookResource } from './model'
-import { NO_PROJECT, OUTBOX_CHANNEL, recordEvent, WEBHOOKS_CHANNEL, type Subscriptions } from './outbox'
-import { DELIVERY_STATUSES } from './schema'
+import type { DeliveryQuery, WebhookInput, WebhookPatch, WebhookResource } from './model'
+import { deliveryOf, findDelivery, fromDeliveryRow, iso, limitManualDeliveries, listDeliveries, PING, queueRedelivery, type TextTimes } from './deliveries'
+import { OUTBOX_CHANNEL, recordEvent, WEBHOOKS_CHANNEL, type Subscriptions } from './outbox'
 import { generateSigningSecret, type SecretBox } from './secrets'
 import { checkTarget } from '../../src/net/targets'
 
-/** The event type of a test ping (not a change: it is in no catalog and goes to one webhook). */
-export const PING = 'ping'
 /** How long the previous secret still signs after a rotation. */
 export const ROTATION_OVERLAP_HOURS = 24
 
@@ -39,10 +37,7 @@ const WEBHOOK_COLUMNS = `w.id, w.url, w.description, w.events, w.project_id as "
   case when w.previous_secret_expires_at > now() then w.previous_secret_expires_at end as "previousSecretExpiresAt",
   w.created_at as "createdAt", w.updated_at as "updatedAt"`
 
-const DELIVERY_COLUMNS = `d.id, d.webhook_id as "webhookId", d.event_id as "eventId", e.type as "eventType", e.project_id as "projectId", d.status, d.attempts,
-  d.last_response_status as "lastResponseStatus", d.last_duration_ms as "lastDurationMs", d.last_error as "lastError",
-  d.last_attempt_at as "lastAttemptAt", case when d.status = 'pending' then d.next_attempt_at end as "nextAttemptAt",
-  d.delivered_at as "deliveredAt", d.created_at as "createdAt"`
+type WebhookRow = TextTimes<WebhookResource, 'lastSuccessAt' | 'failingSince' | 'previousSecretExpiresAt' | 'createdAt' | 'updatedAt'>
 
 /** The organization's webhooks ($1), oldest first: the list's only order, which its cursors continue. */
 const WEBHOOK_LIST: ListShape = {
@@ -53,25 +48,6 @@ const WEBHOOK_LIST: ListShape = {
   tiebreaker: { column: 'w.id', cast: 'uuid' },
 }
 
-/**
- * A webhook's deliveries ($1 webhook, $2 organization), newest first, by `status` (one value: the
- * route's schema takes one) as before; a cursor is valid only with the status it was issued for.
- */
-const DELIVERY_LIST: ListShape = {
-  name: 'webhook-deliveries',
-  filters: { status: { type: 'enum', values: DELIVERY_STATUSES, column: 'd.status', description: 'Only deliveries in this status.' } },
-  sorts: { createdAt: { column: 'd.created_at', cast: 'timestamptz' } },
-  defaultOrder: ['-createdAt'],
-  tiebreaker: { column: 'd.id', cast: 'uuid' },
-}
-const DELIVERIES_FROM = 'webhook_deliveries d join webhook_events e on e.id = d.event_id and e.organization_id = d.organization_id'
-
-type TextTimes<T, K extends keyof T> = Omit<T, K> & { [P in K]: string | null }
-type WebhookRow = TextTimes<WebhookResource, 'lastSuccessAt' | 'failingSince' | 'previousSecretExpiresAt' | 'createdAt' | 'updatedAt'>
-type DeliveryRow = TextTimes<DeliveryResource, 'lastAttemptAt' | 'nextAttemptAt' | 'deliveredAt' | 'createdAt'>
-
-const iso = (text: string | null) => (text === null ? null : isoFromText(text))
-
 function fromWebhookRow(row: WebhookRow): WebhookResource {
   return {
     ...row,
@@ -81,10 +57,6 @@ function fromWebhookRow(row: WebhookRow): WebhookResource {
     createdAt: isoFromText(row.createdAt!),
     updatedAt: isoFromText(row.updatedAt!),
   }
-}
-
-function fromDeliveryRow(row: DeliveryRow): DeliveryResource {
-  return { ...row, lastAttemptAt: iso(row.lastAttemptAt), nextAttemptAt: iso(row.nextAttemptAt), deliveredAt: iso(row.deliveredAt), createdAt: isoFromText(row.createdAt!) }
 }
 
 function requireAdministrator(actor: Actor): void {
@@ -106,71 +78,6 @@ async function findWebhook(executor: Executor, actor: Actor, webhookId: string, 
   if (!row) throw notFound('No such webhook.')
   return fromWebhookRow(row)
 }
-
-async function findDelivery(
-  executor: Executor,
-  access: ProjectAccessService,
-  actor: Actor,
-  webhookId: string,
-  deliveryId: string,
-): Promise<DeliveryRow & { payload: unknown; lastResponseBody: string | null }> {
-  if (!isUuid(deliveryId)) throw notFound('No such delivery.')
-  const [row] = await queryText<DeliveryRow & { payload: unknown; lastResponseBody: string | null; data: unknown; previous: unknown; occurredAt: string; actorUserId: string | null; via: string }>(
-    executor,
-    `select ${DELIVERY_COLUMNS}, d.last_response_body as "lastResponseBody", e.data, e.previous, e.occurred_at as "occurredAt", e.actor_user_id as "actorUserId", e.via
-      from webhook_deliveries d join webhook_events e on e.id = d.event_id and e.organization_id = d.organization_id
-      where d.id = $1 and d.webhook_id = $2 and d.organization_id = $3`,
-    [deliveryId, webhookId, actor.organizationId],
-  )
-  if (!row || !(await readerSees(executor, access, actor, row.projectId))) throw notFound('No such delivery.')
-  const { data, previous, occurredAt, actorUserId, via, ...delivery } = row
-  const payload = {
-    type: row.eventType,
-    id: row.eventId,
-    occurredAt: isoFromText(occurredAt),
-    organizationId: actor.organizationId,
-    projectId: row.projectId,
-    actor: { userId: actorUserId, via },
-    data,
-    ...(previous === null || previous === undefined ? {} : { previous }),
-  }
-  return { ...delivery, payload }
-}
-
-/**
- * Whether the reader sees a delivery's project: one of no project (a ping), one they can see now,
- * or any for a superadministrator (deleted projects included, as in the audit log).
- */
-async function readerSees(executor: Executor, access: ProjectAccessService, actor: Actor, projectId: string | null): Promise<boolean> {
-  if (projectId === null || actor.role === 'superadministrator') return true
-  return (await access.projectsVisibleTo(executor, actor.organizationId, actor.userId, [projectId])).size > 0
-}
-
-/**
- * $1 webhook, $2 organization, $3 the limit: the test pings and redeliveries (a redelivery is
- * placed after its event's own position: `d.seq <> e.seq`) the webhook queued in the last minute,
- * and in how many seconds enough of them have left the minute for one more.
- */
-const MANUAL_IN_LAST_MINUTE = `select count(*)::int as count,
-    extract(epoch from (array_agg(d.created_at order by d.created_at))[greatest((count(*) - $3::int + 1)::int, 1)] + interval '1 minute' - now())::float8 as "retryAfter"
-  from webhook_deliveries d join webhook_events e on e.id = d.event_id and e.organization_id = d.organization_id
-  where d.webhook_id = $1 and d.organization_id = $2 and d.created_at > now() - interval '1 minute' and (e.type = '${PING}' or d.seq <> e.seq)`
-
-/**
- * A redelivery takes two statements, each one task on the organization's shard on Citus. As one
- * statement Citus refused it: an INSERT … SELECT under a data-modifying CTE went to the shard with
- * the CTE's tables still the distributed ones (a distributed statement inside a shard's, which the
- * worker refuses), and both inserts as CTEs of a SELECT were planned into a broken step. First the
- * next place in the delivery's project sequence ($1 delivery, $2 organization)…
- */
-const TAKE_REDELIVERY_SEQ = `insert into webhook_sequences as q (project_key, organization_id, last_seq)
-  select project_key, organization_id, 1 from webhook_deliveries where id = $1 and organization_id = $2
-  on conflict (project_key, organization_id) do update set last_seq = q.last_seq + 1
-  returning last_seq as seq`
-
-/** …and the new delivery there: $1 its id, $2 the delivery redelivered, $3 organization, $4 the place. */
-const INSERT_REDELIVERY = `insert into webhook_deliveries (id, organization_id, webhook_id, event_id, project_key, seq, granted)
-  select $1, organization_id, webhook_id, event_id, project_key, $4, granted from webhook_deliveries where id = $2 and organization_id = $3`
 
 export interface WebhookDeps {
   db: Database
@@ -222,25 +129,8 @@ export function createWebhooks(deps: WebhookDeps) {
   /** 201 with the delivery, at its own address (not under the route's path). */
   const createdDelivery = <D extends { id: string; webhookId: string }>(delivery: D) => created(delivery, `/api/v1/webhooks/${delivery.webhookId}/deliveries/${delivery.id}`)
 
-  /** 429 with Retry-After once the webhook has queued `manualDeliveriesPerMinute` tests and redeliveries in the last minute (its row is locked: concurrent requests count one after another). */
-  const limitManualDeliveries = async (tx: Executor, actor: Actor, webhookId: string) => {
-    const [{ count, retryAfter }] = (await queryText<{ count: number; retryAfter: number | null }>(tx, MANUAL_IN_LAST_MINUTE, [webhookId, actor.organizationId, deps.manualDeliveriesPerMinute])) as [
-      { count: number; retryAfter: number | null },
-    ]
-    if (count >= deps.manualDeliveriesPerMinute)
-      throw rateLimited(retryAfter ?? 60, `This webhook already queued ${count} test pings and redeliveries in the last minute, the most it may; retry later.`)
-  }
-
-  /** The delivery of `eventId` to the webhook, as listed. */
-  const deliveryOf = async (executor: Executor, actor: Actor, webhookId: string, where: string, value: string) => {
-    const [row] = await queryText<DeliveryRow>(
-      executor,
-      `select ${DELIVERY_COLUMNS} from webhook_deliveries d join webhook_events e on e.id = d.event_id and e.organization_id = d.organization_id
-        where d.webhook_id = $1 and d.organization_id = $2 and ${where} = $3 order by d.created_at desc limit 1`,
-      [webhookId, actor.organizationId, value],
-    )
-    return fromDeliveryRow(row!)
-  }
+  /** 429 once the webhook has queued its `manualDeliveriesPerMinute` tests and redeliveries in the last minute. */
+  const limitManual = (tx: Executor, actor: Actor, webhookId: string) => limitManualDeliveries(tx, actor.organizationId, webhookId, deps.manualDeliveriesPerMinute)
 
   return {
     /** The organization's webhooks, oldest first, by page or cursor. */
@@ -362,10 +252,10 @@ export function createWebhooks(deps: WebhookDeps) {
         const webhook = await findWebhook(tx, actor, webhookId, true)
         requireManager(actor, webhook)
         if (!webhook.enabled) throw conflict('The webhook is disabled; enable it before sending a test.')
-        await limitManualDeliveries(tx, actor, webhook.id)
+        await limitManual(tx, actor, webhook.id)
         const eventId = await recordEvent(tx, { organizationId: actor.organizationId, projectId: null, type: PING, actor: { userId: actor.userId, via: actor.via }, data: webhook }, { only: webhook.id })
         await audit({ action: 'webhook.tested', resourceType: 'webhook', resourceId: webhook.id, projectId: webhook.projectId, changes: { after: { eventId } } })
-        return createdDelivery(await deliveryOf(tx, actor, webhook.id, 'd.event_id', eventId))
+        return createdDelivery(await deliveryOf(tx, actor.organizationId, webhook.id, 'd.event_id', eventId))
       }, request)
       deps.wakeWorkers(actor.organizationId)
       return answer
@@ -373,27 +263,10 @@ export function createWebhooks(deps: WebhookDeps) {
 
     /** A webhook's deliveries, newest first, by page or cursor (a cursor is checked before the webhook is). */
     async deliveries(actor: Actor, webhookId: string, input: DeliveryQuery, request: PageRequest) {
-      // The webhook id is bound as given: the statement runs only once findWebhook has found it.
-      const parameters = new Parameters([webhookId, actor.organizationId])
-      const query = parseListQuery(DELIVERY_LIST, { status: input.status }, parameters)
-      const identity = listIdentity(DELIVERY_LIST, `${actor.organizationId} ${webhookId}`, query)
-      const after = readCursor(request, identity, query.order)
-      requireAdministrator(actor)
-      await findWebhook(db, actor, webhookId)
-      const conditions = ['d.webhook_id = $1', 'd.organization_id = $2', ...query.conditions]
-      // Only deliveries of projects the reader can see (pings have none); a superadministrator sees every one.
-      if (actor.role !== 'superadministrator') {
-        const noProject = parameters.bind(NO_PROJECT)
-        const visible = access.visibleProjectIds(actor, parameters.values.length + 1)
-        parameters.values.push(...visible.parameters)
-        conditions.push(`(d.project_key = ${noProject} or d.project_key in (${visible.sql}))`)
-      }
-      return selectListPage<DeliveryRow, DeliveryResource>(
-        db,
-        { columns: DELIVERY_COLUMNS, from: DELIVERIES_FROM, conditions, parameters, order: query.order, total: `select count(*) from ${DELIVERIES_FROM} where ${conditions.join(' and ')}`, identity, after },
-        request,
-        fromDeliveryRow,
-      )
+      return listDeliveries(db, access, actor, webhookId, input, request, async () => {
+        requireAdministrator(actor)
+        await findWebhook(db, actor, webhookId)
+      })
     },
 
     async delivery(actor: Actor, webhookId: string, deliveryId: string) {
@@ -411,14 +284,12 @@ export function createWebhooks(deps: WebhookDeps) {
         requireManager(actor, webhook)
         const original = await findDelivery(tx, access, actor, webhook.id, deliveryId)
         if (!webhook.enabled) throw conflict('The webhook is disabled; enable it before redelivering.')
-        await limitManualDeliveries(tx, actor, webhook.id)
-        // A new place at the end of its project's sequence: the stream's order (and whoever holds its lease) stays as it is.
+        await limitManual(tx, actor, webhook.id)
         const id = uuidv7()
-        const [{ seq }] = (await queryText<{ seq: string | number }>(tx, TAKE_REDELIVERY_SEQ, [original.id, actor.organizationId])) as [{ seq: string | number }]
-        await queryText(tx, INSERT_REDELIVERY, [id, original.id, actor.organizationId, String(seq)])
+        await queueRedelivery(tx, actor.organizationId, original.id, id)
         await events.publish(tx, OUTBOX_CHANNEL, { organizationId: actor.organizationId })
         await audit({ action: 'webhook.redelivered', resourceType: 'webhook', resourceId: webhook.id, projectId: original.projectId, changes: { after: { deliveryId: id, eventId: original.eventId } } })
-        return createdDelivery(await deliveryOf(tx, actor, webhook.id, 'd.id', id))
+        return createdDelivery(await deliveryOf(tx, actor.organizationId, webhook.id, 'd.id', id))
       }, request)
       deps.wakeWorkers(actor.organizationId)
       return answer
