@@ -16,7 +16,7 @@ function listen() {
     // sharing it; on, several processes (one per core, all stateless) share the port.
     reusePort: config.server.reusePort,
     // `idleTimeout` stays Bun's default (10 s): live streams send a ping every 5 s
-    // (plugins/display/live-client.ts HEARTBEAT_MS), so only a connection gone silent is cut.
+    // (plugins/display/live/client.ts HEARTBEAT_MS), so only a connection gone silent is cut.
     fetch: (request, server) => service.fetch(request, { ip: server.requestIP(request)?.address }),
   })
 }

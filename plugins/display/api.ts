@@ -1,51 +1,29 @@
 /**
  * The `display` plugin's public face: what other plugins (the account area, push) and tests may
- * use — display accounts, counted display calls on a page (the seam `POST /api/message` is built
- * on), page visibility, components' data changes (DisplayUpdatesRef), the display API's answers and
- * OpenAPI pieces, the fragment cache. Push reads a page's audience through the read model
- * `page_viewers`, alerts components' values through `component_values` (schema.ts).
+ * use — display accounts, charged display calls on a page (the seam `POST /api/message` is built
+ * on), page visibility, components' data changes (DisplayUpdatesRef), the fragment cache. The
+ * display API's convention (answers, OpenAPI pieces) is the core's kit, src/http/display-api. Push
+ * reads a page's audience through the read model `page_viewers`, alerts components' values through
+ * `component_values` (schema.ts). No SQL text crosses it: displayCallStatement gives the
+ * benchmarks a lone call's statement ready to run.
  */
-import type { AuditActor } from '../../src/audit'
 import type { Transaction } from '../../src/db'
+import type { DisplayError, Outcome, Refusal } from '../../src/http/display-api'
 import type { Actor } from '../../src/services/identity'
 import { serviceRef } from '../../src/services/registry'
-import type { DisplayError, Outcome, Refusal } from './answers'
+import type { DisplayAccounts } from './calls/accounts'
 
-export {
-  checkBody,
-  displayFailure,
-  displayJson,
-  invalidRequest,
-  mobileSession,
-  refusalResponse,
-  requireJson,
-  usageHeaders,
-  type DisplayError,
-  type Outcome,
-  type Refusal,
-  type Usage,
-} from './answers'
-export { displayErrorDoc, DISPLAY_TAGS, failureDocs, header, invalidApiKeyDoc, invalidSessionDoc, json, limitExceededDoc, NOT_ENVELOPE, usageHeaderDocs } from './openapi'
+export { displayCallStatement, type ComponentWrite, type RunnableStatement } from './calls/decision'
 
-export interface DisplayAccountSummary {
-  /** The first 8 characters of the `dpk_…` key; null for a user who has no display account yet. */
-  prefix: string | null
-  dailyLimit: number
-  usedToday: number
-  /** Next UTC midnight, when the count starts again. */
-  resetsAt: string
-}
-
-/** The display account of a user (shown and rotated by the account area). */
-export interface DisplayAccounts {
-  summary(user: { id: string; organizationId: string }): Promise<DisplayAccountSummary>
-  /** Replaces the key (creating the account if needed): the new secret is returned once and the old one stops at once. */
-  rotate(actor: AuditActor, userId: string): Promise<{ apiKey: string; prefix: string }>
-}
+/**
+ * A user's display account: its summary and key rotation (the account area), and its creation
+ * with a daily limit (what the user-creation hook does; the benchmarks seed accounts with it).
+ */
+export { createDisplayAccount, type DisplayAccounts, type DisplayAccountSummary } from './calls/accounts'
 
 export const DisplayAccountsRef = serviceRef<DisplayAccounts>('display.accounts', 'display')
 
-/** The page a counted display call acts on, and who called. */
+/** The page a charged display call acts on, and who called. */
 export interface PageCall {
   organizationId: string
   pageId: string
@@ -56,27 +34,27 @@ export interface PageCall {
 }
 
 /**
- * What a caller does on the page once its call is counted and allowed: its own statements on
- * `tx`, the call's transaction (they commit with the count, or nothing does), each naming
+ * What a caller does on the page once its call is charged and allowed: its own statements on
+ * `tx`, the call's transaction (they commit with the charge, or nothing does), each naming
  * `page.organizationId` (on Citus, the call's shard).
  */
 export type PageEffect<R> = (tx: Transaction, page: PageCall) => Promise<R>
 
-/** The counted, limit-checked display call, owned by display (`POST /api/component`) and used by push (`POST /api/message`). */
+/** The charged, limit-checked display call, owned by display (`POST /api/component`) and used by push (`POST /api/message`). */
 export interface DisplayCalls {
   /** The body's display key, hashed, or the refusal (400 not an object or no apiKey, 401 a malformed key). */
   keyOf(body: unknown): { keyHash: string } | Refusal
-  /** A valid key's call whose body was refused: counted and 400 with `problem` (or 429 / 401), grouped with the calls waiting beside it. */
-  refuseCounted(keyHash: string, problem: DisplayError): Promise<Refusal>
+  /** A valid key's call whose body was refused: charged and 400 with `problem` (or 429 / 401), grouped with the calls waiting beside it. */
+  refuseCharged(keyHash: string, problem: DisplayError): Promise<Refusal>
   /**
-   * A counted call acting on the page named `pageName` (any case), allowed only to its editors:
+   * A charged call acting on the page named `pageName` (any case), allowed only to its editors:
    * the call's statement and then `effect`, in one transaction. Refused 401, 429, 404
-   * pageNotFound or 403 readOnlyAccess, each counted as the display API counts (and `effect` not
+   * pageNotFound or 403 readOnlyAccess, each charged as the display API charges (and `effect` not
    * run); otherwise what `effect` returned.
    */
   onPage<R>(keyHash: string, pageName: string, effect: PageEffect<R>): Promise<Outcome<{ result: R }>>
-  /** This instance's display call statements so far: how many, the calls they carried, those that went in groups, those a refused group ran again alone. */
-  groupStats(): { statements: number; calls: number; grouped: number; retried: number }
+  /** This instance's display call statements so far: how many, the calls (`items`) they carried, those that went in groups, those a refused group ran again alone. */
+  groupStats(): { statements: number; items: number; grouped: number; retried: number }
 }
 
 export const DisplayCallsRef = serviceRef<DisplayCalls>('display.calls', 'display')

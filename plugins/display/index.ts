@@ -4,25 +4,28 @@
  */
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
+import { createDisplayKit } from '../../src/http/display-api'
 import { forbidden } from '../../src/http/errors'
 import { describeError } from '../../src/log'
 import { definePlugin } from '../../src/plugin'
 import { SessionsRef, UserDirectoryRef, UserLifecycleRef } from '../auth/api'
 import { TeamDirectoryRef, TeamEventsRef } from '../teams/api'
-import { createDisplayAccount, createDisplayAccounts, setDailyLimit } from './accounts'
-import { displayRoutes } from './display-routes'
 import { DisplayAccountsRef, DisplayCallsRef, DisplayPagesRef, DisplayUpdatesRef, FragmentCacheRef, LivePageExtensionsRef } from './api'
-import { CallGroups } from './call-groups'
-import { createDisplayCalls, displayCallCounter } from './calls'
-import { createPages, findPage } from './pages-service'
-import { FragmentCache } from './fragments'
-import { LiveStreams, type PageChange } from './live-streams'
-import { createShareLinks } from './share-links'
-import { ShareViewLimits } from './view-limits'
+import { createDisplayAccount, createDisplayAccounts, setDailyLimit } from './calls/accounts'
+import { createDisplayCalls, displayCallRecorder } from './calls/calls'
+import { ChangeNotifier } from './calls/changes'
+import { CallGroups } from './calls/groups'
+import { componentRoutes } from './calls/routes'
+import { LiveExtensions } from './live/extensions'
+import { FragmentCache } from './live/fragments'
+import { liveRoutes } from './live/routes'
+import { LiveStreams, type PageChange } from './live/streams'
+import { ShareViewLimits } from './live/view-limits'
+import { DISPLAY_CHANNEL } from './pages/channels'
+import { dashboardRoutes } from './pages/routes'
+import { createPages, findPage } from './pages/service'
+import { createShareLinks } from './pages/share-links'
 import { components, displayAccounts, displayUsage, pageAccess, pages, pageShareLinks } from './schema'
-import { ChangeNotifier, DISPLAY_CHANNEL } from './update'
-import { LiveExtensions } from './live-extensions'
-import { dashboardRoutes } from './v1-routes'
 
 const DisplayConfig = Type.Object({
   defaultDailyLimit: Type.Integer({ minimum: 0, default: 50_000, description: 'Calls per UTC day of a new display account (the beta limit).' }),
@@ -85,14 +88,14 @@ export default definePlugin({
     services.get(UserLifecycleRef).onUserCreated(async (tx, user) => ({ displayApiKey: await createDisplayAccount(tx, user, config.defaultDailyLimit) }))
     services.provide(DisplayAccountsRef, createDisplayAccounts(context.writes, config.defaultDailyLimit, users))
     const groups = new CallGroups(db, { enabled: config.groupCalls, maxCalls: config.maxCallsPerGroup, concurrency: config.callStatements })
-    const countCall = displayCallCounter(
+    const recordCall = displayCallRecorder(
       context.metrics.counter({
         name: 'worktrack_display_calls_total',
         help: 'Display API calls by call (component: POST /api/component, message: POST /api/message) and outcome: ok, the refusal\'s message (limitExceeded, staleUpdate…), or failed.',
         labelNames: ['call', 'outcome'],
       }),
     )
-    services.provide(DisplayCallsRef, createDisplayCalls(db, groups, countCall))
+    services.provide(DisplayCallsRef, createDisplayCalls(db, groups, recordCall))
     const pages = createPages({ db, writes: context.writes, users, teams: services.get(TeamDirectoryRef), maxComponentsPerPage: config.maxComponentsPerPage })
     services.provide(DisplayPagesRef, {
       async requireVisible(actor, pageId) {
@@ -105,7 +108,7 @@ export default definePlugin({
         return { id: page.id, name: page.name }
       },
     })
-    const fragments = new FragmentCache(config.fragmentCacheMegabytes * 1024 * 1024)
+    const fragments = new FragmentCache(config.fragmentCacheMegabytes * 1024 * 1024, context.metrics)
     services.provide(FragmentCacheRef, fragments)
     const extensions = new LiveExtensions(log)
     services.provide(LivePageExtensionsRef, extensions)
@@ -122,11 +125,17 @@ export default definePlugin({
       streams.closeAll()
     })
     const shareViews = new ShareViewLimits({ perLinkPerMinute: config.sharedViewsPerLinkPerMinute, perAddressPerMinute: config.sharedViewsPerAddressPerMinute })
-    return { pages, shareLinks, sessions, streams, fragments, notifier, groups, countCall, shareViews, maxComponentDataBytes: config.maxComponentDataKilobytes * 1024, extensions }
+    return { pages, shareLinks, sessions, streams, fragments, notifier, groups, recordCall, shareViews, maxComponentDataBytes: config.maxComponentDataKilobytes * 1024, extensions }
   },
 
-  routes: ({ db, http, log, clientAddress }, bound) =>
-    new Elysia({ name: 'display' }).use(dashboardRoutes(http.v1, bound.pages, bound.shareLinks)).use(displayRoutes({ db, log, clientAddress, ...bound })),
+  routes: ({ db, http, log, clientAddress }, bound) => {
+    // One display API kit for the plugin's display API routes: its session macro, error answers and route builder.
+    const kit = createDisplayKit({ sessions: bound.sessions, log, seed: 'display' })
+    return new Elysia({ name: 'display' })
+      .use(dashboardRoutes(http.v1, bound.pages, bound.shareLinks))
+      .use(componentRoutes({ kit, ...bound }))
+      .use(liveRoutes({ db, kit, clientAddress, ...bound }))
+  },
 
   cli: {
     'display-limit set': {

@@ -2,7 +2,7 @@
  * Models of the display API: the five component data shapes of the display API (every field required,
  * unknown fields refused) and the management resources of API v1.
  */
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { Timestamp, UuidString } from '../../src/http/models'
 import { COMPONENT_TYPES, PAGE_LEVELS } from './schema'
@@ -74,6 +74,15 @@ export const ComponentData = {
   ),
   pieChart: Type.Object({ type: Type.Literal('pieChart'), backgroundColor: Hex, height: ChartHeight, points: points(PiePoint), format: Format }, strict),
 }
+
+/** A component type: the key of its data's schema in ComponentData. */
+export type ComponentType = keyof typeof ComponentData
+
+/** The data of a component of type `T`, as the display API admits it. */
+export type ComponentDataOf<T extends ComponentType> = Static<(typeof ComponentData)[T]>
+
+/** A component's data: the union of the five shapes, told apart by `type`. */
+export type ComponentData = { [T in ComponentType]: ComponentDataOf<T> }[ComponentType]
 
 /** The envelope of `POST /api/component`, before `data` is checked against its own type. */
 export const ComponentUpdate = Type.Object(

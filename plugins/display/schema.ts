@@ -24,7 +24,7 @@ export const displayAccounts = pgTable(
   ],
 )
 
-/** Calls used per account per UTC day; incremented atomically with the limit check. */
+/** Calls charged per account per UTC day; raised atomically with the limit check. */
 export const displayUsage = pgTable(
   'display_usage',
   {
@@ -33,7 +33,7 @@ export const displayUsage = pgTable(
     day: date({ mode: 'string' }).notNull(),
     calls: integer().notNull(),
     /**
-     * `calls` before the statement that last raised it: a grouped statement counts several calls
+     * `calls` before the statement that last raised it: a grouped statement charges several calls
      * of an account at once and reads here where its first one stood.
      */
     previousCalls: integer().notNull().default(0),

@@ -1,5 +1,5 @@
 /**
- * The display call and push enqueue run on one shard (issue 26 item 2; docs/scaling.md, "Citus"): the
+ * The display call and push enqueue run on one shard (docs/scaling.md, "Citus"): the
  * service runs on a fresh database of a real Citus cluster, `POST /api/component` (all five
  * types, its refusals, the daily limit reached exactly by concurrent grouped calls from two
  * organizations) and `POST /api/message` are called, every statement the service sends meanwhile
@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import { DisplayCallsRef } from '../../plugins/display/api'
-import { GROUP_SQL } from '../../plugins/display/call-groups'
+import { groupStatementOf } from '../../plugins/display/calls/decision'
 import { hashSecret } from '../../src/secrets'
 import { openDatabase, queryText, type DatabaseHandle } from '../../src/db'
 import { createLogger } from '../../src/log'
@@ -288,10 +288,13 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     else expect(offending([routing])).toHaveLength(1)
     // The statement plain PostgreSQL uses for a group of several organizations spans their shards: on Citus groups are per organization.
     const data = JSON.stringify(SAMPLE_DATA.barChart)
-    const across = await routingOf(coordinator, {
-      text: GROUP_SQL,
-      parameters: [[fx.creator.displayApiKey!, other.creator.displayApiKey!].map((key) => hashSecret(key)), [fx.organizationId, other.organizationId], [fx.components.barChart, other.components.barChart], [data, data], [1, 1], ['barChart', 'barChart']],
-    }).catch((error: Error) => error)
+    const group = groupStatementOf(
+      [
+        { key: fx.creator.displayApiKey!, organizationId: fx.organizationId, componentId: fx.components.barChart },
+        { key: other.creator.displayApiKey!, organizationId: other.organizationId, componentId: other.components.barChart },
+      ].map(({ key, organizationId, componentId }) => ({ call: { keyHash: hashSecret(key), update: { componentId, data, timestamp: 1, type: 'barChart' } }, organizationId })),
+    )
+    const across = await routingOf(coordinator, { text: group.text, parameters: group.values }).catch((error: Error) => error)
     if (across instanceof Error) expect(across.message).toMatch(/complex joins|could not|not supported/)
     else expect(offending([across])).toHaveLength(1)
     const usage = await routingOf(coordinator, { text: 'select calls from display_usage where user_id = $1', parameters: [fx.creator.id] })

@@ -1,7 +1,8 @@
 /** A dashboard page with one component of each type, its creator, a reader and an outsider. */
-import { renderComponent, type Data } from '../../plugins/display/render'
-import { DEFAULT_MAX_DATA_BYTES, storedLength } from '../../plugins/display/update'
+import { renderComponent, type Data } from '../../plugins/display/charts/render'
+import { DEFAULT_MAX_DATA_BYTES, storedLength } from '../../plugins/display/calls/update'
 import type { TestResponse, TestService, TestUser } from './service'
+import { signIn } from './sessions'
 
 export const SAMPLE_DATA = {
   horizontalBox: {
@@ -91,7 +92,7 @@ export async function createDisplayFixture(api: TestService, name = `board-${Mat
     lineChart: { x: 12, y: 6, width: 12 },
   }
   for (const type of Object.keys(SAMPLE_DATA) as SampleType[]) components[type] = (await v1('POST', `/api/v1/pages/${page.id}/components`, { type, title: type, ...layout[type] })).id
-  const session = await api.request('POST', '/account/api/sessions', { body: { email: reader.email, password: 'reader password' } })
+  const readerSession = await signIn(api, reader)
   return {
     organizationId,
     creator,
@@ -101,7 +102,7 @@ export async function createDisplayFixture(api: TestService, name = `board-${Mat
     pageId: page.id,
     pageName: name,
     components,
-    readerSession: session.body.data.token,
+    readerSession,
     post: (body, options = {}) =>
       api.request('POST', '/api/component', {
         rawBody: options.raw ?? JSON.stringify(body),

@@ -1,13 +1,13 @@
 /**
- * Issue 29's chart fixes, read back from the drawn SVG: a cubic line is a monotone curve that
+ * How charts are drawn, read back from the SVG: a cubic line is a monotone curve that
  * never leaves the range of the points it joins, `format: "exact"` writes every digit, and each
  * drawing says whether its background is light (`data-tone`) for the live page's dark mode.
  */
 import { describe, expect, test } from 'bun:test'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ComponentData } from '../../plugins/display/model'
-import { formatBoxValue, formatExact, formatValue } from '../../plugins/display/number-format'
-import { renderComponent, toneOf, type Data } from '../../plugins/display/render'
+import { formatBoxValue, formatExact, formatValue } from '../../plugins/display/charts/number-format'
+import { renderComponent, toneOf, type Data } from '../../plugins/display/charts/render'
 
 const line = (ys: number[], extra: Record<string, unknown> = {}): Data => ({
   type: 'lineChart',

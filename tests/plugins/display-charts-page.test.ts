@@ -1,13 +1,13 @@
 /**
- * Issue 29's page fixes: in dark mode a light component keeps a light card with dark text, kiosk
+ * How the live page lays charts out: in dark mode a light component keeps a light card with dark text, kiosk
  * titles grow with the screen, automatic placement fills the half row beside a wide box, and the
  * display model describes the chart fields it documents in OpenAPI.
  */
 import { describe, expect, test } from 'bun:test'
-import { place, type Placement } from '../../plugins/display/layout'
-import { LIGHT_TONE_CARD, LIGHT_TONE_TEXT, LIVE_CSS } from '../../plugins/display/live-client'
+import { place, type Placement } from '../../plugins/display/pages/layout'
+import { LIGHT_TONE_CARD, LIGHT_TONE_TEXT, LIVE_CSS } from '../../plugins/display/live/client'
 import { Component, ComponentData, ComponentInput } from '../../plugins/display/model'
-import { contrastText } from '../../plugins/display/render'
+import { contrastText } from '../../plugins/display/charts/render'
 
 /** The declarations of the rule whose selector is exactly `selector`, inside `css`. */
 function declarations(css: string, selector: string): Record<string, string> {

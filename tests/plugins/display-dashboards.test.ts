@@ -8,13 +8,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { sameSitePath } from '../../plugins/account/web'
-import { SessionsRef } from '../../plugins/auth/api'
-import { DEFAULT_SIZE, place } from '../../plugins/display/layout'
+import { DEFAULT_SIZE, place } from '../../plugins/display/pages/layout'
 import { queryRows } from '../../src/db'
 import { hashSecret } from '../../src/secrets'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
 import { listen, type Listening } from '../helpers/http'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { webSession } from '../helpers/sessions'
 import { openEventStream } from '../helpers/sse'
 
 let api: TestService
@@ -22,20 +22,11 @@ let site: Listening
 let fx: DisplayFixture
 let readerCookie: string
 
-async function webCookie(user: TestUser) {
-  const session = await api.service.core.services.get(SessionsRef).start(
-    { id: user.id, organizationId: user.organizationId, email: user.email, username: user.username, displayName: user.username, avatarUrl: null, role: user.role },
-    'web',
-    null,
-  )
-  return `wt_session=${session.token}`
-}
-
 beforeAll(async () => {
   api = await startTestService({ config: { display: { maxShareLinksPerPage: 3 } } })
   site = listen(api)
   fx = await createDisplayFixture(api, 'wall')
-  readerCookie = await webCookie(fx.reader)
+  readerCookie = (await webSession(api, fx.reader)).cookie
 })
 afterAll(async () => {
   site?.stop()
@@ -161,7 +152,7 @@ describe('the page index', () => {
   })
 
   test('a user who sees no page is told how to get one; without a session, sign-in comes first and returns here', async () => {
-    const text = await (await page('/pages', await webCookie(fx.outsider))).text()
+    const text = await (await page('/pages', (await webSession(api, fx.outsider)).cookie)).text()
     expect(text).toContain('No dashboards you can see yet')
     const signedOut = await page('/pages')
     expect(signedOut.status).toBe(303)

@@ -2,16 +2,23 @@
  * The live page's fragment cache never changes what a page shows: however small the cache and
  * however renders of several pages of two organizations interleave (each evicting the others'
  * fragments between its statements), every render equals a render made without any cache. A
- * chart is never drawn without its data, and no drawing made without its data is cached.
+ * chart is never drawn without its data, and no drawing made without its data is cached. The
+ * service's cache reports its renders, hits, entries and bytes in `/metrics`.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { FragmentCache } from '../../plugins/display/fragments'
-import { cellHtml, pageCells } from '../../plugins/display/live-page'
+import { FragmentCacheRef } from '../../plugins/display/api'
+import { FragmentCache } from '../../plugins/display/live/fragments'
+import { cellHtml, pageCells } from '../../plugins/display/live/page'
 import { SAMPLE_DATA, type SampleType } from '../helpers/display-fixture'
-import { startTestService, type TestService } from '../helpers/service'
+import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { webSession } from '../helpers/sessions'
+
+const METRICS_TOKEN = 'fragments-metrics-token-0123456789'
 
 let api: TestService
+/** The first organization's user, who sees its pages. */
+let viewer: TestUser
 /** Pages of two organizations, each with components of every type, some of them never fed. */
 const pages: string[] = []
 /** Each page's organization, which pageCells names. */
@@ -30,10 +37,11 @@ function dataOf(type: SampleType, seed: number): unknown {
 }
 
 beforeAll(async () => {
-  api = await startTestService({ plugins: ['auth', 'teams', 'display'] })
+  api = await startTestService({ plugins: ['auth', 'teams', 'display'], config: { server: { metricsToken: METRICS_TOKEN } } })
   for (let organization = 0; organization < 2; organization++) {
     const organizationId = await api.createOrganization()
     const user = await api.createUser(organizationId)
+    viewer ??= user
     const key = (await api.createKey(user.id, ['dashboards:read', 'dashboards:write'])).secret
     for (let p = 0; p < 2; p++) {
       const page = await api.request('POST', '/api/v1/pages', { key, body: { name: `cached-${organization}-${p}` } })
@@ -93,5 +101,47 @@ describe('the fragment cache', () => {
         expect(cells.filter((cell) => cell.includes('No data yet'))).toHaveLength(1)
       }
     }
+  })
+})
+
+describe("the service's fragment cache in /metrics", () => {
+  /** The fragment cache's samples of a scrape. */
+  async function scrape() {
+    const response = await api.request('GET', '/metrics', { unchecked: true, headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    expect(response.status).toBe(200)
+    const text = response.text
+    const value = (name: string) => {
+      const line = text.split('\n').find((each) => each.startsWith(`${name} `))
+      expect(line).toBeDefined()
+      return Number(line!.slice(name.length + 1))
+    }
+    expect(text).toContain('# TYPE worktrack_display_fragment_renders_total counter')
+    expect(text).toContain('# TYPE worktrack_display_fragment_cache_bytes gauge')
+    return {
+      renders: value('worktrack_display_fragment_renders_total'),
+      hits: value('worktrack_display_fragment_hits_total'),
+      entries: value('worktrack_display_fragment_cache_entries'),
+      bytes: value('worktrack_display_fragment_cache_bytes'),
+    }
+  }
+
+  test('a live page drawn renders its fragments; drawn again, it is served from the cache', async () => {
+    const { cookie } = await webSession(api, viewer)
+    const draw = async () => {
+      const response = await api.service.fetch(new Request('http://localhost/pages/cached-0-0', { headers: { cookie } }))
+      expect(response.status).toBe(200)
+      return (await response.text()).match(/<section class="component"/g)?.length
+    }
+    const before = await scrape()
+    expect(await draw()).toBe(6)
+    const drawn = await scrape()
+    expect(drawn.renders).toBe(before.renders + 6)
+    expect(drawn.entries).toBe(before.entries + 6)
+    expect(drawn.bytes).toBeGreaterThan(before.bytes)
+    expect(await draw()).toBe(6)
+    const again = await scrape()
+    expect(again).toEqual({ ...drawn, hits: drawn.hits + 6 })
+    const stats = api.service.core.services.get(FragmentCacheRef).stats()
+    expect({ renders: stats.renders, hits: stats.hits, entries: stats.entries, bytes: stats.bytes }).toEqual(again)
   })
 })

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { SessionsRef } from '../../plugins/auth/api'
-import type { LiveStreams } from '../../plugins/display/live-streams'
+import type { LiveStreams } from '../../plugins/display/live/streams'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
 import { listen, type Listening } from '../helpers/http'
 import { startTestService, type TestService } from '../helpers/service'
+import { webSession } from '../helpers/sessions'
 
 let a: TestService
 let b: TestService
@@ -16,12 +16,7 @@ beforeAll(async () => {
   b = await startTestService({ database: a.database })
   bHttp = listen(b)
   fx = await createDisplayFixture(a)
-  const session = await a.service.core.services.get(SessionsRef).start(
-    { id: fx.reader.id, organizationId: fx.organizationId, email: fx.reader.email, username: fx.reader.username, displayName: 'Reader', avatarUrl: null, role: 'member' },
-    'web',
-    null,
-  )
-  cookie = `wt_session=${session.token}`
+  cookie = (await webSession(a, fx.reader, { displayName: 'Reader' })).cookie
 })
 afterAll(async () => {
   bHttp.stop()
@@ -87,11 +82,7 @@ describe('live dashboard events', () => {
     const page = await fetch(`${bHttp.url}/pages/${fx.pageName}`, { redirect: 'manual' })
     expect(page.status).toBe(303)
     expect(page.headers.get('location')).toBe(`/account/sign-in?next=${encodeURIComponent(`/pages/${fx.pageName}`)}`)
-    const outsider = await a.service.core.services.get(SessionsRef).start(
-      { id: fx.outsider.id, organizationId: fx.organizationId, email: fx.outsider.email, username: fx.outsider.username, displayName: 'Outsider', avatarUrl: null, role: 'member' },
-      'web',
-      null,
-    )
+    const outsider = await webSession(a, fx.outsider, { displayName: 'Outsider' })
     expect((await fetch(`${bHttp.url}/pages/${fx.pageName}`, { headers: { cookie: `wt_session=${outsider.token}` } })).status).toBe(404)
     expect((await fetch(`${bHttp.url}/pages/${fx.pageName}/events`, { headers: { cookie: `wt_session=${outsider.token}` } })).status).toBe(404)
   })

@@ -1,7 +1,7 @@
 /**
  * Six concurrent views of the largest live page a default service allows (100 components filled
  * the worst way) grow the service process's memory by less than 300 MiB, with its fragment cache
- * cold and then warm (issue 25 F3: they took it from ~160 MB to 1,431 MB). The service is its own
+ * cold and then warm (unbounded drawing would take it from ~160 MB to 1.4 GB). The service is its own
  * process (`bun entries/bun.ts`, default config) on a database seeded here, and its resident set
  * is read from /proc while the views are served. A bound, not a timing.
  */
@@ -9,12 +9,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SessionsRef } from '../../plugins/auth/api'
 import { openDatabase } from '../../src/db'
 import { startServiceProcess, type ServiceProcess } from '../faults/service-process'
 import { createTestDatabase, usingServer, type TestDatabase } from '../helpers/database'
 import { largestFill, SAMPLE_DATA } from '../helpers/display-fixture'
 import { startTestService } from '../helpers/service'
+import { webSession } from '../helpers/sessions'
 
 const MiB = 1024 * 1024
 const procfs = existsSync('/proc/self/status')
@@ -61,12 +61,7 @@ async function seed(): Promise<string> {
     const small = await v1('POST', '/api/v1/pages', { name: SMALL })
     const component = await v1('POST', `/api/v1/pages/${small.id}/components`, { type: 'barChart' })
     await api.request('POST', '/api/component', { body: { componentId: component.id, apiKey: user.displayApiKey, timestamp: ++timestamp, data: SAMPLE_DATA.barChart }, unchecked: true })
-    const session = await api.service.core.services.get(SessionsRef).start(
-      { id: user.id, organizationId, email: user.email, username: user.username, displayName: 'Viewer', avatarUrl: null, role: 'member' },
-      'web',
-      null,
-    )
-    cookie = `wt_session=${session.token}`
+    cookie = (await webSession(api, user, { displayName: 'Viewer' })).cookie
   } finally {
     await api.stop()
   }

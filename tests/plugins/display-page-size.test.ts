@@ -1,5 +1,5 @@
 /**
- * A live page's size is bounded however its components are filled (issue 25 F3): every
+ * A live page's size is bounded however its components are filled: every
  * component's SVG is at most MAX_FRAGMENT_BYTES, large series drawn summarised (groups of
  * consecutive points, each drawn at its peak, with a tooltip naming its first and last x, its range
  * and its size; a pie's smallest slices gathered into one), so at the default 100 components the
@@ -9,13 +9,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { SessionsRef } from '../../plugins/auth/api'
-import { MAX_FRAGMENT_BYTES, renderComponent, type Data } from '../../plugins/display/render'
+import { MAX_FRAGMENT_BYTES, renderComponent, type Data } from '../../plugins/display/charts/render'
 import { largestFill, worstCandidates } from '../helpers/display-fixture'
-import { DEFAULT_MAX_DATA_BYTES, storedLength } from '../../plugins/display/update'
+import { DEFAULT_MAX_DATA_BYTES, storedLength } from '../../plugins/display/calls/update'
 import { queryRows } from '../../src/db'
 import { sql } from 'drizzle-orm'
 import { startTestService, type TestService } from '../helpers/service'
+import { webSession } from '../helpers/sessions'
 
 const MiB = 1024 * 1024
 const bytes = (text: string) => new TextEncoder().encode(text).length
@@ -141,11 +141,7 @@ describe('the largest page', () => {
       }
     }
     expect((await api.request('POST', `/api/v1/pages/${page.id}/components`, { key, body: { type: fill.type } })).status).toBe(409)
-    const session = await api.service.core.services.get(SessionsRef).start(
-      { id: user.id, organizationId, email: user.email, username: user.username, displayName: 'Creator', avatarUrl: null, role: 'member' },
-      'web',
-      null,
-    )
+    const session = await webSession(api, user, { displayName: 'Creator' })
     const link = await v1('POST', `/api/v1/pages/${page.id}/share-links`, {})
     for (const [path, headers] of [[`/pages/${name}`, { cookie: `wt_session=${session.token}` }], [link.url, {}]] as const) {
       const response = await api.service.fetch(new Request(`http://localhost${path}`, { headers }))

@@ -4,8 +4,8 @@
  * formats, empty states, aria summaries, escaping, contrast and the desktop/phone variants.
  */
 import { describe, expect, test } from 'bun:test'
-import { formatBoxValue, formatCompact, formatFull, formatPercent, formatTicks } from '../../plugins/display/number-format'
-import { CHART_CSS, contrastText, renderComponent, type Data } from '../../plugins/display/render'
+import { formatBoxValue, formatCompact, formatFull, formatPercent, formatTicks } from '../../plugins/display/charts/number-format'
+import { CHART_CSS, contrastText, renderComponent, type Data } from '../../plugins/display/charts/render'
 import { SAMPLE_DATA } from '../helpers/display-fixture'
 
 interface Element {

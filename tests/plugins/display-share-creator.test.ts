@@ -137,8 +137,8 @@ async function endsWithin(stream: { ended: Promise<number>; close(): void }, ms:
 }
 
 // Open viewers of such a link are closed within a second on every instance, as a revoked link's
-// are: plugins/display/live-streams.ts re-checks link streams with LINKS_STILL_WORKING
-// (share-links.ts) after a deactivation and a team membership loss, and pages-service.ts notifies
+// are: plugins/display/live/streams.ts re-checks link streams with workingLinks
+// (pages/share-links.ts) after a deactivation and a team membership loss, and pages/service.ts notifies
 // PAGE_ACCESS_CHANNEL when an access level changes.
 describe('open viewers of a link whose creator may no longer share it are closed within a second', () => {
   test('the creator is deactivated', async () => {

@@ -1,12 +1,12 @@
 /**
  * Share link views (`/s/<token>` and its events stream) need no account, so they are rate-limited
- * per link and per client address (issue 25 F3): past `display.sharedViewsPerLinkPerMinute` or
+ * per link and per client address: past `display.sharedViewsPerLinkPerMinute` or
  * `display.sharedViewsPerAddressPerMinute` the answer is 429 with Retry-After. The address is the
  * socket's peer; X-Forwarded-For counts only behind `server.trustProxy`.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import display from '../../plugins/display'
-import { WindowCounter } from '../../plugins/display/view-limits'
+import { WindowCounter } from '../../plugins/display/live/view-limits'
 import { startTestService, type TestService } from '../helpers/service'
 
 let linkLimited: TestService

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { setDailyLimit } from '../../plugins/display/accounts'
+import { setDailyLimit } from '../../plugins/display/calls/accounts'
 import { queryRows } from '../../src/db'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture, type SampleType } from '../helpers/display-fixture'
 import { startTestService, type TestService } from '../helpers/service'

@@ -15,13 +15,13 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SessionsRef } from '../../plugins/auth/api'
-import { HEARTBEAT_MS } from '../../plugins/display/live-client'
+import { HEARTBEAT_MS } from '../../plugins/display/live/client'
 import { openDatabase } from '../../src/db'
 import { createTestDatabase, pgliteTemplate, usingServer, type TestDatabase } from '../helpers/database'
 import { createDisplayFixture, SAMPLE_DATA } from '../helpers/display-fixture'
 import { freePort } from '../helpers/http'
 import { startTestService } from '../helpers/service'
+import { webSession } from '../helpers/sessions'
 
 const HOLD_MS = 30_000
 /** When the change is posted: long after every runtime's default idle timeout (Bun: 10 s). */
@@ -70,9 +70,6 @@ async function seed(database: TestDatabase): Promise<Seed> {
   const api = await startTestService({ database })
   try {
     const fixture = await createDisplayFixture(api)
-    const sessions = api.service.core.services.get(SessionsRef)
-    const signIn = async (user: typeof fixture.reader) =>
-      `wt_session=${(await sessions.start({ id: user.id, organizationId: fixture.organizationId, email: user.email, username: user.username, displayName: user.username, avatarUrl: null, role: 'member' }, 'web', null)).token}`
     const link = await api.request('POST', `/api/v1/pages/${fixture.pageId}/share-links`, { key: fixture.creatorKey, body: {} })
     if (link.status !== 201) throw new Error(`share link: ${link.status} ${link.text}`)
     return {
@@ -80,8 +77,8 @@ async function seed(database: TestDatabase): Promise<Seed> {
       pageName: fixture.pageName,
       componentId: fixture.components.barChart,
       displayApiKey: fixture.creator.displayApiKey!,
-      cookie: await signIn(fixture.reader),
-      creatorCookie: await signIn(fixture.creator),
+      cookie: (await webSession(api, fixture.reader)).cookie,
+      creatorCookie: (await webSession(api, fixture.creator)).cookie,
       shareUrl: link.body.data.url,
     }
   } finally {

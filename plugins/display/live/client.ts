@@ -6,8 +6,8 @@
  * the grid is the screen and drawings fit their cells.
  */
 import { createHash } from 'node:crypto'
-import { GRID_COLUMNS, ROW_PX } from './layout'
-import { CHART_CSS } from './render'
+import { CHART_CSS } from '../charts/render'
+import { GRID_COLUMNS, ROW_PX } from '../pages/layout'
 
 /** In dark mode, the card and the text of a component whose background is light (`data-tone="light"`). */
 export const LIGHT_TONE_CARD = '#f8fafc'

@@ -6,7 +6,7 @@
  * and last x, its range and its size. So a component's drawing stays bounded however its 1,000
  * points and 200-character labels are filled (render.ts checks the whole fragment once more).
  */
-import { escapeHtml } from '../../src/http/html'
+import { escapeHtml } from '../../../src/http/html'
 import { formatFull } from './number-format'
 
 export interface Point {

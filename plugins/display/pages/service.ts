@@ -3,28 +3,26 @@
  * its creator, the organization's administrators and its access list (users, and members of
  * teams on it); it is managed by its creator and the administrators.
  */
-import { and, eq, ne, sql } from 'drizzle-orm'
-import { changedFields } from '../../src/audit'
-import { notify, queryText, type Database, type Executor } from '../../src/db'
-import { created } from '../../src/http/answer'
-import { badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
-import type { IdempotentRequest } from '../../src/http/idempotency'
-import { listIdentity, Parameters, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
-import type { PageRequest } from '../../src/http/pagination'
-import { isUuid } from '../../src/ids'
-import { isAdministrator, type Actor } from '../../src/services/identity'
-import { isoFromText, selectListPage, withIsoTimestamps } from '../../src/sql'
-import type { Writes } from '../../src/writes'
-import type { UserDirectory } from '../auth/api'
-import type { TeamDirectory } from '../teams/api'
-import type { ComponentInput, ComponentPatch, PageAccessInput, PageInput, PagePatch } from './model'
+import { and, eq, ne, sql, type SQL } from 'drizzle-orm'
+import { changedFields } from '../../../src/audit'
+import { notify, queryText, type Database, type Executor } from '../../../src/db'
+import { created } from '../../../src/http/answer'
+import { badRequest, conflict, forbidden, notFound } from '../../../src/http/errors'
+import type { IdempotentRequest } from '../../../src/http/idempotency'
+import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../../src/http/list-query'
+import type { PageRequest } from '../../../src/http/pagination'
+import { isUuid } from '../../../src/ids'
+import { isAdministrator, type Actor } from '../../../src/services/identity'
+import { isoFromText, selectListPage, withIsoTimestamps } from '../../../src/sql'
+import { compileStatement, runStatement } from '../../../src/statements'
+import type { Writes } from '../../../src/writes'
+import type { UserDirectory } from '../../auth/api'
+import type { TeamDirectory } from '../../teams/api'
+import type { ComponentInput, ComponentPatch, PageAccessInput, PageInput, PagePatch } from '../model'
+import { components, pageAccess, pages } from '../schema'
+import { ACTOR, actorRow, actorValues, MAY_EDIT_PAGE, MAY_USE_PAGE } from './access'
+import { DISPLAY_CHANNEL, PAGE_ACCESS_CHANNEL } from './channels'
 import { place, type Placement } from './layout'
-import { ACTOR, actorParameters, MAY_EDIT_PAGE, MAY_USE_PAGE } from './page-access'
-import { components, pageAccess, pages } from './schema'
-import { DISPLAY_CHANNEL } from './update'
-
-/** NOTIFY channel of access changes of a page (`{pageId}`: an entry removed, or the page deleted); live streams re-check on it. */
-export const PAGE_ACCESS_CHANNEL = 'display_page_access'
 
 type PageRow = typeof pages.$inferSelect
 type ComponentRow = typeof components.$inferSelect
@@ -48,10 +46,18 @@ function serializeComponent(row: ComponentRow) {
   }
 }
 
-/** Page $4 with every column and whether the actor may feed it, if the actor (ACTOR's $1..$3) may see it. */
-const VISIBLE_PAGE = `select p.id, p.organization_id as "organizationId", p.name, p.title, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt",
+/** The page `page` with every column and whether the actor may feed it, if the actor (ACTOR) may see it. */
+const VISIBLE_PAGE = sql`select p.id, p.organization_id as "organizationId", p.name, p.title, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt",
     ${MAY_EDIT_PAGE} as editor
-  from pages p, ${ACTOR} where p.id = $4 and p.organization_id = $2 and ${MAY_USE_PAGE}`
+  from pages p, ${ACTOR} where p.id = ${sql.placeholder('page')} and p.organization_id = ${sql.placeholder('organization')} and ${MAY_USE_PAGE}`
+const FIND_PAGE = { read: compileStatement(VISIBLE_PAGE), lock: compileStatement(sql`${VISIBLE_PAGE} for update of p`) }
+
+/** A page as the live views and share links show it. */
+export interface VisiblePage {
+  id: string
+  name: string
+  title: string | null
+}
 
 /** A page the actor can see, whether they manage it (creator, administrator) and whether they are an editor (who also feeds it and shares it). */
 export interface FoundPage {
@@ -63,11 +69,10 @@ export interface FoundPage {
 /** The page if the actor may see it (404 otherwise), and what they may do with it: one statement, locking the row with `lock`. */
 export async function findPage(executor: Executor, actor: Actor, pageId: string, lock = false): Promise<FoundPage> {
   if (!isUuid(pageId)) throw notFound('No such page.')
-  const [row] = await queryText<Omit<PageRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string; editor: boolean }>(
-    executor,
-    lock ? `${VISIBLE_PAGE} for update of p` : VISIBLE_PAGE,
-    [...actorParameters(actor), pageId],
-  )
+  const [row] = await runStatement<Omit<PageRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string; editor: boolean }>(executor, lock ? FIND_PAGE.lock : FIND_PAGE.read, {
+    ...actorValues(actor),
+    page: pageId,
+  })
   if (!row) throw notFound('No such page.')
   const { editor, ...columns } = row
   // Timestamps as Drizzle maps them (`new Date` of the text), so the row is the one a Drizzle select gives.
@@ -85,11 +90,10 @@ const PAGE_LIST: ListShape = {
 }
 const PAGE_COLUMNS = 'p.id, p.name, p.title, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt"'
 type PageTextRow = Omit<ReturnType<typeof serializePage>, never>
-const PAGES_FROM = `pages p, ${ACTOR}`
 
 /** The parts every list of this module has in common: its query (no filters), its cursor identity and the keys a cursor continues after. */
-export function listOf(shape: ListShape, scope: string, parameters: Parameters, request: PageRequest) {
-  const query = parseListQuery(shape, {}, parameters)
+export function listOf(shape: ListShape, scope: string, request: PageRequest) {
+  const query = parseListQuery(shape, {})
   const identity = listIdentity(shape, scope, query)
   return { order: query.order, identity, after: readCursor(request, identity, query.order) }
 }
@@ -123,7 +127,7 @@ const ACCESS_COLUMNS = `pa.principal_type as "principalType", pa.principal_id as
 const ACCESS_NAMES = `left join user_directory u on pa.principal_type = 'user' and u.id = pa.principal_id and u.organization_id = pa.organization_id
   left join team_directory t on pa.principal_type = 'team' and t.id = pa.principal_id and t.organization_id = pa.organization_id`
 
-/** A page's access list ($1 page, $2 organization) in the order entries were made. */
+/** A page's access list in the order entries were made. */
 const ACCESS_LIST: ListShape = {
   name: 'page-access',
   filters: {},
@@ -132,19 +136,20 @@ const ACCESS_LIST: ListShape = {
   tiebreaker: { column: 'pa.principal_id', cast: 'uuid' },
 }
 const ACCESS_FROM = `page_access pa ${ACCESS_NAMES}`
-const ACCESS_OF = ['pa.page_id = $1', 'pa.organization_id = $2']
+/** The access entries of the organization's page, as a condition on `pa`. */
+const accessOf = (pageId: string, organizationId: string): SQL => sql`pa.page_id = ${pageId} and pa.organization_id = ${organizationId}`
 
 // ---- components -----------------------------------------------------------------------------
 
-/** A component's columns as the API shows them, for SQL-text reads (alias `c`). */
-export const COMPONENT_COLUMNS = `c.id, c.page_id as "pageId", c.type, c.title, c.x, c.y, c.width, c.height, c.data,
+/** A component's columns as the API shows them (alias `c`). */
+export const COMPONENT_COLUMNS = sql`c.id, c.page_id as "pageId", c.type, c.title, c.x, c.y, c.width, c.height, c.data,
   c.data_timestamp as timestamp, c.created_at as "createdAt", c.updated_at as "updatedAt"`
 export type ComponentTextRow = Omit<ReturnType<typeof serializeComponent>, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }
 export const fromComponentText = (row: ComponentTextRow) => withIsoTimestamps(row)
-/** The components of page $1 of organization $2. */
-const PAGE_COMPONENTS = 'c.page_id = $1 and c.organization_id = $2'
-/** The components of page $1 of organization $2 in grid order (row, then column), after the columns of a `select`. */
-export const FROM_PAGE_COMPONENTS = `from components c where ${PAGE_COMPONENTS} order by c.y, c.x, c.id`
+/** The components of the organization's page, as a condition on `c`. */
+const componentsOf = (pageId: string, organizationId: string): SQL => sql`c.page_id = ${pageId} and c.organization_id = ${organizationId}`
+/** The components of the page `page` of the organization `organization` in grid order (row, then column), after the columns of a `select`. */
+export const FROM_PAGE_COMPONENTS: SQL = sql`from components c where c.page_id = ${sql.placeholder('page')} and c.organization_id = ${sql.placeholder('organization')} order by c.y, c.x, c.id`
 /** The same in pages (FROM_PAGE_COMPONENTS' order; the id breaks ties of a place two components share). */
 const COMPONENT_LIST: ListShape = {
   name: 'components',
@@ -180,11 +185,11 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
   return {
     /** Pages the actor may see, oldest first, by page or cursor (a cursor is the actor's: what they see is their own list). */
     list(actor: Actor, request: PageRequest) {
-      const parameters = new Parameters(actorParameters(actor))
-      const { order, identity, after } = listOf(PAGE_LIST, `${actor.organizationId} ${actor.userId}`, parameters, request)
+      const from = sql`pages p, ${actorRow(sql`${actor.userId}`, sql`${actor.organizationId}`, sql`${actor.role}`)}`
+      const { order, identity, after } = listOf(PAGE_LIST, `${actor.organizationId} ${actor.userId}`, request)
       return selectListPage<PageTextRow, PageTextRow>(
         db,
-        { columns: PAGE_COLUMNS, from: PAGES_FROM, conditions: [MAY_USE_PAGE], parameters, order, total: `select count(*) from ${PAGES_FROM} where ${MAY_USE_PAGE}`, identity, after },
+        { columns: PAGE_COLUMNS, from, conditions: [MAY_USE_PAGE], order, total: sql`select count(*) from ${from} where ${MAY_USE_PAGE}`, identity, after },
         request,
         withIsoTimestamps,
       )
@@ -236,12 +241,12 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
 
     /** A page's access list in the order entries were made, by page or cursor (a cursor is checked before the page is). */
     async accessList(actor: Actor, pageId: string, request: PageRequest) {
-      const parameters = new Parameters([pageId, actor.organizationId])
-      const { order, identity, after } = listOf(ACCESS_LIST, `${actor.organizationId} ${pageId}`, parameters, request)
+      const { order, identity, after } = listOf(ACCESS_LIST, `${actor.organizationId} ${pageId}`, request)
       await findPage(db, actor, pageId)
+      const entries = accessOf(pageId, actor.organizationId)
       return selectListPage<PageAccessView, PageAccessView>(
         db,
-        { columns: ACCESS_COLUMNS, from: ACCESS_FROM, conditions: ACCESS_OF, parameters, order, total: `select count(*) from ${ACCESS_FROM} where ${ACCESS_OF.join(' and ')}`, identity, after },
+        { columns: ACCESS_COLUMNS, from: ACCESS_FROM, conditions: [entries], order, total: sql`select count(*) from ${sql.raw(ACCESS_FROM)} where ${entries}`, identity, after },
         request,
         (row) => ({ ...row, createdAt: isoFromText(row.createdAt) }),
       )
@@ -301,12 +306,12 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
 
     /** Components of a page in grid order (row, then column), by page or cursor (a cursor is checked before the page is). */
     async components(actor: Actor, pageId: string, request: PageRequest) {
-      const parameters = new Parameters([pageId, actor.organizationId])
-      const { order, identity, after } = listOf(COMPONENT_LIST, `${actor.organizationId} ${pageId}`, parameters, request)
+      const { order, identity, after } = listOf(COMPONENT_LIST, `${actor.organizationId} ${pageId}`, request)
       await findPage(db, actor, pageId)
+      const ofPage = componentsOf(pageId, actor.organizationId)
       return selectListPage<ComponentTextRow, ReturnType<typeof serializeComponent>>(
         db,
-        { columns: COMPONENT_COLUMNS, from: 'components c', conditions: [PAGE_COMPONENTS], parameters, order, total: `select count(*) from components c where ${PAGE_COMPONENTS}`, identity, after },
+        { columns: COMPONENT_COLUMNS, from: 'components c', conditions: [ofPage], order, total: sql`select count(*) from components c where ${ofPage}`, identity, after },
         request,
         fromComponentText,
       )

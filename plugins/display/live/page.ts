@@ -4,42 +4,44 @@
  * for fragments it lacks; `GET /pages` lists the pages a user can see; `GET /api/pages/{pageName}`
  * gives mobile apps the components as JSON. The page's script (live-client.ts) keeps it live.
  */
-import { queryText, type Database } from '../../src/db'
-import { html, htmlResponse, PAGE_HEADERS, trusted, type Html } from '../../src/http/html'
-import type { Principal } from '../../src/services/identity'
-import { isoFromText } from '../../src/sql'
+import { sql } from 'drizzle-orm'
+import type { Database } from '../../../src/db'
+import { html, htmlResponse, PAGE_HEADERS, trusted, type Html } from '../../../src/http/html'
+import type { Principal } from '../../../src/services/identity'
+import { isoFromText } from '../../../src/sql'
+import { compileStatement, runStatement } from '../../../src/statements'
+import { PAGE_NAME_PATTERN } from '../model'
+import { ACTOR, actorValues, MAY_USE_PAGE } from '../pages/access'
+import { spanOf } from '../pages/layout'
+import { COMPONENT_COLUMNS, FROM_PAGE_COMPONENTS, fromComponentText, type ComponentTextRow, type VisiblePage } from '../pages/service'
+import { LIVE_CSS_VERSION, LIVE_JS_VERSION } from './client'
 import type { FragmentCache } from './fragments'
-import { PAGE_NAME_PATTERN } from './model'
-import { COMPONENT_COLUMNS, FROM_PAGE_COMPONENTS, fromComponentText } from './pages-service'
-import { spanOf } from './layout'
-import { LIVE_CSS_VERSION, LIVE_JS_VERSION } from './live-client'
-import { ACTOR, MAY_USE_PAGE } from './page-access'
 
 const LIVE_HEADERS = { ...PAGE_HEADERS, 'content-security-policy': PAGE_HEADERS['content-security-policy']!.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'") }
 
-export interface VisiblePage {
-  id: string
-  name: string
-  title: string | null
-}
-
 const PAGE_NAME = new RegExp(PAGE_NAME_PATTERN)
+
+/** The caller's values of ACTOR. */
+const viewerValues = (principal: Principal) => actorValues({ userId: principal.user.id, organizationId: principal.user.organizationId, role: principal.user.role })
+
+/** The page named `name` (any case) in the actor's organization, if the actor may see it. */
+const VISIBLE_PAGE_BY_NAME = compileStatement(
+  sql`select p.id, p.name, p.title from pages p, ${ACTOR} where lower(p.name) = lower(${sql.placeholder('name')}) and p.organization_id = ${sql.placeholder('organization')} and ${MAY_USE_PAGE}`,
+)
+/** Every component of the page `page` of `organization`, with its data, in grid order. */
+const PAGE_COMPONENTS = compileStatement(sql`select ${COMPONENT_COLUMNS} ${FROM_PAGE_COMPONENTS}`)
 
 /** The page named `name` in the user's organization, if they may see it. */
 export async function findVisiblePage(db: Database, principal: Principal, name: string): Promise<VisiblePage | undefined> {
   // No page has a name outside the pattern; such a name (`%00` is U+0000, which text cannot hold) is never sent to SQL.
   if (!PAGE_NAME.test(name)) return undefined
-  const [page] = await queryText<VisiblePage>(
-    db,
-    `select p.id, p.name, p.title from pages p, ${ACTOR} where lower(p.name) = lower($4) and p.organization_id = $2 and ${MAY_USE_PAGE}`,
-    [principal.user.id, principal.user.organizationId, principal.user.role, name],
-  )
+  const [page] = await runStatement<VisiblePage>(db, VISIBLE_PAGE_BY_NAME, { ...viewerValues(principal), name })
   return page
 }
 
 /** Every component of a page of `organizationId` with its data, in grid order (the JSON twin of the live page). */
 export async function pageComponents(db: Database, organizationId: string, pageId: string) {
-  const rows = await queryText<Parameters<typeof fromComponentText>[0]>(db, `select ${COMPONENT_COLUMNS} ${FROM_PAGE_COMPONENTS}`, [pageId, organizationId])
+  const rows = await runStatement<ComponentTextRow>(db, PAGE_COMPONENTS, { page: pageId, organization: organizationId })
   return rows.map(fromComponentText)
 }
 
@@ -54,15 +56,14 @@ export interface IndexedPage {
 /** The index lists at most this many pages (most recently changed first). */
 export const INDEX_LIMIT = 500
 
+/** The pages the actor can see with their component counts and last change, most recently changed first (one more than the index shows). */
+const VISIBLE_PAGES = compileStatement(sql`select p.name, p.title, count(c.id) as components, greatest(p.updated_at, max(c.updated_at)) as "updatedAt"
+      from ${ACTOR} join pages p on ${MAY_USE_PAGE} left join components c on c.page_id = p.id and c.organization_id = p.organization_id
+      group by p.id, p.organization_id order by "updatedAt" desc, p.name limit ${sql.raw(String(INDEX_LIMIT + 1))}`)
+
 /** The pages the user can see, most recently changed first: one statement. */
 export async function visiblePages(db: Database, principal: Principal): Promise<IndexedPage[]> {
-  const rows = await queryText<IndexedPage & { components: string | number }>(
-    db,
-    `select p.name, p.title, count(c.id) as components, greatest(p.updated_at, max(c.updated_at)) as "updatedAt"
-      from ${ACTOR} join pages p on ${MAY_USE_PAGE} left join components c on c.page_id = p.id and c.organization_id = p.organization_id
-      group by p.id, p.organization_id order by "updatedAt" desc, p.name limit ${INDEX_LIMIT + 1}`,
-    [principal.user.id, principal.user.organizationId, principal.user.role],
-  )
+  const rows = await runStatement<IndexedPage & { components: string | number }>(db, VISIBLE_PAGES, viewerValues(principal))
   return rows.map((row) => ({ ...row, components: Number(row.components), updatedAt: isoFromText(row.updatedAt) }))
 }
 
@@ -106,7 +107,13 @@ const decoder = new TextDecoder()
 /** A cell as one string (what componentCell gives for the same component and fragment). */
 export const cellHtml = (cell: Cell) => cell.open + decoder.decode(cell.svg) + cell.close
 
-const CELL_COLUMNS = 'c.id, c.type, c.title, c.x, c.y, c.width, c.height, c.version'
+const CELL_COLUMNS = sql`c.id, c.type, c.title, c.x, c.y, c.width, c.height, c.version`
+/** The cells of the page `page` of `organization`, in grid order. */
+const PAGE_CELLS = compileStatement(sql`select ${CELL_COLUMNS} ${FROM_PAGE_COMPONENTS}`)
+/** The cells of the page `page` of `organization` among `componentIds`, with their data. */
+const CELL_DATA = compileStatement(
+  sql`select ${CELL_COLUMNS}, c.data from components c where c.page_id = ${sql.placeholder('page')} and c.organization_id = ${sql.placeholder('organization')} and c.id = any(${sql.placeholder('componentIds')}::uuid[])`,
+)
 
 /** Components whose data is read in one statement: a page's data is never all in memory at once (a chart's data can be ~1 MB). */
 const DATA_BATCH = 10
@@ -122,7 +129,7 @@ type DataRow = ComponentCell & { data: Record<string, unknown> | null }
  * between is left out. Every statement names the page's organization (one shard on Citus).
  */
 export async function pageCells(db: Database, fragments: FragmentCache, organizationId: string, pageId: string): Promise<Cell[]> {
-  const components = await queryText<ComponentCell>(db, `select ${CELL_COLUMNS} ${FROM_PAGE_COMPONENTS}`, [pageId, organizationId])
+  const components = await runStatement<ComponentCell>(db, PAGE_CELLS, { page: pageId, organization: organizationId })
   const cells: Array<Cell | Promise<Cell | undefined> | undefined> = components.map((component) => {
     const svg = fragments.cached(component)
     return svg === undefined ? fragments.underWay<Cell | undefined>(component) : { id: component.id, open: cellOpening(component), svg, close: CELL_CLOSE }
@@ -132,13 +139,7 @@ export async function pageCells(db: Database, fragments: FragmentCache, organiza
   let previous: Promise<unknown> = Promise.resolve()
   for (let start = 0; start < missing.length; start += DATA_BATCH) {
     const batch = missing.slice(start, start + DATA_BATCH)
-    const rows = previous.then(() =>
-      queryText<DataRow>(db, `select ${CELL_COLUMNS}, c.data from components c where c.page_id = $1 and c.organization_id = $2 and c.id = any($3::uuid[])`, [
-        pageId,
-        organizationId,
-        batch.map((i) => components[i]!.id),
-      ]),
-    )
+    const rows = previous.then(() => runStatement<DataRow>(db, CELL_DATA, { page: pageId, organization: organizationId, componentIds: batch.map((i) => components[i]!.id) }))
     const drawn = rows.then((found) => {
       const byId = new Map(found.map((row) => [row.id, row]))
       return batch.map((i): Cell | undefined => {

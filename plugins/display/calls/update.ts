@@ -1,78 +1,19 @@
 /**
- * `POST /api/component`, the hot path: the key is checked, the call counted against the daily
- * limit and the content replaced in one statement, together with the other calls waiting at that
- * moment (call-groups.ts) — the counter row's update is the check, so concurrent calls on any
- * number of instances never pass the limit, and each call's `limitRemaining` is exact. Every call
- * with a valid key counts except one refused 429.
+ * `POST /api/component`, the hot path: the key is checked, the call charged to the daily limit
+ * and the content replaced in one statement, together with the other calls waiting at that moment
+ * (groups.ts) — the counter row's update is the check, so concurrent calls on any number of
+ * instances never pass the limit, and each call's `limitRemaining` is exact. Every call with a
+ * valid key is charged except one refused 429.
  */
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
-import { queryText, type Database } from '../../src/db'
-import { isUuid } from '../../src/ids'
-import { displayProblems, invalidRequest, limitExceeded, readOnly, unknownKey, usageOf, type DisplayError, type Outcome, type Refusal } from './answers'
-import type { CallGroups } from './call-groups'
-import { displayKeyOf, refuseCounted } from './calls'
-import { ComponentData, ComponentUpdate } from './model'
-import { utf8Length } from './summary'
-import type { ComponentChange } from './api'
-
-/** The per-call statement, for the benchmarks' pgbench ceiling. */
-export { COMPONENT_UPDATE_SQL } from './call-groups'
-
-export const DISPLAY_CHANNEL = 'display_updates'
-
-/**
- * Tells live viewers on every instance which components changed: collected for a few
- * milliseconds and sent as one NOTIFY after the updates committed. (A NOTIFY inside each update
- * cost 35–45 % of the update throughput: PostgreSQL serialises notifying commits.) The same batch
- * goes to this instance's listeners (other plugins, through `DisplayUpdatesRef`), which cost the
- * update path nothing: they run after the batch is handed over, never inside an update.
- */
-export class ChangeNotifier {
-  private pending = new Map<string, ComponentChange>()
-  private timer: ReturnType<typeof setTimeout> | undefined
-  private readonly listeners = new Set<(changes: ComponentChange[]) => void>()
-
-  constructor(
-    private readonly db: Database,
-    private readonly onError: (error: Error) => void,
-    private readonly delayMs = 25,
-  ) {}
-
-  changed(organizationId: string, pageId: string, componentId: string): void {
-    this.pending.set(componentId, { organizationId, pageId, componentId })
-    this.timer ??= setTimeout(() => void this.flush(), this.delayMs)
-  }
-
-  /** Calls `listener` with every batch of changed components made on this instance, after they committed; returns its removal. */
-  listen(listener: (changes: ComponentChange[]) => void): () => void {
-    this.listeners.add(listener)
-    return () => void this.listeners.delete(listener)
-  }
-
-  async flush(): Promise<void> {
-    this.timer = undefined
-    const changes = [...this.pending.values()]
-    this.pending = new Map()
-    if (!changes.length) return
-    for (const listener of this.listeners) {
-      try {
-        listener(changes)
-      } catch (error) {
-        this.onError(error as Error)
-      }
-    }
-    // NOTIFY payloads stop at 8000 bytes: about 90 changes of 88 bytes each (live viewers need no organization).
-    const viewed = changes.map(({ pageId, componentId }) => ({ pageId, componentId }))
-    for (let i = 0; i < viewed.length; i += 80)
-      await queryText(this.db, 'select pg_notify($1, $2)', [DISPLAY_CHANNEL, JSON.stringify(viewed.slice(i, i + 80))]).catch(this.onError)
-  }
-
-  stop(): Promise<void> {
-    clearTimeout(this.timer)
-    return this.flush()
-  }
-}
+import { displayProblems, invalidRequest, type DisplayError, type Outcome, type Refusal } from '../../../src/http/display-api'
+import { isUuid } from '../../../src/ids'
+import type { ComponentChange } from '../api'
+import { ComponentData, ComponentUpdate } from '../model'
+import { limitExceeded, readOnly, unknownKey, usageOf } from './answers'
+import { displayKeyOf, refuseCharged } from './calls'
+import type { CallGroups } from './groups'
 
 const checkUpdate = TypeCompiler.Compile(ComponentUpdate)
 const checkData = new Map<string, TypeCheck<TSchema>>(Object.entries(ComponentData).map(([type, schema]) => [type, TypeCompiler.Compile(schema as TSchema)]))
@@ -132,8 +73,8 @@ const typeMismatch = (actual: string, declared: string, shapedAs: readonly strin
 })
 
 /**
- * A counted refusal of a body whose data is another type's: the call runs as an update that can
- * never apply (its type is none), which counts it and reads the component's type in the same one
+ * A charged refusal of a body whose data is another type's: the call runs as an update that can
+ * never apply (its type is none), which charges it and reads the component's type in the same one
  * statement; another type's data is `componentTypeMismatch`, anything else the body's problems.
  */
 async function refuseShaped(groups: CallGroups, keyHash: string, body: ComponentBody, check: BodyCheck): Promise<Refusal> {
@@ -141,7 +82,7 @@ async function refuseShaped(groups: CallGroups, keyHash: string, body: Component
   const row = await groups.run({ keyHash, update: { componentId: isUuid(componentId) ? componentId : null, data: '{}', timestamp: toSeconds(timestamp), type: '' } })
   if (!row) return unknownKey()
   const usage = usageOf(row)
-  if (!usage.counted) return limitExceeded(usage)
+  if (!usage.charged) return limitExceeded(usage)
   const error = row.type && mismatched(row.type, data.type, check.shapedAs, data) ? typeMismatch(row.type, data.type, check.shapedAs) : invalidRequest(check.problems)
   return { ok: false, status: 400, usage, error }
 }
@@ -167,7 +108,7 @@ function storedNumberLength(n: number): number {
  * members, strings escaped as JSON, numbers in full): what a live page reads to draw it.
  */
 export function storedLength(value: unknown): number {
-  if (typeof value === 'string') return utf8Length(JSON.stringify(value))
+  if (typeof value === 'string') return Buffer.byteLength(JSON.stringify(value))
   if (typeof value === 'number') return storedNumberLength(value)
   if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + storedLength(item), 2 + Math.max(0, value.length - 1) * 2)
   if (value && typeof value === 'object') {
@@ -181,7 +122,7 @@ export function storedLength(value: unknown): number {
 const toSeconds = (timestamp: number) => (timestamp > 1e11 ? timestamp / 1000 : timestamp)
 
 /**
- * Runs one component update (grouped with the calls waiting beside it): counted, checked and
+ * Runs one component update (grouped with the calls waiting beside it): charged, checked and
  * applied, or refused. Data taking more than `maxDataBytes` as stored is refused (400 naming
  * `data`): a live page reads every component's data to draw it.
  */
@@ -191,11 +132,11 @@ export async function updateComponent(groups: CallGroups, body: unknown, maxData
   const { keyHash } = key
   const check = checkComponentBody(body as object)
   if (check.shapedAs.length && check.problems.every((problem) => problem.field?.startsWith('data.'))) return refuseShaped(groups, keyHash, body as ComponentBody, check)
-  if (check.problems.length) return refuseCounted(groups, keyHash, invalidRequest(check.problems))
+  if (check.problems.length) return refuseCharged(groups, keyHash, invalidRequest(check.problems))
   const { componentId, timestamp, data } = body as ComponentBody
   const stored = storedLength(data)
   if (stored > maxDataBytes)
-    return refuseCounted(groups, keyHash, {
+    return refuseCharged(groups, keyHash, {
       message: 'invalidRequest',
       detail: `The data takes ${stored.toLocaleString('en')} bytes as stored (numbers written out in full); a component holds at most ${maxDataBytes.toLocaleString('en')}: send shorter labels or texts, or fewer points.`,
       field: 'data',
@@ -203,7 +144,7 @@ export async function updateComponent(groups: CallGroups, body: unknown, maxData
   const row = await groups.run({ keyHash, update: { componentId: isUuid(componentId) ? componentId : null, data: JSON.stringify(data), timestamp: toSeconds(timestamp), type: data.type } })
   if (!row) return unknownKey()
   const usage = usageOf(row)
-  if (!usage.counted) return limitExceeded(usage)
+  if (!usage.charged) return limitExceeded(usage)
   if (!row.type) return { ok: false, status: 404, usage, error: { message: 'componentNotFound', detail: 'No such component on a page you can use.', field: 'componentId' } }
   if (!row.editable) return readOnly(usage)
   if (row.type !== data.type)

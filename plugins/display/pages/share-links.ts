@@ -7,21 +7,23 @@
  * and revoke them; every change is audited, and a revocation closes the link's open viewers on
  * every instance (PAGE_ACCESS_CHANNEL).
  */
-import { notify, queryText, type Database, type Executor } from '../../src/db'
-import { created } from '../../src/http/answer'
-import { badRequest, conflict, forbidden, notFound } from '../../src/http/errors'
-import type { IdempotentRequest } from '../../src/http/idempotency'
-import { Parameters, type ListShape } from '../../src/http/list-query'
-import type { PageRequest } from '../../src/http/pagination'
-import { isUuid } from '../../src/ids'
-import { generateSecret, hashSecret, isWellFormedSecret, secretPrefix } from '../../src/secrets'
-import type { Actor } from '../../src/services/identity'
-import { isoFromText, selectListPage } from '../../src/sql'
-import type { Writes } from '../../src/writes'
-import type { VisiblePage } from './live-page'
-import { MAY_EDIT_PAGE } from './page-access'
-import { findPage, listOf, PAGE_ACCESS_CHANNEL } from './pages-service'
-import { pageShareLinks } from './schema'
+import { sql, type SQL } from 'drizzle-orm'
+import { notify, queryText, type Database, type Executor } from '../../../src/db'
+import { created } from '../../../src/http/answer'
+import { badRequest, conflict, forbidden, notFound } from '../../../src/http/errors'
+import type { IdempotentRequest } from '../../../src/http/idempotency'
+import type { ListShape } from '../../../src/http/list-query'
+import type { PageRequest } from '../../../src/http/pagination'
+import { isUuid } from '../../../src/ids'
+import { generateSecret, hashSecret, isWellFormedSecret, secretPrefix } from '../../../src/secrets'
+import type { Actor } from '../../../src/services/identity'
+import { isoFromText, selectListPage } from '../../../src/sql'
+import { compileStatement, runStatement } from '../../../src/statements'
+import type { Writes } from '../../../src/writes'
+import { pageShareLinks } from '../schema'
+import { MAY_EDIT_PAGE } from './access'
+import { PAGE_ACCESS_CHANNEL } from './channels'
+import { findPage, listOf, type VisiblePage } from './service'
 
 /** Share link tokens: `dsl_` + 36 base62 characters + a 6-character checksum. */
 export const SHARE_TOKEN_PREFIX = 'dsl'
@@ -37,7 +39,7 @@ export interface ShareLinkView {
 }
 
 const LINK_COLUMNS = `l.id, l.page_id as "pageId", l.token_prefix as prefix, l.created_by as "createdBy", l.created_at as "createdAt", l.expires_at as "expiresAt"`
-/** A page's links ($1 page, $2 organization), oldest first: the list's only order, which its cursors continue. */
+/** A page's links, oldest first: the list's only order, which its cursors continue. */
 const LINK_LIST: ListShape = {
   name: 'share-links',
   filters: {},
@@ -45,7 +47,8 @@ const LINK_LIST: ListShape = {
   defaultOrder: ['createdAt'],
   tiebreaker: { column: 'l.id', cast: 'uuid' },
 }
-const LINKS_OF = 'l.page_id = $1 and l.organization_id = $2'
+/** The links of the organization's page, as a condition on `l`. */
+const linksOf = (pageId: string, organizationId: string): SQL => sql`l.page_id = ${pageId} and l.organization_id = ${organizationId}`
 const fromText = (row: ShareLinkView): ShareLinkView => ({ ...row, createdAt: isoFromText(row.createdAt), expiresAt: row.expiresAt === null ? null : isoFromText(row.expiresAt) })
 
 /** The page, if the actor may share it (an editor); 404 when they cannot see it, 403 when they only view it. */
@@ -60,14 +63,25 @@ async function requireEditor(executor: Executor, actor: Actor, pageId: string, l
  * and an editor of the page. A FROM list and its condition, for resolving a token and for
  * re-checking the open viewers of links.
  */
-const WORKING_LINKS = `page_share_links l
+const WORKING_LINKS = sql`page_share_links l
   join pages p on p.id = l.page_id and p.organization_id = l.organization_id
   join user_directory u on u.id = l.created_by and u.organization_id = l.organization_id and u.status = 'active'
   cross join lateral (select u.id as user_id, u.organization_id, u.role) a`
-const LINK_WORKS = `(l.expires_at is null or l.expires_at > now()) and ${MAY_EDIT_PAGE}`
+const LINK_WORKS = sql`(l.expires_at is null or l.expires_at > now()) and ${MAY_EDIT_PAGE}`
 
-/** $1 link ids: those that still work (not revoked or expired, their creator still active and an editor of the page); for re-checking open viewers. */
-export const LINKS_STILL_WORKING = `select l.id from ${WORKING_LINKS} where l.id = any($1::uuid[]) and ${LINK_WORKS}`
+/** Of the links `linkIds`, those that still work. */
+const LINKS_STILL_WORKING = compileStatement(sql`select l.id from ${WORKING_LINKS} where l.id = any(${sql.placeholder('linkIds')}::uuid[]) and ${LINK_WORKS}`)
+
+/** The link whose token hashes to `token`, with its page, if it works. */
+const WORKING_LINK = compileStatement(
+  sql`select l.id as "linkId", l.expires_at as "expiresAt", p.id, p.name, p.title, p.organization_id as "organizationId" from ${WORKING_LINKS} where l.token_hash = ${sql.placeholder('token')} and ${LINK_WORKS}`,
+)
+
+/** Those of `linkIds` that still work (not revoked or expired, their creator still active and an editor of the page): one statement, for re-checking open viewers. */
+export async function workingLinks(executor: Executor, linkIds: readonly string[]): Promise<Set<string>> {
+  const rows = await runStatement<{ id: string }>(executor, LINKS_STILL_WORKING, { linkIds: [...new Set(linkIds)] })
+  return new Set(rows.map((row) => row.id))
+}
 
 /** A valid link's page and what its stream needs: the link's id and end. */
 export interface SharedPage {
@@ -82,12 +96,12 @@ export function createShareLinks({ db, writes, maxLinksPerPage }: { db: Database
   return {
     /** The page's links that have not been revoked (expired ones included, with their `expiresAt`), oldest first, by page or cursor. */
     async list(actor: Actor, pageId: string, request: PageRequest) {
-      const parameters = new Parameters([pageId, actor.organizationId])
-      const { order, identity, after } = listOf(LINK_LIST, `${actor.organizationId} ${pageId}`, parameters, request)
+      const { order, identity, after } = listOf(LINK_LIST, `${actor.organizationId} ${pageId}`, request)
       await requireEditor(db, actor, pageId)
+      const links = linksOf(pageId, actor.organizationId)
       return selectListPage<ShareLinkView, ShareLinkView>(
         db,
-        { columns: LINK_COLUMNS, from: 'page_share_links l', conditions: [LINKS_OF], parameters, order, total: `select count(*) from page_share_links l where ${LINKS_OF}`, identity, after },
+        { columns: LINK_COLUMNS, from: 'page_share_links l', conditions: [links], order, total: sql`select count(*) from page_share_links l where ${links}`, identity, after },
         request,
         fromText,
       )
@@ -139,11 +153,9 @@ export function createShareLinks({ db, writes, maxLinksPerPage }: { db: Database
     async resolve(token: string): Promise<SharedPage | undefined> {
       // Elysia gives null for a path segment that is not valid percent-encoding (`/s/%ZZ`).
       if (typeof token !== 'string' || !isWellFormedSecret(SHARE_TOKEN_PREFIX, token)) return undefined
-      const [row] = await queryText<{ linkId: string; expiresAt: string | null; id: string; name: string; title: string | null; organizationId: string }>(
-        db,
-        `select l.id as "linkId", l.expires_at as "expiresAt", p.id, p.name, p.title, p.organization_id as "organizationId" from ${WORKING_LINKS} where l.token_hash = $1 and ${LINK_WORKS}`,
-        [hashSecret(token)],
-      )
+      const [row] = await runStatement<{ linkId: string; expiresAt: string | null; id: string; name: string; title: string | null; organizationId: string }>(db, WORKING_LINK, {
+        token: hashSecret(token),
+      })
       if (!row) return undefined
       return {
         linkId: row.linkId,

@@ -4,7 +4,7 @@
  * type has a default size, and a component without a position takes the first free place,
  * row by row, left to right.
  */
-import type { COMPONENT_TYPES } from './schema'
+import type { COMPONENT_TYPES } from '../schema'
 
 export const GRID_COLUMNS = 24
 /** The least height of a grid row on the live page, in CSS pixels. */

@@ -1,11 +1,11 @@
 /** API v1 management of pages, their access lists and components (`dashboards:read` / `:write`). */
 import { Elysia, t } from 'elysia'
-import { Envelope, PageEnvelope, responses } from '../../src/http/envelope'
-import { Deleted } from '../../src/http/models'
-import { cursorParameter, pageQuery, pageRequest } from '../../src/http/pagination'
-import type { V1Kit } from '../../src/http/v1'
-import { Component, ComponentInput, ComponentPatch, CreatedShareLink, Page, PageAccessEntry, PageAccessInput, PageAccessPatch, PageInput, PagePatch, ShareLink, ShareLinkInput } from './model'
-import type { PageService } from './pages-service'
+import { Envelope, PageEnvelope, responses } from '../../../src/http/envelope'
+import { Deleted } from '../../../src/http/models'
+import { cursorParameter, pageQuery, pageRequest } from '../../../src/http/pagination'
+import type { V1Kit } from '../../../src/http/v1'
+import { Component, ComponentInput, ComponentPatch, CreatedShareLink, Page, PageAccessEntry, PageAccessInput, PageAccessPatch, PageInput, PagePatch, ShareLink, ShareLinkInput } from '../model'
+import type { PageService } from './service'
 import type { ShareLinks } from './share-links'
 
 const tags = ['Dashboards']

@@ -5,11 +5,11 @@
  * instance get a `marks` event (live-streams.ts) that replaces them. A page whose marks cannot be
  * read is drawn without them (logged): a mark never costs a viewer the dashboard.
  */
-import { notify, type Transaction } from '../../src/db'
-import { html } from '../../src/http/html'
-import { describeError, type Logger } from '../../src/log'
-import type { ComponentMark, LivePageExtensions } from './api'
-import { DISPLAY_CHANNEL } from './update'
+import { notify, type Transaction } from '../../../src/db'
+import { html } from '../../../src/http/html'
+import { describeError, type Logger } from '../../../src/log'
+import type { ComponentMark, LivePageExtensions } from '../api'
+import { DISPLAY_CHANNEL } from '../pages/channels'
 
 export type MarkSource = (organizationId: string, pageId: string) => Promise<ComponentMark[]>
 

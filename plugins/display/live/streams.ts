@@ -15,19 +15,22 @@
  * keeps the connection from idling out on any runtime, lets the page notice a stale connection
  * and reconnect, and gives a connection whose client vanished unannounced data to fail on.
  */
-import { queryText, type Database } from '../../src/db'
-import type { EventBus } from '../../src/events'
-import { describeError, type Logger } from '../../src/log'
-import type { Revocation, Sessions } from '../auth/api'
-import type { TeamEvents, TeamMembershipLoss } from '../teams/api'
+import { sql } from 'drizzle-orm'
+import type { Database } from '../../../src/db'
+import { displayJson } from '../../../src/http/display-api'
+import type { EventBus } from '../../../src/events'
+import { describeError, type Logger } from '../../../src/log'
+import { compileStatement, runStatement } from '../../../src/statements'
+import type { Revocation, Sessions } from '../../auth/api'
+import type { TeamEvents, TeamMembershipLoss } from '../../teams/api'
+import { MAY_USE_PAGE } from '../pages/access'
+import { PAGE_ACCESS_CHANNEL } from '../pages/channels'
+import { COMPONENT_COLUMNS, fromComponentText, type ComponentTextRow } from '../pages/service'
+import { workingLinks } from '../pages/share-links'
+import { HEARTBEAT_MS } from './client'
+import type { LiveExtensions } from './extensions'
 import type { FragmentCache } from './fragments'
-import type { LiveExtensions } from './live-extensions'
-import { HEARTBEAT_MS } from './live-client'
-import { componentCell, type ComponentCell } from './live-page'
-import { displayJson } from './answers'
-import { COMPONENT_COLUMNS, fromComponentText, PAGE_ACCESS_CHANNEL } from './pages-service'
-import { MAY_USE_PAGE } from './page-access'
-import { LINKS_STILL_WORKING } from './share-links'
+import { componentCell, type ComponentCell } from './page'
 
 const SWEEP_EVERY_MS = 30_000
 
@@ -69,12 +72,20 @@ export interface PageChange {
   marks?: true
 }
 
-/** $1 pair keys, $2 users, $3 pages: the pairs whose user (still active) may still see the page. */
-const STILL_VISIBLE = `select l.key from unnest($1::text[], $2::uuid[], $3::uuid[]) as l(key, user_id, page_id)
+/** Of the pairs (`keys`, `userIds`, `pageIds`: one entry per pair), those whose user (still active) may still see the page. */
+const STILL_VISIBLE = compileStatement(sql`select l.key from unnest(${sql.placeholder('keys')}::text[], ${sql.placeholder('userIds')}::uuid[], ${sql.placeholder('pageIds')}::uuid[]) as l(key, user_id, page_id)
   join user_directory u on u.id = l.user_id and u.status = 'active'
   join pages p on p.id = l.page_id and p.organization_id = u.organization_id
   cross join lateral (select u.id as user_id, u.organization_id, u.role) a
-  where ${MAY_USE_PAGE}`
+  where ${MAY_USE_PAGE}`)
+
+/** The component `component` of the page `page` of `organization`, as the API shows it, with its version. */
+const COMPONENT = compileStatement(
+  sql`select ${COMPONENT_COLUMNS}, c.version from components c where c.id = ${sql.placeholder('component')} and c.page_id = ${sql.placeholder('page')} and c.organization_id = ${sql.placeholder('organization')}`,
+)
+
+/** The name and title of the page `page` of `organization`. */
+const PAGE = compileStatement(sql`select name, title from pages where id = ${sql.placeholder('page')} and organization_id = ${sql.placeholder('organization')}`)
 
 const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' }
 
@@ -124,11 +135,7 @@ export class LiveStreams {
   }
 
   private async componentEvent(organizationId: string, pageId: string, componentId: string): Promise<[string, unknown]> {
-    const [row] = await queryText<Parameters<typeof fromComponentText>[0] & { version: number }>(
-      this.db,
-      `select ${COMPONENT_COLUMNS}, c.version from components c where c.id = $1 and c.page_id = $2 and c.organization_id = $3`,
-      [componentId, pageId, organizationId],
-    )
+    const [row] = await runStatement<ComponentTextRow & { version: number }>(this.db, COMPONENT, { component: componentId, page: pageId, organization: organizationId })
     if (!row) return ['removed', { id: componentId }]
     const component = fromComponentText(row)
     const cell = { ...component, version: row.version } as ComponentCell
@@ -137,7 +144,7 @@ export class LiveStreams {
   }
 
   private async pageEvent(organizationId: string, pageId: string): Promise<[string | undefined, unknown]> {
-    const [page] = await queryText<{ name: string; title: string | null }>(this.db, 'select name, title from pages where id = $1 and organization_id = $2', [pageId, organizationId])
+    const [page] = await runStatement<{ name: string; title: string | null }>(this.db, PAGE, { page: pageId, organization: organizationId })
     // A deleted page: PAGE_ACCESS_CHANNEL ends its streams.
     return page ? ['page', page] : [undefined, undefined]
   }
@@ -248,13 +255,16 @@ export class LiveStreams {
         const pairs = new Map<string, { userId: string; pageId: string }>()
         for (const listener of viewers) pairs.set(`${listener.userId}:${listener.pageId}`, listener)
         const entries = [...pairs]
-        const rows = await queryText<{ key: string }>(this.db, STILL_VISIBLE, [entries.map(([key]) => key), entries.map(([, pair]) => pair.userId), entries.map(([, pair]) => pair.pageId)])
+        const rows = await runStatement<{ key: string }>(this.db, STILL_VISIBLE, {
+          keys: entries.map(([key]) => key),
+          userIds: entries.map(([, pair]) => pair.userId),
+          pageIds: entries.map(([, pair]) => pair.pageId),
+        })
         const visible = new Set(rows.map((row) => row.key))
         for (const listener of viewers) if (!visible.has(`${listener.userId}:${listener.pageId}`)) listener.end('You no longer have access to this page.')
       }
       if (links.length) {
-        const rows = await queryText<{ id: string }>(this.db, LINKS_STILL_WORKING, [[...new Set(links.map((listener) => listener.linkId))]])
-        const valid = new Set(rows.map((row) => row.id))
+        const valid = await workingLinks(this.db, links.map((listener) => listener.linkId))
         for (const listener of links) if (!valid.has(listener.linkId)) listener.end('This share link was revoked or has expired, or its creator may no longer share the page.')
       }
     } catch (error) {

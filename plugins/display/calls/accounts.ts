@@ -1,18 +1,39 @@
 /** Display accounts: one per user, created with the user; the key is stored only as a hash. */
-import { and, eq, sql } from 'drizzle-orm'
-import { writeAudit, type AuditActor } from '../../src/audit'
-import type { Database, Executor } from '../../src/db'
-import { badRequest, notFound } from '../../src/http/errors'
-import { isUuid } from '../../src/ids'
-import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
-import type { Writes } from '../../src/writes'
-import type { DisplayAccounts } from './api'
-import type { UserDirectory } from '../auth/api'
-import { nextUtcMidnight } from './answers'
-import { DISPLAY_KEY_PREFIX } from './model'
-import { displayAccounts, displayUsage } from './schema'
+import { and, eq } from 'drizzle-orm'
+import { writeAudit, type AuditActor } from '../../../src/audit'
+import type { Database, Executor } from '../../../src/db'
+import { nextUtcMidnight } from '../../../src/http/display-api'
+import { badRequest, notFound } from '../../../src/http/errors'
+import { isUuid } from '../../../src/ids'
+import { generateSecret, hashSecret, secretPrefix } from '../../../src/secrets'
+import type { Writes } from '../../../src/writes'
+import type { UserDirectory } from '../../auth/api'
+import { DISPLAY_KEY_PREFIX } from '../model'
+import { displayAccounts, displayUsage } from '../schema'
+import { TODAY } from './decision'
 
-/** Creates the display account of a new user, in the user's transaction; returns the key once. */
+// These two are the face's (api.ts re-exports them); they live here so that the face can also
+// re-export createDisplayAccount without an import circle between the two files.
+export interface DisplayAccountSummary {
+  /** The first 8 characters of the `dpk_…` key; null for a user who has no display account yet. */
+  prefix: string | null
+  dailyLimit: number
+  usedToday: number
+  /** Next UTC midnight, when the count starts again. */
+  resetsAt: string
+}
+
+/** The display account of a user (shown and rotated by the account area). */
+export interface DisplayAccounts {
+  summary(user: { id: string; organizationId: string }): Promise<DisplayAccountSummary>
+  /** Replaces the key (creating the account if needed): the new secret is returned once and the old one stops at once. */
+  rotate(actor: AuditActor, userId: string): Promise<{ apiKey: string; prefix: string }>
+}
+
+/**
+ * Creates the display account of a new user, in the user's transaction (or on any executor, as
+ * the benchmarks' seeding does); returns the key once.
+ */
 export async function createDisplayAccount(tx: Executor, user: { id: string; organizationId: string }, dailyLimit: number): Promise<string> {
   const apiKey = generateSecret(DISPLAY_KEY_PREFIX)
   await tx.insert(displayAccounts).values({ userId: user.id, organizationId: user.organizationId, keyHash: hashSecret(apiKey), keyPrefix: secretPrefix(apiKey), dailyLimit })
@@ -43,7 +64,7 @@ export function createDisplayAccounts(writes: Writes, defaultLimit: number, user
       const [row] = await db
         .select({ prefix: displayAccounts.keyPrefix, dailyLimit: displayAccounts.dailyLimit, usedToday: displayUsage.calls })
         .from(displayAccounts)
-        .leftJoin(displayUsage, and(eq(displayUsage.userId, displayAccounts.userId), eq(displayUsage.organizationId, displayAccounts.organizationId), eq(displayUsage.day, sql`(now() at time zone 'utc')::date`)))
+        .leftJoin(displayUsage, and(eq(displayUsage.userId, displayAccounts.userId), eq(displayUsage.organizationId, displayAccounts.organizationId), eq(displayUsage.day, TODAY)))
         .where(and(eq(displayAccounts.userId, userId), eq(displayAccounts.organizationId, organizationId)))
       if (!row) return { prefix: null, dailyLimit: defaultLimit, usedToday: 0, resetsAt: new Date(nextUtcMidnight() * 1000).toISOString() }
       return { prefix: row.prefix, dailyLimit: row.dailyLimit, usedToday: row.usedToday ?? 0, resetsAt: new Date(nextUtcMidnight() * 1000).toISOString() }

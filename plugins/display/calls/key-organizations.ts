@@ -8,7 +8,7 @@
  * they are shown). Whether the key still works (rotated, its user deactivated) is decided by the
  * call's own statement, every time.
  */
-import { queryText, type Database } from '../../src/db'
+import { queryText, type Database } from '../../../src/db'
 
 /** Keys (hashes) held per instance; the least recently used go first. */
 const DEFAULT_CAPACITY = 20_000
