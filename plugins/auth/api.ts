@@ -1,27 +1,21 @@
 /**
  * The `auth` plugin's public face: the services and types other plugins may use (sessions, the
- * user directory, the user-creation hook, the key manager). Everything else of the plugin is its own.
+ * user directory, the user-creation hook, the key manager), and accountsFor, which seeds accounts
+ * on a database without a running service (the benchmarks). Everything else of the plugin is its own.
  */
 import type { AuditActor } from '../../src/audit'
-import type { Executor, Transaction } from '../../src/db'
+import type { Executor } from '../../src/db'
 import type { Page } from '../../src/http/answer'
 import type { PageRequest } from '../../src/http/pagination'
 import type { Principal, PrincipalUser } from '../../src/services/identity'
 import { serviceRef } from '../../src/services/registry'
-import type { UserIdentity as UserIdentityModel } from './model'
+import type { UserCreatedHook, UserIdentity as UserIdentityModel } from './model'
 
-/** A user as other plugins see it when one is created. */
-export interface CreatedUser {
-  id: string
-  organizationId: string
-  username: string
-}
+/** A user as other plugins see it when one is created, and what runs in its creation's transaction (model.ts). */
+export type { CreatedUser, UserCreatedHook } from './model'
 
-/**
- * Runs inside the transaction that creates a user (e.g. the display plugin creates the user's
- * display account); the fields it returns are added to the creator's result, shown once.
- */
-export type UserCreatedHook = (tx: Transaction, user: CreatedUser) => Promise<Record<string, unknown>>
+/** Organizations, users and API keys made on a database as the operator CLI makes them, without a running service (seeding). */
+export { accountsFor } from './service'
 
 export interface UserLifecycle {
   onUserCreated(hook: UserCreatedHook): void

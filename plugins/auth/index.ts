@@ -10,7 +10,8 @@ import { KeyAuthenticator } from './authenticator'
 import { apiKeys, organizations, sessions, userEmails, users } from './schema'
 import { createSessions, purgeSessions } from './sessions'
 import { describeError } from '../../src/log'
-import { createAccounts, INVALIDATE_CHANNEL, listApiKeys, serializeKey, userDirectory, type Invalidation } from './service'
+import { createAccounts, INVALIDATE_CHANNEL, type Invalidation } from './service'
+import { listApiKeys, serializeKey, userDirectory } from './views'
 import { DEFAULT_LOG_N, DEFAULT_PARALLELISM, PasswordHasher } from './password'
 
 const AuthConfig = Type.Object({

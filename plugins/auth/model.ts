@@ -1,5 +1,10 @@
-/** Input models of organizations, users and API keys (CLI and account area alike). */
+/**
+ * Input models of organizations, users and API keys (CLI and account area alike), and the hook a
+ * new user's creation runs (api.ts shows it to other plugins; it is here because the creation in
+ * service.ts needs it and api.ts re-exports service.ts's accountsFor).
+ */
 import { t } from 'elysia'
+import type { Transaction } from '../../src/db'
 import { UuidString } from '../../src/http/models'
 
 export const EMAIL_MAX = 254
@@ -43,3 +48,15 @@ export const UserIdentity = t.Object(
   { title: 'UserIdentity' },
 )
 
+/** A user as other plugins see it when one is created. */
+export interface CreatedUser {
+  id: string
+  organizationId: string
+  username: string
+}
+
+/**
+ * Runs inside the transaction that creates a user (e.g. the display plugin creates the user's
+ * display account); the fields it returns are added to the creator's result, shown once.
+ */
+export type UserCreatedHook = (tx: Transaction, user: CreatedUser) => Promise<Record<string, unknown>>

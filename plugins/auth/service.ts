@@ -1,18 +1,20 @@
-/** Organizations, users and API keys: the logic the CLI and the account area share. */
-import { and, count, desc, eq, isNull, sql } from 'drizzle-orm'
+/**
+ * Organizations, users and API keys: the writes the CLI and the account area share, and
+ * accountsFor, the same writes for seeding without a running service (re-exported by api.ts, so
+ * nothing here imports api.ts: views.ts holds what is typed by the face's services).
+ */
+import { and, count, eq, isNull, sql } from 'drizzle-orm'
 import type { Static } from '@sinclair/typebox'
 import type { AuditActor } from '../../src/audit'
-import { queryText, type Database } from '../../src/db'
+import { queryText } from '../../src/db'
 import type { EventBus } from '../../src/events'
 import { badRequest, conflict, notFound } from '../../src/http/errors'
-import { pageWithTotal, totalOver, window, type PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
-import type { ApiKeyView, UserCreatedHook, UserDirectory, UserIdentity } from './api'
 import { validate } from '../../src/validate'
 import type { Write, Writes } from '../../src/writes'
-import { ApiKeyInput, OrganizationInput, UserInput } from './model'
-import type { PasswordHasher } from './password'
+import { ApiKeyInput, OrganizationInput, UserInput, type UserCreatedHook } from './model'
+import { PasswordHasher } from './password'
 import { apiKeys, organizations, userEmails, users } from './schema'
 
 export const API_KEY_PREFIX = 'wtk'
@@ -21,21 +23,6 @@ export const INVALIDATE_CHANNEL = 'auth_invalidate'
 
 /** What every instance drops: a key, everything of a user (deactivated), or a session (signed out). */
 export type Invalidation = { keyId: string } | { userId: string } | { sessionId: string }
-
-/** What the stored key looks like to its owner; never the secret or its hash. */
-export function serializeKey(row: typeof apiKeys.$inferSelect): ApiKeyView {
-  return {
-    id: row.id,
-    name: row.name,
-    prefix: row.prefix,
-    scopes: row.scopes,
-    ownerId: row.ownerId,
-    createdAt: row.createdAt.toISOString(),
-    lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
-    expiresAt: row.expiresAt?.toISOString() ?? null,
-    revokedAt: row.revokedAt?.toISOString() ?? null,
-  }
-}
 
 /** Creates an organization. */
 export async function createOrganization(writes: Writes, actor: Omit<AuditActor, 'organizationId'>, input: unknown) {
@@ -290,24 +277,6 @@ export async function revokeApiKey(
   return revoked
 }
 
-/** Active users of an organization, as other plugins may resolve them (the auth plugin's UserDirectory). */
-export const userDirectory: UserDirectory = {
-  async activeUser(executor, organizationId, userId) {
-    if (!isUuid(userId)) return undefined
-    const [user] = await queryText<UserIdentity>(
-      executor,
-      `select id, username, display_name as "displayName", avatar_url as "avatarUrl" from users where id = $1 and organization_id = $2 and status = 'active'`,
-      [userId, organizationId],
-    )
-    return user
-  },
-  async requireActiveUser(executor, organizationId, userId, field) {
-    const user = await userDirectory.activeUser(executor, organizationId, userId)
-    if (!user) throw badRequest('No active user with this id in your organization.', field)
-    return user
-  },
-}
-
 export interface AccountDeps {
   writes: Writes
   events: EventBus
@@ -334,18 +303,19 @@ export function createAccounts(deps: AccountDeps) {
   }
 }
 
-/** One page of a user's keys, newest first. */
-export async function listApiKeys(db: Database, owner: { id: string; organizationId: string }, request: PageRequest) {
-  const ownedBy = and(eq(apiKeys.ownerId, owner.id), eq(apiKeys.organizationId, owner.organizationId))
-  const rows = await db
-    .select({ key: apiKeys, total: totalOver() })
-    .from(apiKeys)
-    .where(ownedBy)
-    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
-    .limit(window(request).limit)
-    .offset(window(request).offset)
-  return pageWithTotal(rows, request, (row) => serializeKey(row.key), async () => {
-    const [total] = await db.select({ value: count() }).from(apiKeys).where(ownedBy)
-    return total!.value
-  })
+/**
+ * Organizations, users and API keys made on `writes`' database as the operator CLI makes them
+ * (validated, audited as the actor), for seeding a database without a running service (the
+ * benchmarks). No other plugin's created-user hooks run (a user gets no display account); passwords
+ * are hashed with scrypt cost `passwordHashLogN` (default: the service's default; the stored format
+ * is the real one, and a sign-in under other settings upgrades it); a key may have any of `knownScopes`.
+ */
+export function accountsFor(writes: Writes, options: { knownScopes: Iterable<string>; passwordHashLogN?: number }) {
+  const hasher = new PasswordHasher(options.passwordHashLogN === undefined ? {} : { logN: options.passwordHashLogN })
+  const knownScopes = new Set(options.knownScopes)
+  return {
+    createOrganization: (actor: OperatorActor, input: unknown) => createOrganization(writes, actor, input),
+    createUser: (actor: OperatorActor, input: unknown) => createUser(writes, actor, input, { hasher, hooks: [] }),
+    createApiKey: (actor: OperatorActor, ownerId: string, input: unknown) => createApiKey(writes, actor, ownerId, input, knownScopes),
+  }
 }

@@ -11,7 +11,7 @@ import { queryText } from '../../src/db'
 import { migrate } from '../../src/migrate'
 import { auditLogCounts, auditLogs, changeVersions, idempotencyKeys } from '../../src/schema'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
-import { importViolations, literals, pluginFacts, sourceFiles, sqlViolations, type PluginFacts } from './boundaries'
+import { benchImportViolations, importViolations, literals, pluginFacts, sourceFiles, sqlViolations, type PluginFacts } from './boundaries'
 
 const ROOT = process.cwd()
 const CORE_TABLES = [getTableName(auditLogs), getTableName(auditLogCounts), getTableName(idempotencyKeys), getTableName(changeVersions)]
@@ -42,6 +42,26 @@ describe('imports', () => {
     expect(problems[1]).toContain('does not declare "projects"')
     expect(problems[2]).toContain('only index.ts, api.ts and schema.ts')
     expect(problems[3]).toContain("foreign keys in schema.ts only")
+  })
+})
+
+describe('imports of the benchmarks', () => {
+  const files = sourceFiles(ROOT, ['bench'])
+
+  test('bench/ reaches a plugin only through its api.ts', () => {
+    expect(benchImportViolations(files)).toEqual([])
+  })
+
+  test('the check refuses a plugin inside, and lets a face and the plugin list through (a test of the test)', () => {
+    const planted = new Map([
+      ['bench/scenarios/a.ts', "import { grantOf } from '../../plugins/projects/grant-kinds'\nimport { ProjectAccessRef } from '../../plugins/projects/api'\nimport { registry } from '../../plugins'"],
+      ['bench/lib/b.ts', "import type { WorkItemRow } from '../../plugins/work-items/schema'\nconst service = await import('../../plugins/work-items/service')"],
+    ])
+    const problems = benchImportViolations(planted)
+    expect(problems).toHaveLength(3)
+    expect(problems[0]).toContain('bench/scenarios/a.ts → plugins/projects/grant-kinds.ts: a benchmark reaches a plugin only through its api.ts')
+    expect(problems[1]).toContain('bench/lib/b.ts → plugins/work-items/schema.ts')
+    expect(problems[2]).toContain('bench/lib/b.ts → plugins/work-items/service.ts')
   })
 })
 

@@ -2,7 +2,8 @@
  * The plugin boundary, as checks a test runs over the source tree and the live schema:
  *  - imports: the core (src/) never imports plugins/ or entries/; a plugin imports another plugin
  *    only through a declared (or optional) dependency's index.ts, api.ts or schema.ts, and another
- *    plugin's schema.ts only from its own schema.ts (for foreign keys);
+ *    plugin's schema.ts only from its own schema.ts (for foreign keys); the benchmarks (bench/)
+ *    reach a plugin only through its api.ts;
  *  - SQL: every relation a plugin's SQL text names is its own table or read model, a read model of
  *    a declared dependency, or a core table;
  *  - schema: every relation belongs to exactly one owner; foreign keys point at own tables or a
@@ -53,13 +54,17 @@ export function importsOf(path: string, text: string): string[] {
   const found: string[] = []
   for (const match of text.matchAll(IMPORT)) {
     const specifier = match[1] ?? match[2]!
-    if (!specifier.startsWith('.')) continue
-    const resolved = normalize(join(dirname(path), specifier))
-    if (resolved.endsWith('.ts')) found.push(resolved)
-    // A folder import (`../plugins`) is its index.ts.
-    else found.push(existsSync(`${resolved}.ts`) || !existsSync(resolved) ? `${resolved}.ts` : join(resolved, 'index.ts'))
+    if (specifier.startsWith('.')) found.push(resolveImport(path, specifier))
   }
   return found
+}
+
+/** A relative import specifier of the file `path`, resolved to a path from the root. */
+function resolveImport(path: string, specifier: string): string {
+  const resolved = normalize(join(dirname(path), specifier))
+  if (resolved.endsWith('.ts')) return resolved
+  // A folder import (`../plugins`) is its index.ts.
+  return existsSync(`${resolved}.ts`) || !existsSync(resolved) ? `${resolved}.ts` : join(resolved, 'index.ts')
 }
 
 const pluginOf = (path: string) => (/^plugins\/([^/]+)\//.exec(path) ?? [])[1]
@@ -83,6 +88,22 @@ export function importViolations(files: Map<string, string>, plugins: readonly P
       if (![...plugin.dependencies, ...plugin.optionalDependencies].includes(to)) problems.push(`${path} → ${target}: "${from}" does not declare "${to}" as a dependency`)
       else if (!['index.ts', 'api.ts', 'schema.ts'].includes(file)) problems.push(`${path} → ${target}: only index.ts, api.ts and schema.ts of another plugin are its face`)
       else if (file === 'schema.ts' && !path.endsWith('/schema.ts')) problems.push(`${path} → ${target}: another plugin's tables are for foreign keys in schema.ts only; read through its read models or public face`)
+    }
+  }
+  return problems
+}
+
+/**
+ * Every import of bench/ that reaches into a plugin other than through its api.ts, as
+ * `from → to: why`. The plugin list (plugins/index.ts) is no plugin's inside.
+ */
+export function benchImportViolations(files: Map<string, string>): string[] {
+  const problems: string[] = []
+  for (const [path, text] of files) {
+    if (!path.startsWith('bench/')) continue
+    for (const target of importsOf(path, text)) {
+      const plugin = pluginOf(target)
+      if (plugin && target !== `plugins/${plugin}/api.ts`) problems.push(`${path} → ${target}: a benchmark reaches a plugin only through its api.ts`)
     }
   }
   return problems

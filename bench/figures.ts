@@ -1,0 +1,283 @@
+/**
+ * What each benchmark records in bench/results.json, in the units its section shows (req/s, TPS,
+ * ms, MiB, messages/s): the summary (bench/summary.ts) is generated from these figures.
+ */
+import type { MultiShardStatement, PhaseCounts, ShardCounts } from './lib/citus'
+import type { Latency } from './lib/stats'
+import type { Throughput } from './lib/wrk'
+
+/** One shape of the display benchmark: the endpoint, its pgbench ceiling, stale answers and calls per commit. */
+export interface DisplayShape extends Throughput {
+  pgbench: number
+  /** 409 answers: an update a later call overtook. */
+  stale: number
+  /** Display calls counted per database commit over the service's life. */
+  callsPerCommit: number
+}
+
+/** One page of the pages benchmark: its best run, mean latency (ms), HTML size (bytes) and components. */
+export interface PageShape extends Throughput {
+  meanMs: number
+  bytes: number
+  components: number
+}
+
+export interface SearchSize {
+  label: string
+  rows: number
+  one: Throughput
+  eight: Throughput
+}
+
+export interface WebhooksPaced {
+  offeredPerSecond: number
+  changesPerSecond: number
+  /** Events that arrived while the changes were being made, per second of it. */
+  deliveredPerSecond: number
+  changes: number
+  failed: number
+  /** Latency from the PATCH's 2xx answer at the client to the event's arrival, ms. */
+  p50: number
+  p99: number
+  max: number
+  /** The same from the event's occurredAt (the transaction's start, ms precision). */
+  occurredP50: number
+  occurredP99: number
+  /** Pending deliveries when the last change was answered. */
+  backlogAtEnd: number
+  drainSeconds: number
+  /** Changes whose event never arrived (after the drain). */
+  missing: number
+  duplicates: number
+}
+
+export interface WebhooksSaturation {
+  changesPerSecond: number
+  /** Arrivals during the wrk run, per second. */
+  deliveredPerSecond: number
+  /** The best whole second of arrivals during the run and the drain. */
+  bestSecond: number
+  /** Arrivals during the drain (no API load), per second. */
+  drainPerSecond: number
+  backlogAtEnd: number
+  drainSeconds: number
+  leftAfterDrain: number
+  duplicates: number
+}
+
+export interface WebhooksWrites {
+  none: Throughput
+  five: Throughput
+  /** req/s(5 webhooks) / req/s(none). */
+  ratio: number
+  /** Events that reached the 5 receivers during the measured runs with webhooks, and per second. */
+  delivered: number
+  deliveredPerSecond: number
+  /** Deliveries queued by the measured runs (5 per change) and pending at the end of the last. */
+  queued: number
+  backlogAtEnd: number
+  duplicates: number
+  /** The same webhooks with the delivery workers off (`webhooks.workers: false`): the events recorded, none sent. */
+  recordingOnly: Throughput
+  /** That service with the webhooks disabled, in turn with recordingOnly's runs: the recording's own "none". */
+  recordingNone: Throughput
+  peakRssMiB: number
+}
+
+/** One side of one Citus shape. */
+export interface CitusSide extends Throughput {
+  /** Socket errors and answers ≥ 400 (display: 409 stale updates apart). */
+  errors: number
+  /** Answers by status. */
+  statuses: Record<string, number>
+}
+
+export type CitusShapeName = 'display' | 'users-me' | 'list-repeated' | 'list-cold' | 'search'
+
+export interface CitusShape {
+  name: CitusShapeName
+  label: string
+  /** The better of two runs on each side (errors: both runs'). */
+  single: CitusSide
+  cluster: CitusSide
+  /** req/s of each run, in order. */
+  runs: Record<'single' | 'cluster', number[]>
+  /** cluster req/s ÷ single req/s. */
+  ratio: number
+  /** cluster p99 ÷ single p99 (latency: above 1 is slower). */
+  p99Ratio: number
+  /** Citus executions during the cluster's two measured runs, and during its warm-up (the shape's first requests). */
+  measured: PhaseCounts
+  warmup: PhaseCounts
+  /** Citus executions per request in the cluster's measured runs (background work included). */
+  executionsPerRequest: number
+}
+
+export interface CitusFigures {
+  shapes: CitusShape[]
+  /** The measured runs' executions, all shapes. */
+  hotPaths: PhaseCounts
+  /** Executions over the cluster services' whole lives (start-up, runs, idle moments, stop). */
+  wholeRun: ShardCounts
+  /** Each multi-task statement the coordinator logged, by phase (null: the log was not readable). */
+  multiShard: MultiShardStatement[] | null
+  workers: number
+  citusVersion: string
+  /** The commit the services ran (and whether src/plugins had uncommitted changes). */
+  commit: string
+  /** The machine's 1-minute load average at the start of each shape (other sessions' work included). */
+  loads: number[]
+  peakRssMiB: number
+}
+
+/** Cold list shapes of the growth benchmark: page 0, the middle and last pages by cursor, two filters. */
+export type GrowthShapeName = 'page0' | 'middleCursor' | 'lastCursor' | 'status' | 'assignee'
+
+/** One shape's EXPLAIN ANALYZE: execution time, whether the plan cache chose its generic plan, the plan. */
+export interface Explained {
+  ms: number
+  generic: boolean
+  /** The plan's nodes, outermost first, without their figures. */
+  nodes: string
+  /** The whole EXPLAIN (ANALYZE, BUFFERS) text. */
+  plan: string
+  /** The statement as the service sends it. */
+  statement: string
+}
+
+export interface GrowthReadSize {
+  label: string
+  rows: number
+  seedSeconds: number
+  /** Cold reads by shape (`page`: the page the rows are at). */
+  cold: Partial<Record<GrowthShapeName, Latency & { page: number }>>
+  /** `page=5000` answered 400 naming `page` (offset past the bound), timed like the cold reads. */
+  refused?: Latency & { page: number }
+  /** The untimed walk by `meta.nextCursor` from page 0 to the last page's cursor: pages read, seconds. */
+  walk?: { pages: number; seconds: number }
+  /** Page 0 read again with no write between (a list-cache hit). */
+  cached: Latency
+  /** EXPLAIN ANALYZE of the service's statement of each shape. */
+  sql: Partial<Record<GrowthShapeName, Explained>>
+  /** 1-minute load average before and after this size's measurements (the machine is shared). */
+  load: [number, number]
+  peakRssMiB: number
+}
+
+/** PATCH throughput of one shape: the mean of its runs, and each run. */
+export interface PatchFigure extends Throughput {
+  runs: Throughput[]
+}
+
+export interface GrowthWriteSize {
+  label: string
+  rows: number
+  /** Renames and status changes (they move the maintained counts), in turn, twice each. */
+  patch: { title: PatchFigure; status: PatchFigure; statusOverTitle: number }
+  /** The maintained counts equal the rows, per status, after every write of this size. */
+  countsExact: boolean
+  peakRssMiB: number
+}
+
+export interface AnswerShape extends Throughput {
+  bytes: number
+  body: 'string' | 'stream'
+  userMicros: number
+  kernelMicros: number
+}
+
+export interface DriverShape {
+  label: string
+  queriesPerSecond: number
+  /** The benchmark process's CPU per query, µs (user + system). */
+  clientMicros: number
+}
+
+export interface FieldShape {
+  name: string
+  totalItems: number
+  p50: number
+  p99: number
+}
+
+/** Every benchmark's recorded figures, by name. */
+export interface Figures {
+  'auth-me': { endpoint: Throughput; hello: Throughput; peakRssMiB: number; helloPeakRssMiB: number; errors: number }
+  members: { endpoint: Throughput; peakRssMiB: number; pgbench64: number; pgbench10: number; errors: number }
+  'work-items': {
+    /** The list with its cache: 9 in 10 requests read the page, 1 in 10 changes a work item of it. */
+    listRepeated: Throughput
+    /** The list with its cache off: every read reads and encodes the rows. */
+    listCold: Throughput
+    /** Reads only with the cache on (for comparison). */
+    listHot: Throughput
+    /** The highest of the benchmark's service processes (list and search). */
+    peakRssMiB: number
+    pgbench10: number
+    pgbench64: number
+    /** Search latency by corpus (bench/seed/corpus.ts), the smaller size first; the target is judged on the realistic one. */
+    search: Record<'realistic' | 'synthetic', SearchSize[]>
+  }
+  mcp: { rest: Throughput; mcp: Throughput; peakRssMiB: number; errors: number }
+  display: { spread: DisplayShape; single: DisplayShape; peakRssMiB: number; errors: number }
+  /** Requests per second of the alternating runs; ratio: mean with rules over mean without. */
+  alerts: { without: number[]; withRules: number[]; rules: number; ratio: number; errors: number; peakRssMiB: number }
+  pages: {
+    one: PageShape
+    twenty: PageShape
+    /** Time of the 20-component page over that of the 1-component one by req/s: rps(1) / rps(20). */
+    ratio: number
+    /** p50(20) / p50(1). */
+    p50Ratio: number
+    /** The service's fragment renders before and after the measured runs (equal: every page came from the cache). */
+    rendersBefore: number
+    rendersAfter: number
+    /** Requests of the measured runs. */
+    requests: number
+    peakRssMiB: number
+    /** Socket errors and non-200 answers. */
+    errors: number
+  }
+  push: { devices: number; perRun: number[]; median: number; best: number; exactlyOnce: boolean; peakRssMiB: number | null }
+  'webhooks-delivery': {
+    /** Changes per second offered in the paced run. */
+    rate: number
+    paced: WebhooksPaced
+    saturation: WebhooksSaturation
+    /** A second paced run at a rate the service carries (half its saturated commit rate). */
+    steady: WebhooksPaced & { rate: number }
+    peakRssMiB: number
+  }
+  'webhooks-writes': WebhooksWrites
+  'sign-in': {
+    idleRssMiB: number
+    /** `GET /users/me` alone, then during each storm. */
+    quiet: Throughput
+    storms: Array<{ concurrency: number; usersMe: Throughput; peakRssMiB: number; answers: Record<string, number>; missingRetryAfter: number; hashedPerSecond: number }>
+  }
+  mixed: {
+    minutes: number
+    samples: number
+    requestsPerSecond: number
+    worstP99: number
+    firstRssMiB: number
+    lastRssMiB: number
+    peakRssMiB: number
+    /** Least-squares slope of RSS over the second half of the samples, MiB per minute. */
+    slopeMiBPerMinute: number
+    /** Its standard error (null with fewer than 3 samples in the second half). */
+    slopeStandardError: number | null
+    /** Mean RSS of the last quarter of the samples over that of the first quarter. */
+    quarterRatio: number
+    /** null: the run was too short to judge. */
+    growthTrend: boolean | null
+    errors: number
+    serverErrors: number
+  }
+  citus: CitusFigures
+  'growth-reads': { samples: number; sizes: GrowthReadSize[]; peakRssMiB: number }
+  'growth-writes': { sizes: GrowthWriteSize[]; peakRssMiB: number }
+  answers: { shapes: AnswerShape[] }
+  driver: { pgbench32: number; pgbench10: number; shapes: DriverShape[] }
+  fields: { rows: number; samples: number; shapes: FieldShape[]; bulkMs: number; singleMs: number }
+}

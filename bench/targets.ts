@@ -1,0 +1,123 @@
+/**
+ * What the benchmarks promise, one sentence per judged figure, in one place. Each scenario exports
+ * its own (`target`, bench/scenarios/); the summary at the top of bench/RESULTS.md shows the
+ * sentence beside the figure and judges the figure by the numbers the sentence states (LIMITS,
+ * written into the sentences, so the two cannot part). The order here is the order of the summary
+ * and of `npm run bench`.
+ */
+
+export const LIMITS = {
+  /** `GET /users/me` req/s ÷ hello-world req/s. */
+  bearerShareOfHello: 0.5,
+  /** Endpoint req/s ÷ pgbench TPS of the same statements. */
+  membersOfPgbench: 0.7,
+  listRepeatedOfPgbench: 1,
+  listColdOfPgbench: 0.4,
+  displaySpreadOfPgbench: 1.5,
+  displaySingleOfPgbench: 2,
+  /** ms, at 64 connections. */
+  displayP99Ms: 50,
+  /** ms, 1 client, at a million rows. */
+  searchP99Ms: 50,
+  searchGrowth: 3,
+  mcpShareOfRest: 0.5,
+  alertsShareOfWithout: 0.9,
+  /** rps(1 component) ÷ rps(20 components). */
+  pagesTimeRatio: 2,
+  pushMessagesPerSecond: 2000,
+  webhooksEventsPerSecond: 1000,
+  /** Of the offered rate committed, and of the committed delivered in the same window. */
+  webhooksKeptUpShare: 0.95,
+  webhooksWritesShareOfNone: 0.8,
+  signInGrowthMiB: 300,
+  signInUsersMeP99Ms: 50,
+  mixedSlopeMiBPerMinute: 1,
+  mixedQuarterRatio: 1.2,
+  mixedMinimumMinutes: 10,
+  /** Cold list reads at a million rows, ms. */
+  coldPageP50Ms: 15,
+  coldPageP99Ms: 40,
+  coldPageGrowth: 1.5,
+  filteredPageP50Ms: 20,
+  statusOverRename: 0.9,
+  peakRssMiB: 200,
+} as const
+
+const L = LIMITS
+const share = (value: number) => `${Math.round(value * 100)} %`
+const times = (value: number) => `${value.toFixed(1)}×`
+
+export const TARGETS = {
+  'auth-me': {
+    bearer: `An authenticated \`GET /api/v1/users/me\` serves at least ${share(L.bearerShareOfHello)} of the requests per second of an Elysia hello-world on the same runtime.`,
+  },
+  members: {
+    page: `\`GET …/members?size=100\` serves at least ${times(L.membersOfPgbench)} the transactions per second of pgbench running the same two statements.`,
+  },
+  'work-items': {
+    repeated: `\`GET …/work-items?size=100\`, with one request in ten a write, serves at least ${times(L.listRepeatedOfPgbench)} the transactions per second of pgbench running the list's uncached statements.`,
+    cold: `\`GET …/work-items?size=100\` with the list cache off serves at least ${times(L.listColdOfPgbench)} the transactions per second of pgbench running the list's uncached statements.`,
+    search: `Project search on the realistic corpus answers one client within ${L.searchP99Ms} ms at p99 at a million rows.`,
+    searchGrowth: `Project search's p99 on the realistic corpus grows at most ${times(L.searchGrowth)} from 10k to a million rows.`,
+  },
+  mcp: {
+    call: `\`tools/call list_work_items\` serves at least ${times(L.mcpShareOfRest)} the requests per second of its REST twin.`,
+  },
+  display: {
+    spread: `\`POST /api/component\` spread over 50 accounts serves at least ${times(L.displaySpreadOfPgbench)} the transactions per second of pgbench running the per-call statement, with p99 within ${L.displayP99Ms} ms.`,
+    single: `\`POST /api/component\` from one account serves at least ${times(L.displaySingleOfPgbench)} the transactions per second of pgbench running the per-call statement, with p99 within ${L.displayP99Ms} ms.`,
+  },
+  alerts: {
+    rules: `A never-firing alert rule on every component keeps \`POST /api/component\` at ${share(L.alertsShareOfWithout)} or more of its requests per second without rules, with no error.`,
+  },
+  pages: {
+    twenty: `\`GET /pages/{name}\` with 20 components takes at most ${times(L.pagesTimeRatio)} the time of one component (by req/s), every fragment from the cache, every answer 200.`,
+  },
+  push: {
+    fanOut: `One message reaches 10,000 devices at ${L.pushMessagesPerSecond.toLocaleString('en-US')} messages/s or more, each device exactly once.`,
+  },
+  'webhooks-delivery': {
+    keepsUp: `With one webhook, the service keeps up with ${L.webhooksEventsPerSecond.toLocaleString('en-US')} changes/s: ${share(L.webhooksKeptUpShare)} committed and delivered in the same window, none lost, none twice.`,
+  },
+  'webhooks-writes': {
+    fiveHooks: `\`PATCH …/work-items/{id}\` with 5 webhooks serves at least ${times(L.webhooksWritesShareOfNone)} the requests per second of the same writes with none.`,
+  },
+  'sign-in': {
+    storm: `Under a storm of wrong-password sign-ins the service grows by less than ${L.signInGrowthMiB} MiB, answers only 401, 429 or 503 (the last two with Retry-After), and \`/users/me\` keeps p99 under ${L.signInUsersMeP99Ms} ms.`,
+  },
+  mixed: {
+    memory: `Under a steady mix of everything for ${L.mixedMinimumMinutes} minutes or more, RSS shows no growth trend (second-half slope under ${L.mixedSlopeMiBPerMinute} MiB/min, last quarter within ${times(L.mixedQuarterRatio)} the first) and no answer is a 5xx.`,
+  },
+  citus: {
+    throughput: 'No promise: the hot paths on a coordinator and two workers on one machine are measured against one PostgreSQL and explained.',
+    singleShard: 'Every statement of a request runs on one shard, except a lookup by a credential hash on a cache miss.',
+  },
+  'growth-reads': {
+    page0: `At a million work items in one project, the first \`GET …/work-items?size=100\` after a write answers within ${L.coldPageP50Ms} ms at p50 and ${L.coldPageP99Ms} ms at p99.`,
+    cursor: `At a million work items, any page reached by cursor answers within ${L.coldPageP50Ms} ms at p50 and ${L.coldPageP99Ms} ms at p99 when read after a write.`,
+    growth: `From 10k to a million work items, cold page 0 and cursor pages grow at most ${times(L.coldPageGrowth)} at p50 and p99.`,
+    filtered: `At a million work items, cold page 0 filtered by status or assignee answers within ${L.filteredPageP50Ms} ms at p50.`,
+    refused: `\`page=5000\`, past the offset bound, is refused (400 naming \`page\`) at every size within ${L.coldPageP50Ms} ms at p50 and ${L.coldPageP99Ms} ms at p99.`,
+  },
+  'growth-writes': {
+    rename: 'No promise: `PATCH` renames on a grown project are measured at each size.',
+    status: `A \`PATCH\` that moves the maintained counts (a status change) serves at least ${times(L.statusOverRename)} the requests per second of a rename, in the same run.`,
+  },
+  answers: {
+    bodies: 'No promise: the figures show why a long answer is sent as a stream of one chunk.',
+  },
+  driver: {
+    accessCheck: 'No promise: the figures show where the list reads lose between postgres.js and the database.',
+  },
+  fields: {
+    filters: 'No promise: custom-field filters and bulk creates are measured on 100k work items.',
+  },
+} as const satisfies Record<string, Record<string, string>>
+
+/** The service's peak RSS across every benchmark. */
+export const PEAK_RSS_TARGET = `The service's peak RSS (VmHWM) stays within ${L.peakRssMiB} MiB in every benchmark.`
+
+export type ScenarioName = keyof typeof TARGETS
+
+/** The order of the summary and of `npm run bench`. */
+export const SCENARIOS = Object.keys(TARGETS) as ScenarioName[]
