@@ -45,6 +45,8 @@ export interface ServiceOptions {
   background?: boolean
   /** The CLI's door into a server on the embedded database (src/control.ts). */
   control?: Control
+  /** Tests: a write with a list scope that changes rows and records no audit fails (src/writes.ts). */
+  requireAudit?: boolean
 }
 
 export interface Service {
@@ -168,7 +170,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // Request metrics are kept only while someone can read them.
   const observe = createRequestObserver({ log, accessLog: config.server.accessLog, metrics: config.server.metricsToken ? metrics : undefined })
   const changes = createChangeFeed(plugins.flatMap((plugin) => plugin.events ?? []))
-  const writes = createWrites(database.db, changes)
+  const writes = createWrites(database.db, changes, { requireAudit: options.requireAudit })
   const background = options.background ?? true
   const outboxes = createOutboxes({ metrics, events, log, background, onStop: (stop) => void stops.push(stop) })
   const core: CoreServices = {

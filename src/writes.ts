@@ -24,6 +24,11 @@
  * Location). For an idempotent POST the answer is recorded, sealed, in the same transaction
  * (src/http/idempotency.ts); when another request with the same key committed first, its recorded
  * answer is returned instead, as a `Replay`.
+ *
+ * With `requireAudit` (the tests' services), a unit with a list scope that changed rows and wrote
+ * no audit record throws, naming its scope, so its transaction rolls back: a change no record
+ * tells of fails loudly. Rows changed are read from `pg_stat_xact_user_tables` before and after
+ * the work, so a unit that only read and changed nothing (a no-op update) passes.
  */
 import { writeAudit, type AuditActor, type AuditEntry } from './audit'
 import type { ChangeFeed, RecordedChange } from './changes'
@@ -66,12 +71,24 @@ export interface Writes {
   recordUnchanged(request: IdempotentRequest, answer: Answer): Promise<void>
 }
 
-export function createWrites(db: Database, feed: ChangeFeed): Writes {
-  const unit = (tx: Transaction, actor: AuditActor, scope: ListScope): Write & { flush(): Promise<void> } => {
+export interface WritesOptions {
+  /** Tests: a unit of work with a list scope that changes rows without an audit record throws. */
+  requireAudit?: boolean
+}
+
+/** Rows the transaction has inserted, updated or deleted so far (for `requireAudit`). */
+async function rowsChanged(tx: Transaction): Promise<number> {
+  const [row] = await queryText<{ changed: number | string }>(tx, 'select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) as changed from pg_stat_xact_user_tables', [])
+  return Number(row?.changed ?? 0)
+}
+
+export function createWrites(db: Database, feed: ChangeFeed, options: WritesOptions = {}): Writes {
+  const unit = (tx: Transaction, actor: AuditActor, scope: ListScope): Write & { flush(): Promise<void>; audited: boolean } => {
     let pending = scope
     const moves = new Map<string, { counts: CountTable; scopeId: string; changes: Record<string, number> }>()
-    const write: Write & { flush(): Promise<void> } = {
+    const write: Write & { flush(): Promise<void>; audited: boolean } = {
       tx,
+      audited: false,
       deleting: (resourceType, id, projectId) => feed.deleting(tx, { resourceType, id, projectId, organizationId: actor.organizationId }, write.count),
       count(counts, scopeId, changes) {
         const key = `${counts.table} ${scopeId}`
@@ -89,6 +106,7 @@ export function createWrites(db: Database, feed: ChangeFeed): Writes {
         const scopeId = pending === null ? undefined : pending === 'organization' ? (entry.organizationId ?? actor.organizationId) : (entry.projectId ?? undefined)
         if (pending === 'project' && !entry.projectId) throw new Error(`${entry.action}: a change of a project's lists is audited with its projectId`)
         pending = null
+        write.audited = true
         // The counts moved so far travel in the record's statement; later ones at the end (flush).
         const carried = [...moves.keys()].sort().map((key) => moves.get(key)!)
         moves.clear()
@@ -104,8 +122,14 @@ export function createWrites(db: Database, feed: ChangeFeed): Writes {
     async change(actor, scope, work, request) {
       const run = async (tx: Transaction) => {
         const write = unit(tx, actor, scope)
+        const checked = options.requireAudit && scope !== null
+        const before = checked ? await rowsChanged(tx) : 0
         const result = await work(write)
         await write.flush()
+        if (checked && !write.audited) {
+          const changed = (await rowsChanged(tx)) - before
+          if (changed > 0) throw new Error(`a unit of work with list scope '${scope}' changed ${changed} rows and wrote no audit record`)
+        }
         return result
       }
       if (!request || request.claimed) return db.transaction(run)

@@ -15,6 +15,7 @@
  */
 import { envelopeStream, envelopeText, listEtag, noneMatchHits, notModified, Page, STREAMED_BODY_BYTES, type PageMeta } from './answer'
 import { requestIdOf } from './request-id'
+import { LRUCache } from 'lru-cache'
 
 /** A page in its encoded form: the `data` array as JSON text beside its meta; a long one also as UTF-8 bytes, sent as they are. */
 export interface EncodedPage {
@@ -24,6 +25,7 @@ export interface EncodedPage {
 }
 
 interface Entry extends EncodedPage {
+  key: string
   version: string
   bytes: number
 }
@@ -49,16 +51,51 @@ function encodedPage(data: string, meta: PageMeta): EncodedPage {
   return encoded.byteLength < STREAMED_BODY_BYTES ? { data, meta } : { data, meta, utf8: encoded }
 }
 
-/** A bounded LRU (by the bytes of the encoded pages) of list pages, per process. */
+/**
+ * A bounded LRU (by the bytes of the encoded pages) of list pages, per process: an `lru-cache`
+ * keyed by the version and the list key, so concurrent misses of one page at one version share
+ * one load (its `fetchMethod`), and a load at another version is its own. A list keeps one
+ * stored page: storing a version drops the page of the version before.
+ */
 export class ListCache {
-  private readonly entries = new Map<string, Entry>()
-  /** Loads under way, so concurrent misses of one page at one version read its rows once. */
-  private readonly loading = new Map<string, { version: string; page: Promise<EncodedPage> }>()
-  private bytes = 0
-  readonly stats: ListCacheStats = { hits: 0, misses: 0, notModified: 0, shared: 0, evictions: 0, bytes: 0, entries: 0 }
+  /** Undefined when caching is off. */
+  private readonly entries: LRUCache<string, Entry, () => Promise<Page<unknown>>> | undefined
+  /** The version of the page stored (or being stored) per list key. */
+  private readonly versions = new Map<string, string>()
+  readonly stats: ListCacheStats
 
   /** `maxBytes` 0 turns caching off: every read loads and encodes its page (ETags and 304 still work). */
-  constructor(readonly maxBytes: number) {}
+  constructor(readonly maxBytes: number) {
+    const entries = (this.entries =
+      maxBytes > 0
+        ? new LRUCache<string, Entry, () => Promise<Page<unknown>>>({
+            maxSize: maxBytes,
+            // A page over a quarter of the bound is answered but not kept.
+            maxEntrySize: maxBytes / 4,
+            sizeCalculation: (entry) => entry.bytes,
+            fetchMethod: (id, _stale, { context }) => this.load(id, context),
+            // A load whose entry went meanwhile (evicted, or a newer version stored) still answers its readers.
+            ignoreFetchAbort: true,
+            dispose: (entry, _id, reason) => {
+              if (reason === 'evict') this.stats.evictions++
+              if (reason !== 'set' && this.versions.get(entry.key) === entry.version) this.versions.delete(entry.key)
+            },
+          })
+        : undefined)
+    this.stats = {
+      hits: 0,
+      misses: 0,
+      notModified: 0,
+      shared: 0,
+      evictions: 0,
+      get bytes() {
+        return entries?.calculatedSize ?? 0
+      },
+      get entries() {
+        return entries?.size ?? 0
+      },
+    }
+  }
 
   /**
    * The page of list `key` at `version`, loaded by `load` when not cached. Nothing runs until
@@ -73,63 +110,52 @@ export class ListCache {
    * shares: after a write, the readers waiting for the new page read its rows once), or loaded.
    */
   fetch(key: string, version: string, load: () => Promise<Page<unknown>>): Promise<EncodedPage> | EncodedPage {
-    const cached = this.lookup(key, version)
-    if (cached) return cached
-    const pending = this.maxBytes > 0 ? this.loading.get(key) : undefined
-    if (pending && pending.version === version) {
-      this.stats.shared++
-      return pending.page
+    if (!this.entries) {
+      this.stats.misses++
+      return load().then((loaded) => encodedPage(JSON.stringify(loaded.items), loaded.meta))
     }
-    const page = load().then((loaded) => {
-      const encoded = encodedPage(JSON.stringify(loaded.items), loaded.meta)
-      this.store(key, version, encoded)
-      return encoded
-    })
-    if (this.maxBytes <= 0) return page
-    const entry = { version, page }
-    this.loading.set(key, entry)
-    const done = () => {
-      if (this.loading.get(key) === entry) this.loading.delete(key)
+    const id = entryId(key, version)
+    const cached = this.entries.get(id)
+    if (cached) {
+      this.stats.hits++
+      return cached
     }
-    page.then(done, done)
+    const status: LRUCache.Status<string, Entry> = {}
+    const page = this.entries.fetch(id, { context: load, status }) as Promise<Entry>
+    if (status.fetch === 'inflight') this.stats.shared++
     return page
   }
 
   /** The cached page of `key` if it was stored at `version` (and marks it recently used). */
   lookup(key: string, version: string): EncodedPage | undefined {
-    const entry = this.entries.get(key)
-    if (!entry || entry.version !== version) return undefined
-    this.entries.delete(key)
-    this.entries.set(key, entry)
-    this.stats.hits++
+    const entry = this.entries?.get(entryId(key, version))
+    if (entry) this.stats.hits++
     return entry
   }
 
-  store(key: string, version: string, page: EncodedPage): void {
+  /** Reads and encodes the page of entry `id` (the cache's fetchMethod); the page of the list's previous version goes. */
+  private async load(id: string, load: () => Promise<Page<unknown>>): Promise<Entry> {
     this.stats.misses++
-    if (this.maxBytes <= 0) return
+    const loaded = await load()
+    const page = encodedPage(JSON.stringify(loaded.items), loaded.meta)
+    const split = id.indexOf(' ')
+    const version = id.slice(0, split)
+    const key = id.slice(split + 1)
     // What the entry holds: its JSON text (counted as UTF-8 bytes, an upper bound of what a
     // string of it takes in memory for ASCII), its key and a fixed overhead for the objects.
-    const bytes = Buffer.byteLength(page.data) + (page.utf8?.byteLength ?? 0) + key.length * 2 + 256
-    if (bytes > this.maxBytes / 4) return
-    const previous = this.entries.get(key)
-    if (previous) this.remove(key, previous)
-    this.entries.set(key, { ...page, version, bytes })
-    this.bytes += bytes
-    for (const [oldest, entry] of this.entries) {
-      if (this.bytes <= this.maxBytes) break
-      this.remove(oldest, entry)
-      this.stats.evictions++
+    const bytes = Buffer.byteLength(page.data) + (page.utf8?.byteLength ?? 0) + id.length * 2 + 256
+    // Stored only if its entry is still there (a remaining time of 0 means gone) and small enough.
+    if (this.entries && bytes <= this.entries.maxEntrySize && this.entries.getRemainingTTL(id) > 0) {
+      const previous = this.versions.get(key)
+      if (previous !== undefined && previous !== version) this.entries.delete(entryId(key, previous))
+      this.versions.set(key, version)
     }
-    this.stats.bytes = this.bytes
-    this.stats.entries = this.entries.size
-  }
-
-  private remove(key: string, entry: Entry): void {
-    this.entries.delete(key)
-    this.bytes -= entry.bytes
+    return { ...page, key, version, bytes }
   }
 }
+
+/** The cache's key of list `key` at `version` (a version has no space: it comes first). */
+const entryId = (key: string, version: string) => `${version} ${key}`
 
 /** A list answer not yet read: its ETag now, its rows only when needed. */
 export class CachedPage {

@@ -1,5 +1,5 @@
 /**
- * Background work on a real Citus cluster (issue 26 item 3, docs/scaling.md): the webhook
+ * Background work on a real Citus cluster (docs/scaling.md): the webhook
  * workers and the push outbox claim with `FOR UPDATE SKIP LOCKED` within one organization per
  * statement (Citus refuses a row lock in a query that spans shards), taking the organizations
  * with due work in turn; the sweeps run over every organization without row locks. On a fresh
@@ -16,18 +16,18 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { purgeThrottle } from '../../plugins/account/throttle'
 import { purgeSessions } from '../../plugins/auth/sessions'
-import { FcmOptionsRef } from '../../plugins/push/api'
 import { CLAIM as PUSH_CLAIM, countPendingDeliveries as pushDepth, DISCOVER as PUSH_DISCOVER, pruneStaleDevices, RECORD as PUSH_RECORD } from '../../plugins/push/outbox'
 import { NO_PROJECT } from '../../plugins/webhooks/outbox'
 import { countPendingDeliveries as webhookDepth, purgeOldDeliveries } from '../../plugins/webhooks/upkeep'
 import { CLAIM as WEBHOOK_CLAIM, DISCOVER as WEBHOOK_DISCOVER, DROP as WEBHOOK_DROP, GRANTED as WEBHOOK_GRANTED, RECORD as WEBHOOK_RECORD } from '../../plugins/webhooks/worker'
 import { openDatabase, queryText, type DatabaseHandle } from '../../src/db'
 import { purgeIdempotencyKeys } from '../../src/http/idempotency'
-import type { Logger } from '../../src/log'
-import { FCM_ERRORS, redirectFcm, startFakeFcm, type FakeFcm, type Responder as FcmResponder } from '../helpers/fake-fcm'
+import { capturingLogger, type LoggedLine } from '../helpers/logger'
+import { FCM_ERRORS, startFakeFcm, type FakeFcm, type Responder as FcmResponder } from '../helpers/fake-fcm'
 import { eventually, startTestService, type TestService } from '../helpers/service'
 import { startWebhookReceiver, type Answer, type Received, type WebhookReceiver } from '../helpers/webhook-receiver'
 import { createClusterDatabase, type ClusterDatabase } from '../helpers/citus-cluster'
+import { sqlOn } from '../helpers/database'
 
 const CITUS_URL = process.env.TEST_CITUS_URL
 const WAIT_MS = 30_000
@@ -38,20 +38,6 @@ const WAIT_MS = 30_000
  */
 const RETRY_SECONDS = 8
 
-interface LoggedLine {
-  level: string
-  message: string
-  fields?: Record<string, unknown>
-}
-
-/** A logger that keeps every warning and error (and prints the first of each, so a failure shows its cause). */
-function recordingLogger(lines: LoggedLine[], base: Record<string, unknown> = {}): Logger {
-  const keep = (level: string) => (message: string, fields?: Record<string, unknown>) => {
-    if (!lines.some((line) => line.message === message)) console.error(`[${level}] ${message} ${JSON.stringify({ ...base, ...fields })}`)
-    lines.push({ level, message, fields: { ...base, ...fields } })
-  }
-  return { debug: () => {}, info: () => {}, warn: keep('warn'), error: keep('error'), child: (fields) => recordingLogger(lines, { ...base, ...fields }) }
-}
 
 /** EXPLAIN's task count on the coordinator for a statement with its parameters: 1 is a single-shard (router) query. */
 async function taskCount(handle: DatabaseHandle, statement: string, parameters: unknown[]): Promise<number> {
@@ -69,22 +55,21 @@ describe.skipIf(!CITUS_URL)(TITLE, () => {
   let handle: DatabaseHandle
   let api: TestService
   let fcm: FakeFcm
-  let undoRedirect: () => void
   let receiver: WebhookReceiver
   let fcmResponder: FcmResponder = () => undefined
   let webhookResponder: (request: Received) => Answer = () => 200
-  const sql = <T = any>(text: string, parameters: unknown[] = []) => queryText<T>(handle.db, text, parameters)
+  const sql = sqlOn(() => handle)
 
   beforeAll(async () => {
     cluster = await createClusterDatabase(CITUS_URL!, name)
     handle = await openDatabase(cluster.url, { maxConnections: 10 })
-    fcm = await startFakeFcm((token, attempt) => fcmResponder(token, attempt))
-    undoRedirect = redirectFcm(fcm.port, fcm.ca)
+    fcm = await startFakeFcm((token, attempt) => fcmResponder(token, attempt), { redirect: true })
     receiver = await startWebhookReceiver((request) => webhookResponder(request))
     api = await startTestService({
       database: { ...handle, url: cluster.url },
-      provide: (services) => services.provide(FcmOptionsRef, fcm.options()),
-      log: recordingLogger(logged),
+      provide: fcm.provide,
+      // Every warning and error, the first of each printed, so a failure shows its cause.
+      log: capturingLogger(logged, { levels: ['warn', 'error'], fields: true, echo: true }),
       config: {
         webhooks: {
           allowPrivateTargets: true,
@@ -103,7 +88,6 @@ describe.skipIf(!CITUS_URL)(TITLE, () => {
     await api?.stop()
     await receiver?.close()
     await fcm?.close()
-    undoRedirect?.()
     await handle?.close()
     await cluster?.drop()
   }, 120_000)

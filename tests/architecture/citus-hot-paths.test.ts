@@ -1,5 +1,5 @@
 /**
- * Hot paths run on one shard (issue 26 item 2; docs/scaling.md, "Citus"): the service runs on a
+ * Hot paths run on one shard (docs/scaling.md, "Citus"): the service runs on a
  * fresh database of a real Citus cluster, every statement it sends during each hot path is
  * captured (tests/helpers/statement-capture.ts), and each is EXPLAINed on the coordinator with its
  * parameters: Citus must plan it as one task (a router query on the organization's shard, or one

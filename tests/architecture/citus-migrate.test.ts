@@ -1,5 +1,5 @@
 /**
- * Migrations place the schema on Citus as the manifests declare (docs/scaling.md, issue 26):
+ * Migrations place the schema on Citus as the manifests declare (docs/scaling.md):
  * on a fresh database of a real cluster, every table ends up distributed by organization_id
  * (co-located), reference or local as its plugin declares, with every foreign key back; migrating
  * again does nothing; a later migration's new table and new column apply to the distributed

@@ -1,7 +1,7 @@
 /**
  * The authorization table: every API v1 endpoint with its scopes and access rule, and the rule
- * that turns (key, role, organization) into the exact status and error code. Later issues add
- * their endpoints here; the REST matrix and the MCP twins are both driven from it.
+ * that turns (key, role, organization) into the exact status and error code. A new endpoint is
+ * added here; the REST matrix and the MCP twins are both driven from it.
  */
 import type { AccessLevel } from '../../plugins/projects/api'
 import type { TestService, TestUser } from '../helpers/service'

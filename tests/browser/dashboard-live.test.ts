@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
-import type { LiveStreams } from '../../plugins/display/live-streams'
+import type { LiveStreams } from '../../plugins/display/live/streams'
 import { chromiumAvailable, launchChromium } from '../helpers/browser'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
 import { listen, type Listening } from '../helpers/http'

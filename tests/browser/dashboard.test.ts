@@ -11,6 +11,7 @@ import { artifactPath, chromiumAvailable, launchChromium } from '../helpers/brow
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture, type SampleType } from '../helpers/display-fixture'
 import { listen, type Listening } from '../helpers/http'
 import { startTestService, type TestService } from '../helpers/service'
+import { signInForm } from '../helpers/sessions'
 
 let api: TestService
 let site: Listening
@@ -74,17 +75,8 @@ describe.skipIf(!chromiumAvailable)(`live dashboard in headless Chromium${chromi
     const session = await api.request('POST', '/account/api/sessions', { body: { email: fx.reader.email, password: 'reader password' } })
     expect(session.status).toBe(201)
     // The web pages take the web session of the sign-in form; the mobile token is not one.
-    const signIn = await api.service.fetch(new Request('http://localhost/account/sign-in'))
-    const formToken = /name="csrf" value="([^"]+)"/.exec(await signIn.text())![1]!
-    const signedIn = await api.service.fetch(
-      new Request('http://localhost/account/sign-in', {
-        method: 'POST',
-        headers: { cookie: signIn.headers.getSetCookie()[0]!.split(';')[0]!, 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ csrf: formToken, email: fx.reader.email, password: 'reader password' }),
-      }),
-    )
-    const value = /wt_session=([^;]+)/.exec(signedIn.headers.getSetCookie().join('\n'))![1]!
-    cookie = { name: 'wt_session', value, url: site.url }
+    const { token } = await signInForm(api, fx.reader)
+    cookie = { name: 'wt_session', value: token, url: site.url }
     browser = await launchChromium()
   })
   afterAll(async () => {

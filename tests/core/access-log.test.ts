@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { UNMATCHED_ROUTE } from '../../src/http/access-log'
-import type { Logger } from '../../src/log'
+import { capturingLogger } from '../helpers/logger'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
 
@@ -15,19 +15,13 @@ interface Line {
   fields: Record<string, unknown>
 }
 
-/** A logger that keeps what it is given (the suite's own logs stay silent). */
-function collectingLogger(lines: Line[], base: Record<string, unknown> = {}): Logger {
-  const keep = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, fields: { ...base, ...fields } })
-  return { debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error'), child: (fields) => collectingLogger(lines, { ...base, ...fields }) }
-}
-
 const PLUGINS = ['auth', 'teams', 'projects', 'work-items']
 const lines: Line[] = []
 let api: TestService
 let fx: ProjectFixture
 
 beforeAll(async () => {
-  api = await startTestService({ plugins: PLUGINS, log: collectingLogger(lines) })
+  api = await startTestService({ plugins: PLUGINS, log: capturingLogger(lines, { fields: true }) })
   fx = await createProjectFixture(api)
 })
 afterAll(() => api.stop())
@@ -79,7 +73,7 @@ describe('access log', () => {
 
   test('server.accessLog false writes no line', async () => {
     const quiet: Line[] = []
-    const off = await startTestService({ plugins: ['auth'], log: collectingLogger(quiet), config: { server: { accessLog: false } } })
+    const off = await startTestService({ plugins: ['auth'], log: capturingLogger(quiet, { fields: true }), config: { server: { accessLog: false } } })
     try {
       expect((await off.request('GET', '/health')).status).toBe(200)
       expect((await off.request('GET', '/no/such/route')).status).toBe(404)

@@ -239,6 +239,41 @@ describe('the cache bound', () => {
     expect(cache.stats.shared).toBe(19)
   })
 
+  test('a list keeps one page: a newer version replaces the older; a load whose entry went meanwhile still answers', async () => {
+    const cache = new ListCache(1024 * 1024)
+    await cache.page('k', '1.0', async () => page([{ v: 1 }])).encoded()
+    await cache.page('k', '2.0', async () => page([{ v: 2 }])).encoded()
+    expect(cache.stats.entries).toBe(1)
+    expect(cache.lookup('k', '1.0')).toBeUndefined()
+    expect(JSON.parse(cache.lookup('k', '2.0')!.data)).toEqual([{ v: 2 }])
+
+    // A load of version 3 still running when version 4 is stored: each reader gets its own version's page.
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const slow = cache.page('k', '3.0', async () => {
+      await gate
+      return page([{ v: 3 }])
+    }).encoded()
+    expect((await cache.page('k', '4.0', async () => page([{ v: 4 }])).encoded()).data).toBe('[{"v":4}]')
+    release()
+    expect((await slow).data).toBe('[{"v":3}]')
+    expect(cache.stats.entries).toBe(1)
+
+    // A load whose entry is evicted before it ends (the cache filled meanwhile) answers its readers all the same.
+    const small = new ListCache(8 * 1024)
+    let open!: () => void
+    const held = new Promise<void>((resolve) => (open = resolve))
+    const waiting = small.page('held', '1', async () => {
+      await held
+      return page([{ held: true }])
+    }).encoded()
+    const big = Array.from({ length: 10 }, (_, i) => ({ id: i, text: 'x'.repeat(100) }))
+    for (let i = 0; i < 12; i++) await small.page(`filler ${i}`, '1', async () => page(big)).encoded()
+    open()
+    expect((await waiting).data).toBe('[{"held":true}]')
+    expect(small.stats.bytes).toBeLessThanOrEqual(8 * 1024)
+  })
+
   test('a page is served only at the version it was stored at; 0 bytes caches nothing', async () => {
     const cache = new ListCache(1024 * 1024)
     let loads = 0

@@ -8,7 +8,7 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { SERVICE_HEAP_ENV } from '../../bench/lib'
+import { SERVICE_HEAP_ENV } from '../../bench/lib/processes'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const VARIABLE = 'BUN_JSC_forceRAMSize'

@@ -4,24 +4,22 @@
  * pool, the push outbox depth and display calls, each plugin's metrics only while it is enabled.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { FcmOptionsRef } from '../../plugins/push/api'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
-import { redirectFcm, startFakeFcm, type FakeFcm } from '../helpers/fake-fcm'
+import { startFakeFcm, type FakeFcm } from '../helpers/fake-fcm'
 import { startTestService, type TestService } from '../helpers/service'
+import { signIn } from '../helpers/sessions'
 import { queryText } from '../../src/db'
 
 const TOKEN = 'metrics-token-0123456789abcdef'
 
 let fcm: FakeFcm
-let undoRedirect: () => void
 let api: TestService
 let fx: DisplayFixture
 
 beforeAll(async () => {
-  fcm = await startFakeFcm(() => undefined)
-  undoRedirect = redirectFcm(fcm.port, fcm.ca)
+  fcm = await startFakeFcm(() => undefined, { redirect: true })
   api = await startTestService({
-    provide: (services) => services.provide(FcmOptionsRef, fcm.options()),
+    provide: fcm.provide,
     // No outbox workers: what a message queues stays pending for the scrape to see.
     config: { server: { metricsToken: TOKEN }, push: { workers: false } },
   })
@@ -30,7 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await api.stop()
   await fcm.close()
-  undoRedirect()
 })
 
 /** /metrics is not in the OpenAPI document (an operator's endpoint), so its answers skip the contract check. */
@@ -132,8 +129,7 @@ describe('GET /metrics', () => {
     expect(sample(idle, 'worktrack_outbox_depth', 'queue="push"')).toBe(0)
     expect(sample(idle, 'worktrack_outbox_oldest_due_seconds', 'queue="push"')).toBe(0)
     expect(sample(idle, 'worktrack_outbox_depth', 'queue="webhooks"')).toBe(0)
-    const signIn = await api.request('POST', '/account/api/sessions', { body: { email: fx.reader.email, password: fx.reader.password } })
-    const session = signIn.body.data.token
+    const session = await signIn(api, fx.reader)
     for (const token of ['metrics-a:APA91bxyz', 'metrics-b:APA91bxyz'])
       expect((await api.request('POST', '/api/devices', { body: { token, platform: 'android' }, headers: { authorization: `Bearer ${session}` } })).status).toBe(201)
     const sent = await api.request('POST', '/api/message', { body: { apiKey: fx.creator.displayApiKey, pageName: fx.pageName, message: 'Disk usage above 90%' } })

@@ -1,8 +1,8 @@
 /**
  * The PostgreSQL driver answers every query with its own rows, also after a query on the same
- * connection failed halfway through its rows. postgres.js 3.4.x left its row counter standing
- * then (porsager/postgres#1119), so the next query's rows arrived after holes and `const [row] =
- * …` read undefined: under a database restart an access check answered 404 for a project that
+ * connection failed halfway through its rows. Unpatched, postgres.js 3.4.x leaves its row counter
+ * standing then, so the next query's rows arrive after holes and `const [row] = …` reads
+ * undefined: under a database restart an access check would answer 404 for a project that
  * exists. scripts/patch-postgres.mjs (postinstall) fixes it; this proves it on a real server.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'

@@ -72,7 +72,7 @@ export const HOSTILE_STRINGS: readonly string[] = [
   '+275760-09-13T00:00:00.001Z',
   '-271821-04-20T00:00:00Z',
   '0000-00-00',
-  // Dates no store holds or no calendar has (issue 25 F10): extended years, a day the month lacks, hour 24.
+  // Dates no store holds or no calendar has: extended years, a day the month lacks, hour 24.
   '+010000-01-01T00:00:00Z',
   '+275760-09-13T00:00:00.000Z',
   '9999-12-31T23:59:59-05:00',
@@ -81,7 +81,7 @@ export const HOSTILE_STRINGS: readonly string[] = [
   '+010000-01-01',
 ]
 
-/** Date-times a `date-time` field or parameter is sometimes given instead of a real one (issue 25 F10). */
+/** Date-times a `date-time` field or parameter is sometimes given instead of a real one (each must be refused with 400). */
 export const HOSTILE_DATE_TIMES: readonly string[] = [
   '+010000-01-01T00:00:00Z',
   '+275760-09-13T00:00:00.000Z',
@@ -104,7 +104,7 @@ export const HOSTILE_DATE_TIMES: readonly string[] = [
 export const HOSTILE_CALENDAR_DATES: readonly string[] = ['0000-01-01', '+010000-01-01', '-000001-01-01', '10000-01-01', '2031-02-29', '2030-04-31', '2030-02-30', '2030-1-1']
 
 /**
- * `next` after sign-in (issue 25 F6): paths that resolve to another origin, and paths of the
+ * `next` after sign-in (a redirect must stay on the site): paths that resolve to another origin, and paths of the
  * site that must still be followed. A redirect's Location must stay on the site (oracle.ts).
  */
 export const NEXT_PATHS: readonly string[] = [
@@ -131,7 +131,7 @@ export const NEXT_PATHS: readonly string[] = [
 ]
 
 /**
- * Webhook targets (`url`) the lanes must refuse (allowPrivateTargets is off, issue 25 F7): private,
+ * Webhook targets (`url`) the lanes must refuse (allowPrivateTargets is off): private,
  * link-local and loopback addresses in IPv4 spellings and in every IPv6 form that carries one.
  * Accepting one is reported by the oracle.
  */

@@ -4,20 +4,11 @@
  * fail the request that caused it. Lower levels are dropped, as LOG_LEVEL=silent would.
  */
 import type { Logger } from '../../src/log'
+import { capturingLogger, type LoggedLine } from '../helpers/logger'
 
-export interface LoggedError {
-  message: string
+export interface LoggedError extends LoggedLine {
   fields: Record<string, unknown>
 }
 
 /** A logger recording error lines into `lines` (children add their fields). */
-export function errorRecorder(lines: LoggedError[], base: Record<string, unknown> = {}): Logger {
-  const ignore = () => {}
-  return {
-    debug: ignore,
-    info: ignore,
-    warn: ignore,
-    error: (message, fields) => lines.push({ message, fields: { ...base, ...fields } }),
-    child: (fields) => errorRecorder(lines, { ...base, ...fields }),
-  }
-}
+export const errorRecorder = (lines: LoggedError[]): Logger => capturingLogger(lines, { levels: ['error'], fields: true })

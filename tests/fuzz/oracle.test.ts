@@ -59,7 +59,7 @@ describe('the fuzz oracle', () => {
     expect(problems(page, echoed, 'GET', '/account')).toContain('the page echoes <script>alert(1)</script> unescaped')
   })
 
-  test('a redirect that leaves the site and an oversized error are reported (issue 25)', () => {
+  test('a redirect that leaves the site and an oversized error are reported', () => {
     const signIn = resolveOperation(ops, 'GET', '/account/sign-in')!
     const redirect = (location: string) => ({ ...answer(303, ''), headers: new Headers({ location, 'x-request-id': 'abcdefgh-1' }) })
     for (const location of ['//evil.example/phish', '/\\evil.example', 'https://evil.example/', '/\t/evil.example'])
@@ -70,7 +70,7 @@ describe('the fuzz oracle', () => {
     expect(problems(v1, answer(400, large)).join()).toContain('an error answer of')
   })
 
-  test('a webhook answer carrying a non-public target is reported; a public one is not (issue 25 F7)', () => {
+  test('a webhook answer carrying a non-public target is reported; a public one is not', () => {
     const patch: Operation = { ...v1, method: 'PATCH', template: '/api/v1/webhooks/{webhookId}', pathParams: ['webhookId'], documented: new Set([200, 400]) }
     const saved = (url: string) => answer(200, { data: { id: 'w', url }, errors: [], meta: { requestId: 'abcdefgh-1' } })
     for (const url of ['http://[::ffff:0:a9fe:a9fe]/', 'http://[2002:a9fe:a9fe::1]/', 'http://127.0.0.1/'])

@@ -46,10 +46,10 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/
  */
 const DATABASE_FALLBACKS = ['A value has an invalid format.', 'The resource already exists.']
 const INJECTED_MARKUP = ['<script>alert(1)</script>', '<img src=x onerror=alert(1)>']
-/** An error answer (or a refused tool call) is never larger: it must not echo large input (issue 25). */
+/** An error answer (or a refused tool call) is never larger: it must not echo large input. */
 export const MAX_ERROR_TEXT = 64 * 1024
 
-/** Whether a browser following `location` from a page of the site stays on it (issue 25 F6). */
+/** Whether a browser following `location` from a page of the site stays on it. */
 export function staysOnSite(location: string): boolean {
   const site = 'http://site.invalid'
   let resolved: URL

@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import postgres from 'postgres'
-import { openDatabase, type DatabaseHandle } from '../../src/db'
+import { openDatabase, queryText, type Database, type DatabaseHandle } from '../../src/db'
 import { declaredPlacements } from '../../src/citus'
 import { applyMigrations, migrate, MIGRATIONS_FOLDER } from '../../src/migrate'
 import { registry } from '../../plugins'
@@ -23,13 +23,21 @@ export interface TestDatabase extends DatabaseHandle {
 
 export const usingServer = () => Boolean(process.env.TEST_DATABASE_URL)
 
+/** What `sqlOn` queries: a test service (its database), or a database handle. */
+export type SqlTarget = { service: { core: { db: Database } } } | { db: Database }
+
 /**
- * A test's (or set-up's) own time limit, `ms` here; on the Citus cluster (TEST_CITUS_URL) at least
- * the 120 s that `.ci/run` gives every test there with `--timeout`, which a limit written on the
- * test would otherwise undercut: every statement there is a coordinator-worker round trip, on two
- * cores shared by three nodes and another chunk of the suite. Bounds inside a test stay as written.
+ * A test's SQL: `sql(text, parameters)` on `target`, a service or a handle, or a function giving
+ * one (read at each call, so it may name a service that `beforeAll` starts later). A call may
+ * name another target as its third argument (a second instance on the same database).
  */
-export const timeLimit = (ms: number) => (process.env.TEST_CITUS_URL ? Math.max(ms, 120_000) : ms)
+export function sqlOn(target: SqlTarget | (() => SqlTarget)) {
+  const dbOf = (on: SqlTarget) => ('db' in on ? on.db : on.service.core.db)
+  return <T = any>(text: string, parameters: unknown[] = [], on?: SqlTarget): Promise<T[]> =>
+    queryText<T>(dbOf(on ?? (typeof target === 'function' ? target() : target)), text, parameters)
+}
+
+export { timeLimit } from './time'
 
 function migrationsFingerprint(): string {
   const hash = createHash('sha256')

@@ -9,7 +9,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import http2 from 'node:http2'
 import { join } from 'node:path'
 import tls from 'node:tls'
-import type { FcmOptions } from '../../plugins/push/api'
+import { FcmOptionsRef, type FcmOptions } from '../../plugins/push/api'
+import type { ServiceRegistry } from '../../src/services/registry'
 
 export const FAKE_PROJECT = 'demo-project'
 
@@ -106,12 +107,20 @@ export interface FakeFcm {
   respond: Responder
   /** FCM options whose credential needs no OAuth round trip. */
   options(): FcmOptions
+  /** Provides `options()` to a service being built: `startTestService({ provide: fcm.provide })`. */
+  provide(services: ServiceRegistry): void
   /** Answers every stalled request with a connection reset and forgets them. */
   releaseStalled(): void
+  /** Stops the server (and undoes the redirect, when it started with one). */
   close(): Promise<void>
 }
 
-export async function startFakeFcm(respond: Responder = () => undefined): Promise<FakeFcm> {
+export interface FakeFcmOptions {
+  /** Points this process's firebase-admin connections at the fake (`redirectFcm`) until `close`. */
+  redirect?: boolean
+}
+
+export async function startFakeFcm(respond: Responder = () => undefined, startOptions: FakeFcmOptions = {}): Promise<FakeFcm> {
   const { key, cert, ca } = certificates()
   const sends: RecordedSend[] = []
   const attempts = new Map<string, number>()
@@ -125,6 +134,7 @@ export async function startFakeFcm(respond: Responder = () => undefined): Promis
     delivered: () => sends.filter((send) => send.status === 200),
     respond,
     options: fakeFcmOptions,
+    provide: (services) => services.provide(FcmOptionsRef, fake.options()),
     releaseStalled() {
       for (const stream of stalled) stream.close(http2.constants.NGHTTP2_CANCEL)
       stalled.clear()
@@ -133,6 +143,7 @@ export async function startFakeFcm(respond: Responder = () => undefined): Promis
       fake.releaseStalled()
       for (const session of sessions) session.destroy()
       await new Promise<void>((resolve) => server.close(() => resolve()))
+      undoRedirect?.()
     },
   }
   const server = http2.createSecureServer({ key, cert, allowHTTP1: true })
@@ -176,6 +187,7 @@ export async function startFakeFcm(respond: Responder = () => undefined): Promis
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
   fake.port = (server.address() as { port: number }).port
+  const undoRedirect = startOptions.redirect ? redirectFcm(fake.port, ca) : undefined
   return fake
 }
 

@@ -38,6 +38,8 @@ export async function runInstance(options: InstanceProcessOptions): Promise<{ se
     registry,
     config,
     provide: options.fcm ? (services) => services.provide(FcmOptionsRef, { ...fcm, credential }) : undefined,
+    // A write with a list scope that changes rows without an audit record fails (src/writes.ts).
+    requireAudit: true,
   })
   const server =
     options.port === undefined

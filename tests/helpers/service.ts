@@ -89,7 +89,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.plugins ? { plugins: { enabled: options.plugins } } : {}),
   }
   const config = loadConfig(registry, { raw, env: options.env ?? {} })
-  const service = await createService({ registry, config, database, provide: options.provide, log: options.log }).catch(async (error) => {
+  // requireAudit: a write with a list scope that changes rows without an audit record fails the test (src/writes.ts).
+  const service = await createService({ registry, config, database, provide: options.provide, log: options.log, requireAudit: true }).catch(async (error) => {
     if (ownsDatabase) await database.close()
     throw error
   })

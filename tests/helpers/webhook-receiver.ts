@@ -55,6 +55,8 @@ export interface WebhookReceiver {
   releaseStalled(answer?: Answer): void
   /** The first arrival of each `webhook-id`, in arrival order (optionally of one path). */
   unique(path?: string): Received[]
+  /** Every arrival at `path`, repeats included, in arrival order. */
+  at(path: string): Received[]
   /** Arrivals per `webhook-id`. */
   countsById(): Map<string, number>
   /** Arrivals beyond the first of each `webhook-id`. */
@@ -161,6 +163,7 @@ export async function startWebhookReceiver(initial: Responder = () => 200): Prom
     unique(path) {
       return received.filter((entry) => entry.nth === 1 && (path === undefined || entry.path === path))
     },
+    at: (path) => received.filter((entry) => entry.path === path),
     countsById: () => new Map(counts),
     duplicates: () => [...counts.values()].reduce((sum, n) => sum + n - 1, 0),
     bodyBytesWritten,

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { WebPushSubscription } from '../../plugins/push/webpush'
 
-/** RFC 8292 §2: a VAPID token must not expire more than 24 hours ahead. */
+/** RFC 8292, section 2: a VAPID token must not expire more than 24 hours ahead. */
 const VAPID_MAX_LIFETIME_SECONDS = 24 * 60 * 60
 const SALT_BYTES = 16
 const TAG_BYTES = 16
@@ -105,7 +105,7 @@ function p256PublicKey(point: Buffer) {
 }
 
 /**
- * Checks an `Authorization: vapid t=<JWT>, k=<key>` header (RFC 8292 §3): an ES256 token signed by
+ * Checks an `Authorization: vapid t=<JWT>, k=<key>` header (RFC 8292, section 3): an ES256 token signed by
  * `k`, for `audience`, not expired and at most 24 hours ahead, with a subject. Throws naming the fault.
  */
 export function verifyVapid(authorization: string | undefined, audience: string, nowMs = Date.now()): { subject: string; publicKey: string } {
@@ -143,14 +143,14 @@ export function decryptAes128gcm(body: Buffer, secrets: SubscriptionSecrets): Bu
   const senderKey = body.subarray(keyIdAt, keyIdAt + body[SALT_BYTES + 4]!)
   const record = body.subarray(keyIdAt + senderKey.length)
   if (senderKey.length !== 65) throw new Error('the keyid is not a 65-byte P-256 public key')
-  // RFC 8291 §4: a push message is a single record.
+  // RFC 8291, section 4: a push message is a single record.
   if (record.length > recordSize) throw new Error('the body holds more than one record')
   if (record.length <= TAG_BYTES) throw new Error('the record is too short')
 
-  // RFC 8291 §3.4: the input keying material mixes the ECDH secret with the auth secret and both public keys.
+  // RFC 8291, section 3.4: the input keying material mixes the ECDH secret with the auth secret and both public keys.
   const keyInfo = Buffer.concat([Buffer.from('WebPush: info\0'), secrets.ecdh.getPublicKey(), senderKey])
   const ikm = Buffer.from(hkdfSync('sha256', secrets.ecdh.computeSecret(senderKey), secrets.auth, keyInfo, 32))
-  // RFC 8188 §2.2, §2.3: content key and nonce from the salt (a single record: sequence number 0).
+  // RFC 8188, sections 2.2 and 2.3: content key and nonce from the salt (a single record: sequence number 0).
   const key = Buffer.from(hkdfSync('sha256', ikm, salt, 'Content-Encoding: aes128gcm\0', 16))
   const nonce = Buffer.from(hkdfSync('sha256', ikm, salt, 'Content-Encoding: nonce\0', 12))
 

@@ -6,9 +6,7 @@
  * sweep races to fire, fires once too.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { FcmOptionsRef } from '../../plugins/push/api'
-import { queryText } from '../../src/db'
-import { createTestDatabase, usingServer, type TestDatabase } from '../helpers/database'
+import { createTestDatabase, usingServer, type TestDatabase, sqlOn } from '../helpers/database'
 import { SAMPLE_DATA, createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
 import { startFakeFcm, type FakeFcm } from '../helpers/fake-fcm'
 import { startInstance, type Instance } from '../helpers/instance'
@@ -36,7 +34,7 @@ describe.skipIf(!usingServer())('alerts on several instances (needs a PostgreSQL
   let instances: Instance[] = []
   let fx: DisplayFixture
   let device: string
-  const sql = <T = any>(text: string, parameters: unknown[] = []) => queryText<T>(database.db, text, parameters)
+  const sql = sqlOn(() => database)
 
   async function diagnosed<T>(body: () => Promise<T>): Promise<T> {
     try {
@@ -77,7 +75,7 @@ describe.skipIf(!usingServer())('alerts on several instances (needs a PostgreSQL
     database = await createTestDatabase()
     fcm = await startFakeFcm()
     // With an FCM sender (its workers off), so a push it records (a rule it evaluated after a change) is sent by the instances.
-    seed = await startTestService({ database, config: SEED_CONFIG, provide: (services) => services.provide(FcmOptionsRef, fcm.options()) })
+    seed = await startTestService({ database, config: SEED_CONFIG, provide: fcm.provide })
     fx = await createDisplayFixture(seed)
     device = `alerts-instances:APA91b${Math.random().toString(36).slice(2, 14)}`
     const registered = await seed.request('POST', '/api/devices', { body: { token: device, platform: 'android' }, headers: { authorization: `Bearer ${fx.readerSession}` } })

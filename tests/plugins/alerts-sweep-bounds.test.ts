@@ -8,9 +8,8 @@
  * rule a sweep evaluates fires, and the transitions count what it evaluated.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { queryText } from '../../src/db'
 import type { OutboxRunner } from '../../src/outbox-runner'
-import { timeLimit } from '../helpers/database'
+import { timeLimit, sqlOn } from '../helpers/database'
 import { createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
 import { startTestService, type TestService } from '../helpers/service'
 
@@ -23,7 +22,7 @@ let api: TestService
 let sweep: OutboxRunner
 let boards: DisplayFixture[]
 
-const sql = <T = any>(text: string, parameters: unknown[] = []) => queryText<T>(api.service.core.db, text, parameters)
+const sql = sqlOn(() => api)
 
 /** `count` noData rules on the board's components, created an hour ago on components never fed: each holds. */
 async function oldNoDataRules(board: DisplayFixture, count: number): Promise<void> {

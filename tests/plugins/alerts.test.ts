@@ -7,14 +7,13 @@
  * sweep as a queue of the core's outbox runner; firing rules marked on the live page.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { SessionsRef } from '../../plugins/auth/api'
-import { FcmOptionsRef } from '../../plugins/push/api'
 import { queryText } from '../../src/db'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
-import { createTestDatabase, timeLimit } from '../helpers/database'
-import { redirectFcm, startFakeFcm, type FakeFcm } from '../helpers/fake-fcm'
+import { createTestDatabase, timeLimit, sqlOn } from '../helpers/database'
+import { startFakeFcm, type FakeFcm } from '../helpers/fake-fcm'
 import { listen } from '../helpers/http'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
+import { webSession } from '../helpers/sessions'
 import { openEventStream, type EventStream } from '../helpers/sse'
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../helpers/webhook-receiver'
 
@@ -26,7 +25,6 @@ const CONFIG = {
 }
 
 let fcm: FakeFcm
-let undoRedirect: () => void
 let receiver: WebhookReceiver
 let api: TestService
 let fx: DisplayFixture
@@ -36,7 +34,7 @@ let otherKey: string
 let webhookSecret: string
 let readerDevice: string
 
-const sql = <T = any>(service: TestService, text: string, parameters: unknown[] = []) => queryText<T>(service.service.core.db, text, parameters)
+const sql = sqlOn(() => api)
 const alertsPath = (componentId: string, pageId = fx.pageId) => `/api/v1/pages/${pageId}/components/${componentId}/alerts`
 const as = (key: string, method: string, path: string, body?: unknown) => api.request(method, path, { key, body })
 
@@ -56,10 +54,9 @@ async function history(alertId: string, componentId: string, service = api, key 
 }
 
 beforeAll(async () => {
-  fcm = await startFakeFcm()
-  undoRedirect = redirectFcm(fcm.port, fcm.ca)
+  fcm = await startFakeFcm(undefined, { redirect: true })
   receiver = await startWebhookReceiver()
-  api = await startTestService({ provide: (services) => services.provide(FcmOptionsRef, fcm.options()), config: CONFIG })
+  api = await startTestService({ provide: fcm.provide, config: CONFIG })
   fx = await createDisplayFixture(api)
   readerKey = (await api.createKey(fx.reader.id, ['dashboards:read', 'dashboards:write'])).secret
   outsiderKey = (await api.createKey(fx.outsider.id, ['dashboards:read', 'dashboards:write'])).secret
@@ -79,7 +76,6 @@ afterAll(async () => {
   await api.stop()
   await receiver.close()
   await fcm.close()
-  undoRedirect()
 })
 
 describe('rules through API v1', () => {
@@ -106,7 +102,7 @@ describe('rules through API v1', () => {
 
     expect((await as(fx.creatorKey, 'DELETE', `${path}/${alert.id}`)).status).toBe(200)
     expect((await as(fx.creatorKey, 'GET', `${path}/${alert.id}`)).status).toBe(404)
-    const audited = await sql<{ action: string }>(api, `select action from audit_logs where organization_id = $1 and resource_id = $2 order by occurred_at, id`, [fx.organizationId, alert.id])
+    const audited = await sql<{ action: string }>(`select action from audit_logs where organization_id = $1 and resource_id = $2 order by occurred_at, id`, [fx.organizationId, alert.id])
     expect(audited.map((row) => row.action)).toEqual(['alert.created', 'alert.updated', 'alert.updated', 'alert.deleted'])
   })
 
@@ -178,9 +174,9 @@ describe('rules through API v1', () => {
 
   test('a component\'s value: a box\'s number, a line chart\'s last point, a bar or pie chart\'s total', async () => {
     for (const [type, data] of Object.entries(SAMPLE_DATA)) await feed(api, fx.creator, fx.components[type as keyof typeof SAMPLE_DATA], data)
-    const rows = await sql<{ type: string; value: number | null }>(api, 'select type, value::float8 as value from component_values where organization_id = $1 and page_id = $2', [fx.organizationId, fx.pageId])
+    const rows = await sql<{ type: string; value: number | null }>('select type, value::float8 as value from component_values where organization_id = $1 and page_id = $2', [fx.organizationId, fx.pageId])
     expect(Object.fromEntries(rows.map((row) => [row.type, row.value]))).toEqual({ horizontalBox: 1204, verticalBox: 99.98, barChart: 38.5, lineChart: 5, pieChart: 100 })
-    const valueOf = async () => (await sql<{ value: number | null }>(api, 'select value::float8 as value from component_values where organization_id = $1 and component_id = $2', [fx.organizationId, fx.components.horizontalBox]))[0]!.value
+    const valueOf = async () => (await sql<{ value: number | null }>('select value::float8 as value from component_values where organization_id = $1 and component_id = $2', [fx.organizationId, fx.components.horizontalBox]))[0]!.value
     // No number in the middle: the next text that is one ("+4%"); none at all: null.
     await feed(api, fx.creator, fx.components.horizontalBox, box('n/a'))
     expect(await valueOf()).toBe(4)
@@ -209,7 +205,6 @@ describe('transitions', () => {
     expect(Date.parse(both[0]!.at)).toBeLessThanOrEqual(Date.parse(both[1]!.at))
 
     const audited = await sql<{ action: string; via: string; actor: string | null }>(
-      api,
       `select action, via, actor_user_id as actor from audit_logs where organization_id = $1 and resource_id = $2 and action in ('alert.fired', 'alert.resolved') order by occurred_at`,
       [fx.organizationId, alert.id],
     )
@@ -249,7 +244,7 @@ describe('transitions', () => {
     expect(pending.state).toBe('ok')
     expect(await history(alert.id, component)).toEqual([])
     // Five minutes pass, as far as the rule knows.
-    await sql(api, `update component_alerts set pending_since = now() - interval '301 seconds' where organization_id = $1 and id = $2`, [fx.organizationId, alert.id])
+    await sql(`update component_alerts set pending_since = now() - interval '301 seconds' where organization_id = $1 and id = $2`, [fx.organizationId, alert.id])
     await eventually(async () => expect((await history(alert.id, component)).map((row) => [row.transition, row.value])).toEqual([['fired', 5]]), WAIT_MS)
     await eventually(async () => expect(fcm.sends.filter((send) => send.message.notification?.body === 'lineChart is 5, below 10 (for 5 min)').map((send) => send.token)).toEqual([readerDevice]), WAIT_MS)
     // Back above: resolved at once, the timer cleared.
@@ -264,7 +259,7 @@ describe('transitions', () => {
     await feed(api, fx.creator, component, SAMPLE_DATA.verticalBox)
     await eventually(async () => expect(await history(alert.id, component)).toHaveLength(1), WAIT_MS)
     expect((await as(fx.creatorKey, 'DELETE', `/api/v1/pages/${fx.pageId}/components/${component}`)).status).toBe(200)
-    const left = await sql<{ n: number }>(api, 'select (select count(*) from component_alerts where organization_id = $1 and id = $2)::int + (select count(*) from alert_transitions where organization_id = $1 and alert_id = $2)::int as n', [fx.organizationId, alert.id])
+    const left = await sql<{ n: number }>('select (select count(*) from component_alerts where organization_id = $1 and id = $2)::int + (select count(*) from alert_transitions where organization_id = $1 and alert_id = $2)::int as n', [fx.organizationId, alert.id])
     expect(left[0]!.n).toBe(0)
   })
 })
@@ -341,12 +336,7 @@ test("a transition marks its component on the live page: a viewer on another ins
   try {
     const board = await createDisplayFixture(a)
     const component = board.components.horizontalBox
-    const session = await a.service.core.services.get(SessionsRef).start(
-      { id: board.reader.id, organizationId: board.organizationId, email: board.reader.email, username: board.reader.username, displayName: 'Reader', avatarUrl: null, role: 'member' },
-      'web',
-      null,
-    )
-    const cookie = `wt_session=${session.token}`
+    const { cookie } = await webSession(a, board.reader, { displayName: 'Reader' })
     const drawn = async () => (await fetch(`${bHttp.url}/pages/${board.pageName}`, { headers: { cookie } })).text()
     const cell = (page: string) => new RegExp(`<section class="component" id="component-${component}"[^>]*>\\s*<h2>[^<]*</h2>\\s*(<ul class="marks" data-marks>.*?</ul>)?`, 's').exec(page)
     const marks = () => stream!.events.filter((event) => event.event === 'marks').map((event) => event.data.components as Record<string, string>)

@@ -4,22 +4,20 @@
  * preferences (quiet hours, muted pages) and receipts. Times are moved in SQL, never waited for.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { queryText } from '../../src/db'
-import { FcmOptionsRef } from '../../plugins/push/api'
 import { createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
-import { redirectFcm, startFakeFcm, type FakeFcm, type RecordedSend } from '../helpers/fake-fcm'
+import { startFakeFcm, type FakeFcm, type RecordedSend } from '../helpers/fake-fcm'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
+import { signIn } from '../helpers/sessions'
+import { sqlOn } from '../helpers/database'
 
 let fcm: FakeFcm
-let undoRedirect: () => void
 let api: TestService
 let fx: DisplayFixture
 
 beforeAll(async () => {
-  fcm = await startFakeFcm()
-  undoRedirect = redirectFcm(fcm.port, fcm.ca)
+  fcm = await startFakeFcm(undefined, { redirect: true })
   api = await startTestService({
-    provide: (services) => services.provide(FcmOptionsRef, fcm.options()),
+    provide: fcm.provide,
     config: { push: { pollIntervalMs: 50, retryBaseMs: 200, retryMaxMs: 400, maxAttempts: 3, leaseSeconds: 5 } },
   })
   fx = await createDisplayFixture(api)
@@ -27,20 +25,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await api.stop()
   await fcm.close()
-  undoRedirect()
 })
 
 const HOUR = 3_600_000
-const sql = <T = Record<string, unknown>>(text: string, parameters: unknown[] = []) => queryText<T>(api.service.core.db, text, parameters)
+const sql = sqlOn(() => api)
 
 let sequence = 0
 const newToken = (label: string) => `${label}-${++sequence}:APA91b${Math.random().toString(36).slice(2, 14)}`
-
-async function signIn(user: TestUser): Promise<string> {
-  const response = await api.request('POST', '/account/api/sessions', { body: { email: user.email, password: user.password } })
-  expect(response.status).toBe(201)
-  return response.body.data.token
-}
 
 async function addDevice(session: string, platform = 'android'): Promise<string> {
   const token = newToken(platform)
@@ -67,7 +58,7 @@ async function member(page: { id: string }, options: { platform?: string; level?
   const user = await api.createUser(fx.organizationId, 'member', { password: `member password ${++sequence}` })
   const grant = await api.request('POST', `/api/v1/pages/${page.id}/access`, { key: fx.creatorKey, body: { userId: user.id, level: options.level ?? 'viewer' } })
   expect(grant.status).toBe(201)
-  const session = await signIn(user)
+  const session = await signIn(api, user)
   return { user, session, token: await addDevice(session, options.platform) }
 }
 
@@ -565,7 +556,7 @@ describe('receipts', () => {
       [twoDevices.session, 'delivered'],
       [twoDevices.session, 'opened'],
       [other.session, 'delivered'],
-      [await signIn(twoDevices.user), 'delivered'],
+      [await signIn(api, twoDevices.user), 'delivered'],
     ] as const) {
       const response = await receipt(session, { messageId: sent, event })
       expect(response.status).toBe(204)

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
+import { signIn } from '../helpers/sessions'
 
 let api: TestService
 let fx: DisplayFixture
@@ -16,12 +17,6 @@ beforeAll(async () => {
 })
 afterAll(() => api.stop())
 
-async function signIn(user: TestUser): Promise<string> {
-  const response = await api.request('POST', '/account/api/sessions', { body: { email: user.email, password: user.password } })
-  expect(response.status).toBe(201)
-  return response.body.data.token
-}
-
 const bearer = (session: string) => ({ authorization: `Bearer ${session}` })
 const register = (session: string, token: string, platform: string) => api.request('POST', '/api/devices', { body: { token, platform }, headers: bearer(session) })
 const list = (session: string) => api.request('GET', '/api/devices', { headers: bearer(session) })
@@ -30,7 +25,7 @@ const fcmToken = (label: string) => `${label}:APA91b${crypto.randomUUID().replac
 
 describe('GET /api/devices', () => {
   test("lists the caller's devices, seen most recently first, with the token masked to its last 8 characters", async () => {
-    const session = await signIn(fx.reader)
+    const session = await signIn(api, fx.reader)
     const phone = fcmToken('phone')
     const tablet = fcmToken('tablet')
     expect((await register(session, phone, 'android')).status).toBe(201)
@@ -64,10 +59,10 @@ describe('GET /api/devices', () => {
   })
 
   test("never shows another user's devices, in the same organization or another; a token moves with its owner", async () => {
-    const creatorSession = await signIn(fx.creator)
-    const outsiderSession = await signIn(fx.outsider)
+    const creatorSession = await signIn(api, fx.creator)
+    const outsiderSession = await signIn(api, fx.outsider)
     const stranger = await api.createUser(await api.createOrganization(), 'member', { password: 'stranger password' })
-    const strangerSession = await signIn(stranger)
+    const strangerSession = await signIn(api, stranger)
     const creatorToken = fcmToken('creator')
     const outsiderToken = fcmToken('outsider')
     const strangerToken = fcmToken('stranger')
@@ -88,7 +83,7 @@ describe('GET /api/devices', () => {
 
   test('a short token shows at most half of itself', async () => {
     const user = await api.createUser(fx.organizationId, 'member', { password: 'short token password' })
-    const session = await signIn(user)
+    const session = await signIn(api, user)
     expect((await register(session, 'short-tok1', 'web')).status).toBe(201)
     expect((await register(session, 'abc', 'web')).status).toBe(201)
     // 10 characters show 5; 3 show 1 (the newest first).

@@ -8,6 +8,7 @@ import { LOG_SENDER_LINE } from '../../plugins/push/log-sender'
 import { createLogger } from '../../src/log'
 import { createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
+import { signIn } from '../helpers/sessions'
 import { capturingLogger } from '../helpers/logger'
 
 /** The service's JSON log lines written to stderr while capturing (anything else passes through). */
@@ -44,9 +45,8 @@ describe('push.sender "log"', () => {
   })
 
   async function register(user: TestUser, token: string, platform: string) {
-    const session = await api.request('POST', '/account/api/sessions', { body: { email: user.email, password: user.password } })
-    expect(session.status).toBe(201)
-    const device = await api.request('POST', '/api/devices', { body: { token, platform }, headers: { authorization: `Bearer ${session.body.data.token}` } })
+    const session = await signIn(api, user)
+    const device = await api.request('POST', '/api/devices', { body: { token, platform }, headers: { authorization: `Bearer ${session}` } })
     expect(device.status).toBe(201)
   }
 

@@ -8,17 +8,18 @@
  * (a local push service); the service's own workers are off, and leases are run out in SQL.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { FcmOptionsRef, WebPushAgentRef } from '../../plugins/push/api'
+import { WebPushAgentRef } from '../../plugins/push/api'
 import { FcmSender } from '../../plugins/push/fcm'
 import { PushQueue } from '../../plugins/push/outbox'
 import { generateVapidKeys, WebPushSender } from '../../plugins/push/webpush'
-import { queryText } from '../../src/db'
 import { backoffSeconds, OutboxRunner } from '../../src/outbox-runner'
-import { FCM_ERRORS, redirectFcm, startFakeFcm, type FakeFcm, type Responder } from '../helpers/fake-fcm'
+import { FCM_ERRORS, startFakeFcm, type FakeFcm, type Responder } from '../helpers/fake-fcm'
 import { capturingLogger } from '../helpers/logger'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { signIn } from '../helpers/sessions'
 import { testTriggers, type TestTriggers } from '../helpers/test-triggers'
 import { startWebPushReceiver, type ReceiverSubscription, type WebPushReceiver } from '../helpers/webpush-receiver'
+import { sqlOn } from '../helpers/database'
 
 /** The queue's options: retries back off from 0.2 s to at most 0.4 s, three attempts, a minute's lease (run out in SQL). */
 const OPTIONS = { batchSize: 500, concurrency: 1, pollIntervalMs: 1000, leaseSeconds: 60, maxAttempts: 3, retryBaseMs: 200, retryMaxMs: 400 }
@@ -27,7 +28,6 @@ const OPTIONS = { batchSize: 500, concurrency: 1, pollIntervalMs: 1000, leaseSec
 const RETRY_AFTER_BOUND_SECONDS = 3600
 
 let fcm: FakeFcm
-let undoRedirect: () => void
 let receiver: WebPushReceiver
 let api: TestService
 let triggers: TestTriggers
@@ -36,12 +36,11 @@ let responder: Responder = () => undefined
 const logged: Array<{ level: string; message: string }> = []
 
 beforeAll(async () => {
-  fcm = await startFakeFcm((token, attempt) => responder(token, attempt))
-  undoRedirect = redirectFcm(fcm.port, fcm.ca)
+  fcm = await startFakeFcm((token, attempt) => responder(token, attempt), { redirect: true })
   receiver = await startWebPushReceiver()
   api = await startTestService({
     provide: (services) => {
-      services.provide(FcmOptionsRef, fcm.options())
+      fcm.provide(services)
       services.provide(WebPushAgentRef, { ca: receiver.ca })
     },
     config: { push: { workers: false, webPush: { allowPrivateTargets: true, timeoutMs: 5000 } } },
@@ -58,10 +57,9 @@ afterAll(async () => {
   await api.stop()
   await receiver.close()
   await fcm.close()
-  undoRedirect()
 })
 
-const sql = <T = Record<string, unknown>>(text: string, parameters: unknown[] = []) => queryText<T>(api.service.core.db, text, parameters)
+const sql = sqlOn(() => api)
 
 /** One batch, as a worker takes it: a fresh round discovers every organization with due deliveries and claims in each. */
 const batch = () => new OutboxRunner(queue, capturingLogger(logged)).runOnce()
@@ -92,9 +90,7 @@ async function tenant(): Promise<Tenant> {
 async function member(at: Tenant): Promise<{ user: TestUser; session: string }> {
   const user = await api.createUser(at.organizationId, 'member', { password: `member password ${++sequence}` })
   expect((await api.request('POST', `/api/v1/pages/${at.page.id}/access`, { key: at.creatorKey, body: { userId: user.id } })).status).toBe(201)
-  const signedIn = await api.request('POST', '/account/api/sessions', { body: { email: user.email, password: user.password } })
-  expect(signedIn.status).toBe(201)
-  return { user, session: signedIn.body.data.token }
+  return { user, session: await signIn(api, user) }
 }
 
 /** Registers a new FCM token for the member; the token. */

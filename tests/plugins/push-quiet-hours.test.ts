@@ -1,9 +1,9 @@
 /**
  * Quiet hours read on a time zone's wall clock (plugins/push/quiet-hours.ts), DST gaps and repeats
- * included, and the outbox's decision for a claimed delivery (`decide` in plugins/push/outbox.ts).
+ * included, and the outbox's decision for a claimed delivery (`decide` in plugins/push/decisions.ts).
  */
 import { describe, expect, test } from 'bun:test'
-import { decide } from '../../plugins/push/outbox'
+import { decide } from '../../plugins/push/decisions'
 import { clockMinutes, isTimeZone, quietUntil } from '../../plugins/push/quiet-hours'
 
 /** When quiet hours `start`–`end` in `timeZone` holding `at` end (ISO), or null outside them. */

@@ -8,24 +8,22 @@
  * are moved in SQL, never waited for.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { FcmOptionsRef } from '../../plugins/push/api'
-import { queryText } from '../../src/db'
 import { createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
-import { FCM_ERRORS, redirectFcm, startFakeFcm, type FakeFcm, type Responder } from '../helpers/fake-fcm'
+import { FCM_ERRORS, startFakeFcm, type FakeFcm, type Responder } from '../helpers/fake-fcm'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
+import { signIn } from '../helpers/sessions'
+import { sqlOn } from '../helpers/database'
 
 let fcm: FakeFcm
-let undoRedirect: () => void
 let api: TestService
 let fx: DisplayFixture
 /** How the fake FCM answers; a test that needs a failure sets it. */
 let responder: Responder = () => undefined
 
 beforeAll(async () => {
-  fcm = await startFakeFcm((token, attempt) => responder(token, attempt))
-  undoRedirect = redirectFcm(fcm.port, fcm.ca)
+  fcm = await startFakeFcm((token, attempt) => responder(token, attempt), { redirect: true })
   api = await startTestService({
-    provide: (services) => services.provide(FcmOptionsRef, fcm.options()),
+    provide: fcm.provide,
     // Retries wait a minute here: a test moves the one it needs into the past.
     config: { push: { pollIntervalMs: 50, retryBaseMs: 60_000, retryMaxMs: 60_000, maxAttempts: 3, leaseSeconds: 5 } },
   })
@@ -34,20 +32,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await api.stop()
   await fcm.close()
-  undoRedirect()
 })
 
 const HOUR = 3_600_000
-const sql = <T = Record<string, unknown>>(text: string, parameters: unknown[] = []) => queryText<T>(api.service.core.db, text, parameters)
+const sql = sqlOn(() => api)
 
 let sequence = 0
 const newToken = () => `recheck-${++sequence}:APA91b${Math.random().toString(36).slice(2, 14)}`
-
-async function signIn(user: TestUser): Promise<string> {
-  const response = await api.request('POST', '/account/api/sessions', { body: { email: user.email, password: user.password } })
-  expect(response.status).toBe(201)
-  return response.body.data.token
-}
 
 async function register(session: string, token: string): Promise<void> {
   const response = await api.request('POST', '/api/devices', { body: { token, platform: 'android' }, headers: { authorization: `Bearer ${session}` } })
@@ -72,7 +63,7 @@ async function member(page: { id: string }): Promise<Member> {
   const user = await api.createUser(fx.organizationId, 'member', { password: `member password ${++sequence}` })
   const grant = await api.request('POST', `/api/v1/pages/${page.id}/access`, { key: fx.creatorKey, body: { userId: user.id } })
   expect(grant.status).toBe(201)
-  const session = await signIn(user)
+  const session = await signIn(api, user)
   const token = newToken()
   await register(session, token)
   return { user, session, token }
@@ -123,7 +114,7 @@ async function deliveryOf(messageId: string, token: string) {
 /** A user of a new organization, signed in: someone the phone may be handed to. */
 async function strangerElsewhere(): Promise<{ user: TestUser; session: string }> {
   const user = await api.createUser(await api.createOrganization(), 'member', { password: `stranger password ${++sequence}` })
-  return { user, session: await signIn(user) }
+  return { user, session: await signIn(api, user) }
 }
 
 describe('a scheduled message, when it goes out', () => {
@@ -193,7 +184,7 @@ describe('a scheduled message, when it goes out', () => {
     const sent = await scheduled(page)
     // A colleague who does not see the page signs in on the phone.
     const colleague = await api.createUser(fx.organizationId, 'member', { password: `colleague password ${++sequence}` })
-    await register(await signIn(colleague), former.token)
+    await register(await signIn(api, colleague), former.token)
 
     await dueNow(sent)
     await settled(page, sent, { targeted: 1, pruned: 1, pending: 0 })

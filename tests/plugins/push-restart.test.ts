@@ -8,10 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db'
-import { FcmOptionsRef } from '../../plugins/push/api'
 import { createDisplayFixture } from '../helpers/display-fixture'
 import { createTestDatabase, pgliteTemplate, usingServer, type TestDatabase, timeLimit } from '../helpers/database'
-import { redirectFcm, startFakeFcm, type Responder } from '../helpers/fake-fcm'
+import { startFakeFcm, type Responder } from '../helpers/fake-fcm'
 import { eventually, startTestService } from '../helpers/service'
 
 const DEVICES = 30
@@ -30,11 +29,10 @@ const reopen = async (database: TestDatabase): Promise<TestDatabase> =>
 
 test('a worker killed with deliveries in flight and pending: after restart each is delivered exactly once', async () => {
   let responder: Responder = () => 'stall'
-  const fcm = await startFakeFcm((token, attempt) => responder(token, attempt))
-  const undoRedirect = redirectFcm(fcm.port, fcm.ca)
+  const fcm = await startFakeFcm((token, attempt) => responder(token, attempt), { redirect: true })
   // One reader holds every device here: the per-user bound is raised to fit them.
   const push = { pollIntervalMs: 50, batchSize: BATCH, concurrency: 1, leaseSeconds: 2, maxDevicesPerUser: DEVICES }
-  const provide = (services: import('../../src/services/registry').ServiceRegistry) => services.provide(FcmOptionsRef, fcm.options())
+  const provide = fcm.provide
   let database = await openShared()
   try {
     // Instance A takes the message but runs no workers: every delivery stays pending.
@@ -86,6 +84,5 @@ test('a worker killed with deliveries in flight and pending: after restart each 
   } finally {
     await database.close()
     await fcm.close()
-    undoRedirect()
   }
 }, timeLimit(60_000))

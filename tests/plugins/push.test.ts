@@ -3,25 +3,23 @@
  * firebase-admin code path to a local fake FCM server (tests/helpers/fake-fcm.ts).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { setDailyLimit } from '../../plugins/display/accounts'
+import { setDailyLimit } from '../../plugins/display/calls/accounts'
 import { queryText } from '../../src/db'
-import { FcmOptionsRef } from '../../plugins/push/api'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
-import { FCM_ERRORS, redirectFcm, startFakeFcm, type FakeFcm, type Responder } from '../helpers/fake-fcm'
+import { FCM_ERRORS, startFakeFcm, type FakeFcm, type Responder } from '../helpers/fake-fcm'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
+import { signIn } from '../helpers/sessions'
 
 let fcm: FakeFcm
-let undoRedirect: () => void
 let api: TestService
 let fx: DisplayFixture
 /** What the fake answers; each test sets its own. */
 let responder: Responder = () => undefined
 
 beforeAll(async () => {
-  fcm = await startFakeFcm((token, attempt) => responder(token, attempt))
-  undoRedirect = redirectFcm(fcm.port, fcm.ca)
+  fcm = await startFakeFcm((token, attempt) => responder(token, attempt), { redirect: true })
   api = await startTestService({
-    provide: (services) => services.provide(FcmOptionsRef, fcm.options()),
+    provide: fcm.provide,
     config: { push: { pollIntervalMs: 50, retryBaseMs: 200, retryMaxMs: 400, maxAttempts: 3, leaseSeconds: 5 } },
   })
   fx = await createDisplayFixture(api)
@@ -29,7 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await api.stop()
   await fcm.close()
-  undoRedirect()
 })
 beforeEach(() => {
   responder = () => undefined
@@ -38,12 +35,6 @@ beforeEach(() => {
 let tokenSequence = 0
 const newToken = (label: string) => `${label}-${++tokenSequence}:APA91b${Math.random().toString(36).slice(2, 14)}`
 
-async function signIn(user: TestUser): Promise<string> {
-  const response = await api.request('POST', '/account/api/sessions', { body: { email: user.email, password: user.password } })
-  expect(response.status).toBe(201)
-  return response.body.data.token
-}
-
 async function register(session: string, token: string, platform = 'android') {
   return api.request('POST', '/api/devices', { body: { token, platform }, headers: { authorization: `Bearer ${session}` } })
 }
@@ -51,7 +42,7 @@ async function register(session: string, token: string, platform = 'android') {
 /** Registers a new device for `user`; its token. */
 async function deviceOf(user: TestUser, platform = 'android'): Promise<string> {
   const token = newToken(user.username)
-  expect((await register(await signIn(user), token, platform)).status).toBe(201)
+  expect((await register(await signIn(api, user), token, platform)).status).toBe(201)
   return token
 }
 
@@ -78,7 +69,7 @@ describe('devices', () => {
     expect(Date.parse(again.body.device.lastSeenAt)).toBeGreaterThanOrEqual(Date.parse(first.body.device.lastSeenAt))
 
     // The outsider signs in on the same phone: the token is theirs now, and only theirs.
-    const outsiderSession = await signIn(fx.outsider)
+    const outsiderSession = await signIn(api, fx.outsider)
     expect((await register(outsiderSession, token, 'ios')).status).toBe(201)
     const [row] = await queryText<{ userId: string }>(api.service.core.db, 'select user_id as "userId" from devices where token = $1', [token])
     expect(row!.userId).toBe(fx.outsider.id)

@@ -7,9 +7,9 @@
  * who loses sight of a project receives nothing more of it, not even what was already queued.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { queryText } from '../../src/db'
 import { eventually, startTestService, type TestResponse, type TestService, type TestUser } from '../helpers/service'
 import { startWebhookReceiver, type Received, type WebhookReceiver } from '../helpers/webhook-receiver'
+import { sqlOn } from '../helpers/database'
 
 const WAIT_MS = 15_000
 const WEBHOOKS = { allowPrivateTargets: true, pollIntervalMs: 50 }
@@ -66,7 +66,7 @@ async function organization(service = api) {
 
 const path = () => `/hooks/${crypto.randomUUID()}`
 const at = (where: string) => receiver.received.filter((request) => request.path === where)
-const sql = <T = any>(text: string, parameters: unknown[] = [], service = api) => queryText<T>(service.service.core.db, text, parameters)
+const sql = sqlOn(() => api) // a call may name another instance as its third argument
 
 /** Creates a webhook to a fresh receiver path. */
 async function hookOf(owner: Person, body: Record<string, unknown> = {}) {

@@ -8,54 +8,26 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Webhook } from 'standardwebhooks'
 import { registry } from '../../plugins'
-import { SessionsRef } from '../../plugins/auth/api'
 import { isPublicAddress } from '../../src/net/targets'
 import { queryText } from '../../src/db'
 import { callTool, connectMcp, listen, type Listening } from '../helpers/mcp'
 import { eventually, startTestService, type TestResponse, type TestService, type TestUser } from '../helpers/service'
+import { webSession } from '../helpers/sessions'
+import { startWebhookReceiver, type Received, type Responder, type WebhookReceiver } from '../helpers/webhook-receiver'
 
 /** How long a delivery to a local receiver may take to show up (workers poll every 50 ms and are woken at once). */
 const DELIVERY_WAIT_MS = 15_000
 
-interface Received {
-  path: string
-  headers: Record<string, string>
-  body: string
-}
-
-interface Receiver {
-  url: string
-  received: Received[]
-  at(path: string): Received[]
-  stop(): void
-}
-
-/**
- * A real HTTP receiver on 127.0.0.1 that keeps every request and answers 200 — or 500 under
- * `/fail/`, or a 302 to `/hooks/redirected…` under `/redirect/`.
- */
-function startReceiver(): Receiver {
-  const received: Received[] = []
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    async fetch(request) {
-      const headers: Record<string, string> = {}
-      request.headers.forEach((value, name) => (headers[name] = value))
-      const path = new URL(request.url).pathname
-      received.push({ path, headers, body: await request.text() })
-      if (path.startsWith('/fail/')) return new Response('boom', { status: 500 })
-      if (path.startsWith('/redirect/')) return new Response(null, { status: 302, headers: { location: `/hooks/redirected-${path.slice('/redirect/'.length)}` } })
-      return new Response('thanks', { status: 200 })
-    },
-  })
-  const url = `http://127.0.0.1:${server.port}`
-  return { url, received, at: (path) => received.filter((entry) => entry.path === path), stop: () => server.stop(true) }
+/** The receiver answers 200 — or 500 under `/fail/`, or a 302 to `/hooks/redirected…` under `/redirect/`. */
+const answer: Responder = ({ path }) => {
+  if (path.startsWith('/fail/')) return { status: 500, body: 'boom' }
+  if (path.startsWith('/redirect/')) return { status: 302, headers: { location: `/hooks/redirected-${path.slice('/redirect/'.length)}` } }
+  return { status: 200, body: 'thanks' }
 }
 
 let api: TestService
 let site: Listening
-let receiver: Receiver
+let receiver: WebhookReceiver
 let organization: string
 let admin: TestUser
 let adminKey: string
@@ -68,7 +40,7 @@ let outsiderKey: string
 let allScopes: string[]
 
 beforeAll(async () => {
-  receiver = startReceiver()
+  receiver = await startWebhookReceiver(answer)
   api = await startTestService({ config: { webhooks: { allowPrivateTargets: true, pollIntervalMs: 50 } } })
   site = listen(api)
   allScopes = api.service.core.scopes.map((scope) => scope.name)
@@ -85,7 +57,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   site?.stop()
-  receiver?.stop()
+  await receiver?.close()
   await api?.stop()
 })
 
@@ -834,16 +806,8 @@ describe('a service without the webhooks plugin', () => {
   let bareAdmin: TestUser
   let bareKey: string
 
-  const webCookie = async (service: TestService, user: TestUser) => {
-    const session = await service.service.core.services.get(SessionsRef).start(
-      { id: user.id, organizationId: user.organizationId, email: user.email, username: user.username, displayName: user.username, avatarUrl: null, role: user.role },
-      'web',
-      null,
-    )
-    return `wt_session=${session.token}`
-  }
   const keysPage = async (service: TestService, user: TestUser) => {
-    const response = await service.service.fetch(new Request('http://localhost/account/keys', { headers: { cookie: await webCookie(service, user) } }))
+    const response = await service.service.fetch(new Request('http://localhost/account/keys', { headers: { cookie: (await webSession(service, user)).cookie } }))
     expect(response.status).toBe(200)
     return response.text()
   }

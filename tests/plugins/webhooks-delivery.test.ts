@@ -14,7 +14,7 @@ import { queryText } from '../../src/db'
 import type { Role } from '../../src/services/identity'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
 import { startWebhookReceiver, verifySignature, type Received, type WebhookReceiver } from '../helpers/webhook-receiver'
-import { timeLimit } from '../helpers/database'
+import { timeLimit, sqlOn } from '../helpers/database'
 
 /** Retries come fast here (0.3 s), so tests wait for them instead of moving clocks, unless they inspect the state in between. */
 const RETRY_SECONDS = 0.3
@@ -85,7 +85,7 @@ async function subscribe(owner: Caller, url: string, events: string[] = ['*'], p
   return { id: created.id, secret: created.secret }
 }
 
-const sql = <T = any>(text: string, parameters: unknown[] = [], service = api) => queryText<T>(service.service.core.db, text, parameters)
+const sql = sqlOn(() => api) // a call may name another instance as its third argument
 
 /** Every delivery of a webhook, newest first, as the API lists them. */
 async function deliveries(owner: Caller, webhookId: string): Promise<any[]> {

@@ -1,12 +1,12 @@
 /**
- * Test pings and redeliveries are bounded per webhook (issue 25: they were unbounded while the
- * per-key rate limit is off by default): at most `webhooks.manualDeliveriesPerMinute` of them
+ * Test pings and redeliveries are bounded per webhook (the per-key rate limit, off by default,
+ * does not bound them): at most `webhooks.manualDeliveriesPerMinute` of them
  * queued within a minute, then 429 RATE_LIMITED with Retry-After, whoever asks, also under
  * concurrent requests. Events of changes do not count. Times are moved in SQL, never waited for.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { queryText } from '../../src/db'
 import { startTestService, type TestResponse, type TestService } from '../helpers/service'
+import { sqlOn } from '../helpers/database'
 
 const LIMIT = 3
 
@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => api?.stop())
 
 const call = (method: string, path: string, key = adminKey, body?: unknown) => api.request(method, path, { key, body })
-const sql = <T = any>(text: string, parameters: unknown[] = []) => queryText<T>(api.service.core.db, text, parameters)
+const sql = sqlOn(() => api)
 
 async function hook(key = adminKey, events = ['work_item.created']): Promise<string> {
   const response = await call('POST', '/api/v1/webhooks', key, { url: 'http://127.0.0.1:9/hook', events })

@@ -7,10 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createSender } from '../../plugins/webhooks/sender'
-import { queryText } from '../../src/db'
 import { eventually, startTestService, type TestService } from '../helpers/service'
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver'
-import { timeLimit } from '../helpers/database'
+import { timeLimit, sqlOn } from '../helpers/database'
 
 describe('the connection itself', () => {
   let receiver: WebhookReceiver
@@ -69,7 +68,7 @@ describe('a delivery to a private target after allowPrivateTargets was turned of
       config: { webhooks: { allowPrivateTargets: false, pollIntervalMs: 50, leaseSeconds: 15, retryDelaysSeconds: [0.2], retryEverySeconds: 0.2 } },
     })
     services.push(after)
-    const sql = <T = any>(text: string, parameters: unknown[]) => queryText<T>(after.service.core.db, text, parameters)
+    const sql = sqlOn(after)
     const location = `/api/v1/webhooks/${hook.id}/deliveries/${ping.body.data.id}`
 
     const retried = await eventually(async () => {

@@ -1,5 +1,5 @@
 /**
- * The cluster changes under the service (issue 26 item 5, docs/scaling.md), on a private Citus
+ * The cluster changes under the service (docs/scaling.md), on a private Citus
  * cluster of private PostgreSQL servers (tests/helpers/private-citus.ts): the shared servers and
  * the cluster TEST_CITUS_URL names are never touched.
  *
@@ -20,7 +20,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import postgres from 'postgres'
-import { setDailyLimit } from '../../plugins/display/accounts'
+import { setDailyLimit } from '../../plugins/display/calls/accounts'
 import { openDatabase, type DatabaseHandle } from '../../src/db'
 import { SAMPLE_DATA } from '../helpers/display-fixture'
 import { startInstance, type Instance } from '../helpers/instance'

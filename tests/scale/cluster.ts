@@ -3,7 +3,7 @@
  * the fixtures the scale-out test drives. An in-process service on the same database (running no
  * push workers) makes users and keys; everything else goes through the instances' HTTP APIs.
  */
-import { setDailyLimit } from '../../plugins/display/accounts'
+import { setDailyLimit } from '../../plugins/display/calls/accounts'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
 import { startFakeFcm, type FakeFcm } from '../helpers/fake-fcm'
 import { startInstance, type Instance } from '../helpers/instance'

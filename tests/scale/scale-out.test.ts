@@ -7,11 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { queryText } from '../../src/db'
-import { SessionsRef } from '../../plugins/auth/api'
 import { usingServer } from '../helpers/database'
 import { SAMPLE_DATA } from '../helpers/display-fixture'
 import type { Instance } from '../helpers/instance'
 import type { TestUser } from '../helpers/service'
+import { webSession } from '../helpers/sessions'
 import { call, expectCall, seedFixtures, signIn, startCluster, type Cluster, type Exchange, type Fixtures } from './cluster'
 import { startMixedLoad, type LoadReport } from './load'
 import { openEventStream, type EventStream } from '../helpers/sse'
@@ -190,9 +190,7 @@ describe.skipIf(!usingServer())('scale-out: three instances on one database (nee
   test('a component update sent to any instance reaches live viewers on all three', () =>
     diagnosed(async () => {
       const reader = fx.display.readers[0]!
-      const web = await cluster.seed.service.core.services
-        .get(SessionsRef)
-        .start({ id: reader.id, organizationId: reader.organizationId, email: reader.email, username: reader.username, displayName: 'Reader', avatarUrl: null, role: 'member' }, 'web', null)
+      const web = await webSession(cluster.seed, reader, { displayName: 'Reader' })
       const streams: EventStream[] = []
       try {
         for (const instance of instances) streams.push(await openEventStream(`${instance.url}/pages/${fx.display.pageName}/events`, { cookie: `wt_session=${web.token}` }))

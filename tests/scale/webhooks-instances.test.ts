@@ -7,8 +7,7 @@
  * Duplicates (same `webhook-id` received again) are counted and printed.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { queryText } from '../../src/db'
-import { createTestDatabase, usingServer, type TestDatabase } from '../helpers/database'
+import { createTestDatabase, usingServer, type TestDatabase, sqlOn } from '../helpers/database'
 import { startInstance, type Instance } from '../helpers/instance'
 import { eventually, startTestService, type TestService } from '../helpers/service'
 import { startWebhookReceiver, verifySignature, type Received, type WebhookReceiver } from '../helpers/webhook-receiver'
@@ -82,7 +81,7 @@ describe.skipIf(!usingServer())('webhooks on several instances (needs a PostgreS
   let receiver: WebhookReceiver
   let admin: Awaited<ReturnType<typeof adminOf>>
   let hook: { id: string; secret: string }
-  const sql = <T = any>(text: string, parameters: unknown[] = []) => queryText<T>(seed.service.core.db, text, parameters)
+  const sql = sqlOn(() => seed)
 
   /** Runs `body`; on failure prints the tail of every instance's log before rethrowing. */
   async function diagnosed<T>(body: () => Promise<T>, extra: Instance[] = []): Promise<T> {
@@ -221,7 +220,7 @@ describe.skipIf(!usingServer())('a webhook worker killed mid-delivery (needs a P
     const seed = await startTestService({ database, config: SEED_CONFIG })
     const stalls = await startWebhookReceiver()
     const started: Instance[] = []
-    const sql = <T = any>(text: string, parameters: unknown[] = []) => queryText<T>(seed.service.core.db, text, parameters)
+    const sql = sqlOn(seed)
     try {
       const admin = await adminOf(seed)
       const as = async (method: string, path: string, body?: unknown) => {

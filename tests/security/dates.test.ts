@@ -10,6 +10,7 @@ import { ApiError } from '../../src/http/errors'
 import { createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
 import { createProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { signIn, signInForm } from '../helpers/sessions'
 
 let api: TestService
 let display: DisplayFixture
@@ -22,9 +23,7 @@ beforeAll(async () => {
   display = await createDisplayFixture(api)
   admin = await api.createUser(display.creator.organizationId, 'administrator', { password: 'admin password 1' })
   adminKey = (await api.createKey(admin.id, ['audit_logs:read'])).secret
-  const started = await api.request('POST', '/account/api/sessions', { body: { email: admin.email, password: admin.password } })
-  expect(started.status).toBe(201)
-  sessionToken = started.body.data.token
+  sessionToken = await signIn(api, admin)
 })
 afterAll(() => api.stop())
 
@@ -158,20 +157,8 @@ describe('MCP: list_audit_logs since/until', () => {
 
 describe('the account page form: expires', () => {
   test('an extended or impossible day re-renders the form with 400, a real one creates the key', async () => {
-    // A web session made by the service itself; the form posts with its CSRF token.
-    const signIn = await api.service.fetch(new Request('http://localhost/account/sign-in'))
-    const formToken = /name="csrf" value="([^"]+)"/.exec(await signIn.text())![1]!
-    const cookie = signIn.headers.getSetCookie().map((line) => line.split(';')[0]).join('; ')
-    const signedIn = await api.service.fetch(
-      new Request('http://localhost/account/sign-in', {
-        method: 'POST',
-        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ csrf: formToken, email: admin.email, password: admin.password }),
-      }),
-      { ip: '198.51.100.250' },
-    )
-    expect(signedIn.status).toBe(303)
-    const session = signedIn.headers.getSetCookie().find((line) => line.startsWith('wt_session='))!.split(';')[0]!
+    // A web session made by the service itself through the sign-in form; the keys form posts with its CSRF token.
+    const session = (await signInForm(api, admin, { ip: '198.51.100.250' })).cookie
     const keysPage = await (await api.service.fetch(new Request('http://localhost/account/keys', { headers: { cookie: session } }))).text()
     const csrf = /name="csrf" value="([^"]+)"/.exec(keysPage)![1]!
     const post = (expires: string) =>

@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createECDH, randomBytes } from 'node:crypto'
-import { SessionsRef } from '../../plugins/auth/api'
 import { createDisplayFixture, SAMPLE_DATA, type DisplayFixture } from '../helpers/display-fixture'
 import { startTestService, type TestResponse, type TestService } from '../helpers/service'
+import { webSession } from '../helpers/sessions'
 
 const LONG = 'a'.repeat(200_000)
 const SHOWN = `${'a'.repeat(64)}…`
@@ -25,12 +25,7 @@ beforeAll(async () => {
   api = await startTestService()
   fx = await createDisplayFixture(api)
   const { reader } = fx
-  const session = await api.service.core.services.get(SessionsRef).start(
-    { id: reader.id, organizationId: reader.organizationId, email: reader.email, username: reader.username, displayName: reader.username, avatarUrl: null, role: reader.role },
-    'web',
-    null,
-  )
-  webCookie = `wt_session=${session.token}`
+  webCookie = (await webSession(api, reader)).cookie
 })
 afterAll(() => api.stop())
 

@@ -4,23 +4,17 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { registry } from '../../plugins'
-import type { Logger } from '../../src/log'
 import { describeError } from '../../src/log'
+import { capturingLogger } from '../helpers/logger'
 import { probePlugin } from '../helpers/probe-plugin'
 import { startTestService, type TestService } from '../helpers/service'
-
-/** A logger that keeps every line it is given. */
-function capturingLogger(lines: Array<{ level: string; message: string; fields: Record<string, unknown> }>, base: Record<string, unknown> = {}): Logger {
-  const write = (level: string) => (message: string, fields: Record<string, unknown> = {}) => void lines.push({ level, message, fields: { ...base, ...fields } })
-  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), child: (fields) => capturingLogger(lines, { ...base, ...fields }) }
-}
 
 let api: TestService
 let key: string
 const lines: Array<{ level: string; message: string; fields: Record<string, unknown> }> = []
 
 beforeAll(async () => {
-  api = await startTestService({ registry: [...registry, probePlugin], log: capturingLogger(lines) })
+  api = await startTestService({ registry: [...registry, probePlugin], log: capturingLogger(lines, { fields: true }) })
   const organization = await api.createOrganization()
   const user = await api.createUser(organization)
   key = (await api.createKey(user.id, ['probe:read'])).secret

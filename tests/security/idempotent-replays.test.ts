@@ -1,5 +1,5 @@
 /**
- * Issue 25 (F2, F9, F11) and the unit of work of writes (src/writes.ts):
+ * Idempotent POSTs, secrets at rest and list versions, through the unit of work of writes (src/writes.ts):
  * - every documented v1 POST, sent with an Idempotency-Key and sent again, replays its first
  *   answer exactly: the status, the Location and the data (secrets shown once included);
  * - no secret the service ever showed (API keys, display keys, session tokens, share-link tokens,
@@ -156,7 +156,7 @@ describe('no secret at rest', () => {
   })
 })
 
-describe("organization list versions move only with what the lists show (F11)", () => {
+describe("organization list versions move only with what the lists show", () => {
   test("signing in, creating and revoking keys leave the teams list's ETag; a team change moves it", async () => {
     const etag = async () => (await call('GET', '/api/v1/teams')).headers.get('etag')
     const before = await etag()

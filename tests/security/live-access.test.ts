@@ -9,10 +9,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { csrfFor } from '../../plugins/account/web-security'
 import { queryRows } from '../../src/db'
-import { SessionsRef } from '../../plugins/auth/api'
-import { type PrincipalUser } from '../../src/services/identity'
 import { listen, type Listening } from '../helpers/http'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { webSession } from '../helpers/sessions'
 
 let a: TestService
 let b: TestService
@@ -49,11 +48,6 @@ async function newPage(grant?: { userId: string } | { teamId: string }) {
   const page = await v1(creatorKey, 'POST', '/api/v1/pages', { name: `live-${++pages}-${Math.random().toString(36).slice(2, 6)}` })
   if (grant) await v1(creatorKey, 'POST', `/api/v1/pages/${page.id}/access`, grant)
   return page as { id: string; name: string }
-}
-
-async function webSession(user: TestUser) {
-  const principal: PrincipalUser = { id: user.id, organizationId: organization, email: user.email, username: user.username, displayName: 'Viewer', avatarUrl: null, role: user.role }
-  return a.service.core.services.get(SessionsRef).start(principal, 'web', null)
 }
 
 interface OpenStream {
@@ -95,7 +89,7 @@ describe('a live stream ends within a second, on another instance', () => {
   test('when its session signs out', async () => {
     const viewer = await a.createUser(organization)
     const page = await newPage({ userId: viewer.id })
-    const session = await webSession(viewer)
+    const session = await webSession(a, viewer, { displayName: 'Viewer' })
     const stream = await openStream(page.name, session.token)
     const signOut = await a.service.fetch(
       new Request('http://localhost/account/sign-out', {
@@ -111,7 +105,7 @@ describe('a live stream ends within a second, on another instance', () => {
   test('when its session expires', async () => {
     const viewer = await a.createUser(organization)
     const page = await newPage({ userId: viewer.id })
-    const session = await webSession(viewer)
+    const session = await webSession(a, viewer, { displayName: 'Viewer' })
     await a.service.core.db.execute(sql`update sessions set expires_at = now() + interval '1500 milliseconds' where id = ${session.id}`)
     const stream = await openStream(page.name, session.token)
     const [{ left }] = await queryRows<{ left: number }>(a.service.core.db, sql`select extract(epoch from expires_at - now()) * 1000 as left from sessions where id = ${session.id}`) as [{ left: number }]
@@ -121,7 +115,7 @@ describe('a live stream ends within a second, on another instance', () => {
   test("when the user's own access entry is removed", async () => {
     const viewer = await a.createUser(organization)
     const page = await newPage({ userId: viewer.id })
-    const stream = await openStream(page.name, (await webSession(viewer)).token)
+    const stream = await openStream(page.name, (await webSession(a, viewer, { displayName: 'Viewer' })).token)
     await v1(creatorKey, 'DELETE', `/api/v1/pages/${page.id}/access/${viewer.id}`)
     await endsWithin(stream, 1000)
   })
@@ -131,7 +125,7 @@ describe('a live stream ends within a second, on another instance', () => {
     const team = await v1(adminKey, 'POST', '/api/v1/teams', { name: `Wall ${Math.random().toString(36).slice(2, 8)}` })
     await v1(adminKey, 'POST', `/api/v1/teams/${team.id}/members`, { userId: viewer.id })
     const page = await newPage({ teamId: team.id })
-    const stream = await openStream(page.name, (await webSession(viewer)).token)
+    const stream = await openStream(page.name, (await webSession(a, viewer, { displayName: 'Viewer' })).token)
     await v1(adminKey, 'DELETE', `/api/v1/teams/${team.id}/members/${viewer.id}`)
     await endsWithin(stream, 1000)
   })
@@ -141,7 +135,7 @@ describe('a live stream ends within a second, on another instance', () => {
     const team = await v1(adminKey, 'POST', '/api/v1/teams', { name: `Gone ${Math.random().toString(36).slice(2, 8)}` })
     await v1(adminKey, 'POST', `/api/v1/teams/${team.id}/members`, { userId: viewer.id })
     const page = await newPage({ teamId: team.id })
-    const stream = await openStream(page.name, (await webSession(viewer)).token)
+    const stream = await openStream(page.name, (await webSession(a, viewer, { displayName: 'Viewer' })).token)
     await v1(adminKey, 'DELETE', `/api/v1/teams/${team.id}`)
     await endsWithin(stream, 1000)
   })
@@ -149,7 +143,7 @@ describe('a live stream ends within a second, on another instance', () => {
   test('when the page is deleted', async () => {
     const viewer = await a.createUser(organization)
     const page = await newPage({ userId: viewer.id })
-    const stream = await openStream(page.name, (await webSession(viewer)).token)
+    const stream = await openStream(page.name, (await webSession(a, viewer, { displayName: 'Viewer' })).token)
     await v1(creatorKey, 'DELETE', `/api/v1/pages/${page.id}`)
     await endsWithin(stream, 1000)
   })
@@ -157,7 +151,7 @@ describe('a live stream ends within a second, on another instance', () => {
   test('when the user is deactivated', async () => {
     const viewer = await a.createUser(organization)
     const page = await newPage({ userId: viewer.id })
-    const stream = await openStream(page.name, (await webSession(viewer)).token)
+    const stream = await openStream(page.name, (await webSession(a, viewer, { displayName: 'Viewer' })).token)
     await a.deactivateUser(viewer.id)
     await endsWithin(stream, 1000)
   })
@@ -194,7 +188,7 @@ describe('a live stream ends within a second, on another instance', () => {
     const page = await newPage({ userId: viewer.id })
     await v1(creatorKey, 'POST', `/api/v1/pages/${page.id}/access`, { userId: other.id })
     const component = await v1(creatorKey, 'POST', `/api/v1/pages/${page.id}/components`, { type: 'verticalBox' })
-    const session = await webSession(viewer)
+    const session = await webSession(a, viewer, { displayName: 'Viewer' })
     const response = await fetch(`${bHttp.url}/pages/${page.name}/events`, { headers: { cookie: `wt_session=${session.token}` } })
     const reader = response.body!.getReader()
     // Someone else losing access makes every instance re-check this page's viewers; this one passes.

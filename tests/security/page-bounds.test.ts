@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FragmentCacheRef } from '../../plugins/display/api'
-import { SessionsRef } from '../../plugins/auth/api'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { webSession } from '../helpers/sessions'
 
 let api: TestService
 let creator: TestUser
@@ -18,12 +18,7 @@ beforeAll(async () => {
   const organization = await api.createOrganization()
   creator = await api.createUser(organization)
   creatorKey = (await api.createKey(creator.id, ['dashboards:read', 'dashboards:write'])).secret
-  const session = await api.service.core.services.get(SessionsRef).start(
-    { id: creator.id, organizationId: organization, email: creator.email, username: creator.username, displayName: 'Creator', avatarUrl: null, role: 'member' },
-    'web',
-    null,
-  )
-  cookie = `wt_session=${session.token}`
+  cookie = (await webSession(api, creator, { displayName: 'Creator' })).cookie
 })
 afterAll(() => api.stop())
 

@@ -8,6 +8,7 @@ import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db'
 import { SAMPLE_DATA } from '../helpers/display-fixture'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { signIn } from '../helpers/sessions'
 
 let api: TestService
 let creator: TestUser
@@ -124,8 +125,8 @@ describe('the display API feeds a page only at level editor', () => {
   })
 
   test('a viewer still sees the page', async () => {
-    const session = await api.request('POST', '/account/api/sessions', { body: { email: viewer.email, password: 'viewer password' } })
-    const read = await api.request('GET', `/api/pages/${page.name}`, { headers: { authorization: `Bearer ${session.body.data.token}` } })
+    const session = await signIn(api, viewer)
+    const read = await api.request('GET', `/api/pages/${page.name}`, { headers: { authorization: `Bearer ${session}` } })
     expect(read.status).toBe(200)
     expect(read.body.components.map((component: { id: string }) => component.id)).toContain(componentId)
   })

@@ -8,6 +8,7 @@ import { purgeThrottle } from '../../plugins/account/throttle'
 import { purgeSessions } from '../../plugins/auth/sessions'
 import { queryRows } from '../../src/db'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { signIn } from '../helpers/sessions'
 
 let api: TestService
 let user: TestUser
@@ -16,7 +17,7 @@ let session: string
 beforeAll(async () => {
   api = await startTestService({ config: { push: { maxDevicesPerUser: 3 }, auth: { maxKeysPerUser: 3 } } })
   user = await api.createUser(await api.createOrganization(), 'member', { password: 'bounded password' })
-  session = (await api.request('POST', '/account/api/sessions', { body: { email: user.email, password: 'bounded password' } })).body.data.token
+  session = await signIn(api, user)
 })
 afterAll(() => api.stop())
 
@@ -53,7 +54,7 @@ describe('API keys per user', () => {
 
   test('concurrent creations never pass the bound', async () => {
     const other = await api.createUser(user.organizationId, 'member', { password: 'other password' })
-    const token = (await api.request('POST', '/account/api/sessions', { body: { email: other.email, password: 'other password' } })).body.data.token
+    const token = await signIn(api, other)
     const answers = await Promise.all(
       Array.from({ length: 8 }, (_, i) => api.request('POST', '/account/api/keys', { headers: { authorization: `Bearer ${token}` }, body: { name: `racing ${i}`, scopes: ['users:read'] } })),
     )
