@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestService, type TestService } from '../helpers/service'
-import { timeLimit } from '../helpers/database'
 
 /**
- * How long a real process may take to start (or to say why not): 30 s; on the Citus cluster 90 s,
- * where `.ci/run` runs this file beside another chunk of the suite on two cores shared by three
- * database nodes (an in-memory PGlite start-up took over 30 s there once). Within `timeLimit`.
+ * How long a real process may take to start (or to say why not) before the test gives up on it:
+ * 90 s. Start-up time is not what these tests prove, and a start on a machine whose two cores run
+ * other test files takes tens of seconds; each test's own limit is above it.
  */
-const START_MS = process.env.TEST_CITUS_URL ? 90_000 : 30_000
+const START_MS = 90_000
+const TEST_MS = 120_000
 
 /** Starts the real entry with `env` and returns its exit code and stderr. */
 async function startProcess(env: Record<string, string>) {
@@ -99,105 +98,12 @@ const startEntry = (env: Record<string, string>) =>
   run([process.execPath, 'entries/bun.ts'], { DATABASE_URL: 'pglite://memory', PORT: '0', LOG_LEVEL: 'silent', SERVICE_CONFIG: '', ...env })
 const LISTENING = /listening on http:\/\/[^:]+:(\d+) /
 
-describe('start-up refusals: the port and the database URL (real process)', () => {
-  test('a port another instance holds: exit 1 and one line naming it and server.reusePort', async () => {
-    const first = startEntry({})
-    try {
-      const port = (await first.waitFor(LISTENING))[1]!
-      const { code, stderr } = await startProcess({ PORT: port, SERVICE_CONFIG: '' })
-      expect(code).toBe(1)
-      expect(stderr).toBe(`startup refused: port ${port} on 0.0.0.0 is already in use (another instance? set server.reusePort to share it)`)
-      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200)
-    } finally {
-      await first.stop()
-    }
-  }, timeLimit(60_000))
-
-  test('a port a program other than Bun holds: the same one line, no stack trace', async () => {
-    const listener = run(['node', '-e', "const s = require('node:net').createServer().listen(0, '0.0.0.0', () => console.log('port', s.address().port))"], {}, 'stdout')
-    try {
-      const port = (await listener.waitFor(/port (\d+)/))[1]!
-      const { code, stderr } = await startProcess({ PORT: port, SERVICE_CONFIG: '' })
-      expect(code).toBe(1)
-      expect(stderr).toBe(`startup refused: port ${port} on 0.0.0.0 is already in use (another instance? set server.reusePort to share it)`)
-    } finally {
-      await listener.stop()
-    }
-  }, timeLimit(60_000))
-
-  test('with server.reusePort: true two instances share the port', async () => {
-    const file = `/tmp/worktrack-reuse-port-${process.pid}.json`
-    await Bun.write(file, JSON.stringify({ server: { reusePort: true } }))
-    const first = startEntry({ SERVICE_CONFIG: file })
-    let second: Running | undefined
-    try {
-      const port = (await first.waitFor(LISTENING))[1]!
-      second = startEntry({ SERVICE_CONFIG: file, PORT: port })
-      expect((await second.waitFor(LISTENING))[1]).toBe(port)
-      expect(second.child.exitCode).toBeNull()
-      expect(first.child.exitCode).toBeNull()
-      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200)
-    } finally {
-      await second?.stop()
-      await first.stop()
-    }
-  }, timeLimit(60_000))
-
+describe('start-up refusals: the database URL (real process)', () => {
   test('a DATABASE_URL that is not PostgreSQL: exit 1 and one line, without echoing the URL (it may hold a password)', async () => {
     const { code, stderr } = await startProcess({ DATABASE_URL: 'mysql://admin:hunter2@db.internal/app', SERVICE_CONFIG: '' })
     expect(code).toBe(1)
     expect(stderr).toBe('startup refused: DATABASE_URL must be a postgres:// or postgresql:// URL, pglite:<directory> or pglite://memory (got mysql://…)')
   })
-})
-
-describe('what the process says while it starts, serves and stops (real process, log at info)', () => {
-  test('a taken port is refused before anything says the service is ready', async () => {
-    const first = startEntry({})
-    try {
-      const port = (await first.waitFor(LISTENING))[1]!
-      const { code, stderr } = await startProcess({ PORT: port, SERVICE_CONFIG: '', LOG_LEVEL: 'info' })
-      expect(code).toBe(1)
-      expect(stderr).not.toContain('service ready')
-      expect(stderr.split('\n').filter((line) => line.startsWith('startup refused: '))).toEqual([expect.stringContaining(`port ${port} on 0.0.0.0 is already in use`)])
-    } finally {
-      await first.stop()
-    }
-  }, timeLimit(60_000))
-
-  test('ready once listening (with the address), and on SIGTERM: stopping, stopped, exit 0', async () => {
-    const entry = startEntry({ LOG_LEVEL: 'info' })
-    const port = (await entry.waitFor(LISTENING))[1]!
-    const ready = JSON.parse((await entry.waitFor(/\{[^\n]*"service ready"[^\n]*\}/))[0])
-    expect(ready).toMatchObject({ level: 'info', message: 'service ready', url: expect.stringContaining(`:${port}`), runtime: expect.stringMatching(/^bun \d/) })
-    entry.child.kill('SIGTERM')
-    await entry.waitFor(/"service stopping"[^\n]*"reason":"SIGTERM"/)
-    const stopped = JSON.parse((await entry.waitFor(/\{[^\n]*"service stopped"[^\n]*\}/))[0])
-    expect(stopped).toMatchObject({ reason: 'SIGTERM', ms: expect.any(Number) })
-    expect(await entry.child.exited).toBe(0)
-  }, timeLimit(60_000))
-
-  test('started through a shell that is then killed (npm start): the service stops instead of running on as an orphan', async () => {
-    const shell = run(['sh', '-c', `"${process.execPath}" entries/bun.ts & echo "child $!" 1>&2; wait`], { DATABASE_URL: 'pglite://memory', PORT: '0', LOG_LEVEL: 'info', SERVICE_CONFIG: '' })
-    const child = Number((await shell.waitFor(/child (\d+)/))[1])
-    const alive = () => {
-      try {
-        process.kill(child, 0)
-        return true
-      } catch {
-        return false
-      }
-    }
-    try {
-      await shell.waitFor(LISTENING)
-      shell.child.kill('SIGKILL')
-      for (const deadline = Date.now() + 15_000; alive() && Date.now() < deadline; ) await Bun.sleep(50)
-      expect(alive()).toBe(false)
-    } finally {
-      // Whatever happened above, neither the shell nor the service outlives the test.
-      shell.child.kill('SIGKILL')
-      if (alive()) process.kill(child, 'SIGKILL')
-    }
-  }, timeLimit(60_000))
 
   test('a database that cannot be reached: one line naming DATABASE_URL and where it points, without its password', async () => {
     const { code, stderr } = await startProcess({ DATABASE_URL: 'postgres://app:hunter2@127.0.0.1:1/worktrack', SERVICE_CONFIG: '' })
@@ -206,40 +112,98 @@ describe('what the process says while it starts, serves and stops (real process,
     expect(stderr).toStartWith('startup refused: cannot reach the database at postgres://app@127.0.0.1:1/worktrack (DATABASE_URL): ')
     expect(stderr).toContain('ECONNREFUSED')
     expect(stderr).not.toContain('hunter2')
-  }, timeLimit(60_000))
+  }, TEST_MS)
 })
 
-describe('a disabled plugin', () => {
-  let withUsers: TestService
-  let withoutUsers: TestService
-  let key: string
+test('a port a program other than Bun holds: exit 1 and one line naming it and server.reusePort, no stack trace', async () => {
+  const listener = run(['node', '-e', "const s = require('node:net').createServer().listen(0, '0.0.0.0', () => console.log('port', s.address().port))"], {}, 'stdout')
+  try {
+    const port = (await listener.waitFor(/port (\d+)/))[1]!
+    const { code, stderr } = await startProcess({ PORT: port, SERVICE_CONFIG: '' })
+    expect(code).toBe(1)
+    expect(stderr).toBe(`startup refused: port ${port} on 0.0.0.0 is already in use (another instance? set server.reusePort to share it)`)
+  } finally {
+    await listener.stop()
+  }
+}, TEST_MS)
 
+/**
+ * One instance (server.reusePort: true, log at info) serves the tests that need a running service
+ * beside the process they start: a full start is the costly part of each, so they share it, in
+ * order, and the last one stops it.
+ */
+describe('a running instance: what it says while it starts, serves and stops, and the processes started beside it (real processes)', () => {
+  const file = `/tmp/worktrack-reuse-port-${process.pid}.json`
+  let instance: Running
+  let port: string
   beforeAll(async () => {
-    withUsers = await startTestService({ plugins: ['auth', 'users', 'docs'] })
-    withoutUsers = await startTestService({ plugins: ['auth', 'docs'], database: withUsers.database })
-    const organization = await withUsers.createOrganization()
-    const user = await withUsers.createUser(organization)
-    key = (await withUsers.createKey(user.id, ['users:read'])).secret
-  })
-  afterAll(async () => {
-    await withoutUsers.stop()
-    await withUsers.stop()
-  })
+    await Bun.write(file, JSON.stringify({ server: { reusePort: true } }))
+    instance = startEntry({ SERVICE_CONFIG: file, LOG_LEVEL: 'info' })
+    port = (await instance.waitFor(LISTENING))[1]!
+  }, TEST_MS)
+  afterAll(() => instance.stop())
 
-  test('its routes answer 404 in the envelope, with or without a key', async () => {
-    expect((await withUsers.request('GET', '/api/v1/users/me', { key })).status).toBe(200)
-    for (const options of [{ key }, {}]) {
-      const response = await withoutUsers.request('GET', '/api/v1/users/me', options)
-      expect(response.status).toBe(404)
-      expect(response.body.errors[0].code).toBe('NOT_FOUND')
+  test('ready once listening, with the address', async () => {
+    const ready = JSON.parse((await instance.waitFor(/\{[^\n]*"service ready"[^\n]*\}/))[0])
+    expect(ready).toMatchObject({ level: 'info', message: 'service ready', url: expect.stringContaining(`:${port}`), runtime: expect.stringMatching(/^bun \d/) })
+  }, TEST_MS)
+
+  test('a port another instance holds (without server.reusePort): exit 1 and one line naming it and server.reusePort', async () => {
+    const { code, stderr } = await startProcess({ PORT: port, SERVICE_CONFIG: '' })
+    expect(code).toBe(1)
+    expect(stderr).toBe(`startup refused: port ${port} on 0.0.0.0 is already in use (another instance? set server.reusePort to share it)`)
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200)
+  }, TEST_MS)
+
+  test('a taken port is refused before anything says the service is ready', async () => {
+    const { code, stderr } = await startProcess({ PORT: port, SERVICE_CONFIG: '', LOG_LEVEL: 'info' })
+    expect(code).toBe(1)
+    expect(stderr).not.toContain('service ready')
+    expect(stderr.split('\n').filter((line) => line.startsWith('startup refused: '))).toEqual([expect.stringContaining(`port ${port} on 0.0.0.0 is already in use`)])
+  }, TEST_MS)
+
+  test('with server.reusePort: true a second instance shares the port', async () => {
+    const second = startEntry({ SERVICE_CONFIG: file, PORT: port })
+    try {
+      expect((await second.waitFor(LISTENING))[1]).toBe(port)
+      expect(second.child.exitCode).toBeNull()
+      expect(instance.child.exitCode).toBeNull()
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200)
+    } finally {
+      await second.stop()
     }
-  })
+  }, TEST_MS)
 
-  test('its OpenAPI paths are absent', async () => {
-    const enabled = (await withUsers.request('GET', '/docs/json')).body
-    const disabled = (await withoutUsers.request('GET', '/docs/json')).body
-    expect(Object.keys(enabled.paths)).toContain('/api/v1/users/me')
-    expect(Object.keys(disabled.paths).filter((path) => path.startsWith('/api/v1/users'))).toEqual([])
-    expect(disabled.tags.map((tag: { name: string }) => tag.name)).not.toContain('Users')
-  })
+  test('on SIGTERM: stopping, stopped, exit 0', async () => {
+    instance.child.kill('SIGTERM')
+    await instance.waitFor(/"service stopping"[^\n]*"reason":"SIGTERM"/)
+    const stopped = JSON.parse((await instance.waitFor(/\{[^\n]*"service stopped"[^\n]*\}/))[0])
+    expect(stopped).toMatchObject({ reason: 'SIGTERM', ms: expect.any(Number) })
+    expect(await instance.child.exited).toBe(0)
+  }, TEST_MS)
 })
+
+test('started through a shell that is then killed (npm start): the service stops instead of running on as an orphan', async () => {
+  const shell = run(['sh', '-c', `"${process.execPath}" entries/bun.ts & echo "child $!" 1>&2; wait`], { DATABASE_URL: 'pglite://memory', PORT: '0', LOG_LEVEL: 'info', SERVICE_CONFIG: '' })
+  const child = Number((await shell.waitFor(/child (\d+)/))[1])
+  const alive = () => {
+    try {
+      process.kill(child, 0)
+      return true
+    } catch {
+      return false
+    }
+  }
+  try {
+    await shell.waitFor(LISTENING)
+    shell.child.kill('SIGKILL')
+    // It notices within a second and then stops its database: how long that takes on a busy
+    // machine is not the promise, so the wait is long and ends as soon as the process is gone.
+    for (const deadline = Date.now() + 90_000; alive() && Date.now() < deadline; ) await Bun.sleep(50)
+    expect(alive()).toBe(false)
+  } finally {
+    // Whatever happened above, neither the shell nor the service outlives the test.
+    shell.child.kill('SIGKILL')
+    if (alive()) process.kill(child, 'SIGKILL')
+  }
+}, TEST_MS)
