@@ -26,7 +26,13 @@ const nameOf = async () => (await queryText<{ name: string }>(api.service.core.d
 const rename = (tx: Parameters<typeof queryText>[0], name: string) => queryText(tx, 'update organizations set name = $2 where id = $1', [organizationId, name])
 const records = async () => (await queryText<{ n: number }>(api.service.core.db, 'select count(*)::int as n from audit_logs where organization_id = $1', [organizationId]))[0]!.n
 
-describe('a write that records no audit', () => {
+/**
+ * The check reads rows changed from pg_stat_xact_user_tables, which on a Citus coordinator does not
+ * count the rows its workers' shards change: there the check cannot fire, and this part is skipped,
+ * saying so (the PGlite and PostgreSQL suites prove it).
+ */
+const citus = process.env.TEST_CITUS_URL ? ' (skipped on Citus: the coordinator does not count rows its workers change)' : ''
+describe.skipIf(Boolean(citus))(`a write that records no audit${citus}`, () => {
   test("fails, naming its scope, and rolls back, for the 'organization' and the 'project' scope", async () => {
     const before = await records()
     for (const scope of ['organization', 'project'] as const) {

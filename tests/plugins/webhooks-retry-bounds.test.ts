@@ -49,6 +49,9 @@ test('a failed attempt is recorded, its retry due within a year, whatever delay 
     return row!
   }, 10_000)
   expect(recorded.waitSeconds).toBeGreaterThan(YEAR_SECONDS - 60)
-  expect(recorded.waitSeconds).toBeLessThanOrEqual(YEAR_SECONDS)
+  // The read's now() is its transaction's start, which on a busy server can precede the recording
+  // transaction's now() by the time the read waits between its Parse and its snapshot (50 ms seen):
+  // a second's slack, against waits that would otherwise be years or overflow.
+  expect(recorded.waitSeconds).toBeLessThanOrEqual(YEAR_SECONDS + 1)
   expect(receiver.received.filter((request) => request.path === '/absurd')).toHaveLength(1)
 })
