@@ -7,7 +7,7 @@ import { definePlugin } from '../../src/plugin'
 import { ApiKeyManagerRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type Revocation, type UserCreatedHook } from './api'
 import { AuthenticatorRef } from '../../src/services/identity'
 import { KeyAuthenticator } from './authenticator'
-import { apiKeys, organizations, sessions, userEmails, users } from './schema'
+import { apiKeys, organizations, sessions, userEmails, userInvitations, users } from './schema'
 import { createSessions, purgeSessions } from './sessions'
 import { describeError } from '../../src/log'
 import { createAccounts, INVALIDATE_CHANNEL, type Invalidation } from './service'
@@ -53,7 +53,7 @@ export default definePlugin({
   name: 'auth',
   description: 'Organizations, users, API keys with scopes, and the Bearer check every API v1 route uses.',
   config: AuthConfig,
-  tables: { organizations, users, userEmails, apiKeys, sessions },
+  tables: { organizations, users, userEmails, apiKeys, sessions, userInvitations },
   placement: {
     organizations: { kind: 'reference', reason: 'The tenants themselves: every distributed row points at one, so every node holds them all.' },
     user_emails: {

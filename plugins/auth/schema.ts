@@ -26,7 +26,9 @@ export const users = pgTable(
     displayName: text().notNull(),
     avatarUrl: text(),
     role: text({ enum: ['member', 'administrator', 'superadministrator'] }).notNull().default('member'),
-    status: text({ enum: ['active', 'deactivated'] }).notNull().default('active'),
+    /** `invited`: made by an administrator, not yet accepted (user_invitations); cannot sign in. */
+    status: text({ enum: ['active', 'deactivated', 'invited'] }).notNull().default('active'),
+    /** scrypt; an invited user's is a value no password matches until they accept. */
     passwordHash: text().notNull(),
     ...timestamps,
   },
@@ -35,7 +37,9 @@ export const users = pgTable(
     uniqueIndex('users_email_unique').on(table.email, table.organizationId),
     uniqueIndex('users_organization_username_unique').on(table.organizationId, table.username),
     check('users_role_check', sql`${table.role} in ('member', 'administrator', 'superadministrator')`),
-    check('users_status_check', sql`${table.status} in ('active', 'deactivated')`),
+    check('users_status_check', sql`${table.status} in ('active', 'deactivated', 'invited')`),
+    // People lists (GET /api/v1/users): by status, then username, each page a range of this index.
+    index('users_organization_status_username_idx').on(table.organizationId, table.status, table.username, table.id),
   ],
 )
 
@@ -82,6 +86,29 @@ export const apiKeys = pgTable(
     // 256 random bits: unique with or without the organization; looked up by the hash alone.
     uniqueIndex('api_keys_secret_hash_unique').on(table.secretHash, table.organizationId),
     index('api_keys_owner_idx').on(table.ownerId, table.createdAt),
+  ],
+)
+
+/**
+ * One-time invitation links (`/account/invite/<token>`): only the SHA-256 of the token is stored.
+ * A user has at most one live invitation; issuing a new one voids the old (deletes it).
+ */
+export const userInvitations = pgTable(
+  'user_invitations',
+  {
+    id: rowId(),
+    organizationId: organizationReference(),
+    userId: uuid().notNull(),
+    tokenHash: text().notNull(),
+    createdBy: uuid(),
+    createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    expiresAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (table) => [
+    tenantKey('user_invitations', [table.id], table.organizationId),
+    userOfRow('user_invitations_user_fk', table.userId, table.organizationId),
+    uniqueIndex('user_invitations_token_hash_unique').on(table.tokenHash, table.organizationId),
+    uniqueIndex('user_invitations_user_unique').on(table.userId, table.organizationId),
   ],
 )
 

@@ -8,7 +8,7 @@ import { createAccessGroups, createProjectAccess } from './access'
 import { ProjectAccessRef } from './api'
 import { createGrants } from './grants'
 import { projectRoutes } from './routes'
-import { projectMembers, projects, projectTeams } from './schema'
+import { projectKeys, projectMembers, projects, projectTeams } from './schema'
 import { createProjects } from './service'
 import { projectTools } from './tools'
 
@@ -26,7 +26,11 @@ export default definePlugin({
   description: 'Projects, their members and linked teams, and the access service every project-scoped plugin uses.',
   dependencies: ['auth', 'teams'],
   config: ProjectsConfig,
-  tables: { projects, projectMembers, projectTeams },
+  tables: { projects, projectKeys, projectMembers, projectTeams },
+  readModels: {
+    project_directory: 'Projects as others may read them: id, organization_id, key, name.',
+    project_key_directory: 'Every key a project has had (old keys keep resolving): key, organization_id, project_id.',
+  },
   scopes: [
     { name: 'projects:read', description: 'Read projects you can see.' },
     { name: 'projects:write', description: 'Create projects; update and delete the ones you own.' },

@@ -42,7 +42,8 @@ export const workItems = pgTable(
     index('work_items_project_assignee_order_idx').on(table.projectId, table.assigneeId, table.position, table.createdAt, table.id),
     index('work_items_project_updated_idx').on(table.projectId, table.updatedAt.desc(), table.id.desc()),
     index('work_items_project_created_idx').on(table.projectId, table.createdAt, table.id),
-    index('work_items_project_priority_idx').on(table.projectId, table.priority, table.id),
+    // Priority as urgency: 1 urgent … 4 low, then 0 (no priority) last — `(priority + 4) % 5` (model.ts).
+    index('work_items_project_urgency_idx').on(table.projectId, sql`((${table.priority} + 4) % 5)`, table.id),
     index('work_items_project_due_idx').on(table.projectId, table.dueDate, table.id),
     index('work_items_search_idx').using('gin', table.searchVector),
     index('work_items_title_trgm_idx').using('gin', sql`${table.title} gin_trgm_ops`),
