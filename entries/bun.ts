@@ -1,20 +1,36 @@
 /** Bun entry (the primary runtime): `bun entries/bun.ts`. */
-import { registry } from '../plugins'
-import { announce, boot, refuse, refuseToListen, stopOnSignals } from '../src/main'
+import type { ServiceConfig } from '../src/config'
+import { tryPort } from '../src/port-check'
+import { refuse } from '../src/startup-error'
+
+/** Bun.serve's options of the configured address: the server's, and its port's try before anything loads. */
+const address = (server: ServiceConfig['server']) => ({
+  port: server.port,
+  hostname: server.host,
+  // Off by default, so a second instance on a taken port refuses to start instead of silently
+  // sharing it; on, several processes (one per core, all stateless) share the port.
+  reusePort: server.reusePort,
+})
+
+// A taken port is refused first: before the plugins load and the database is opened and migrated.
+await tryPort({
+  sharesPorts: true,
+  probe: async (server) => {
+    await Bun.serve({ ...address(server), fetch: () => new Response(null, { status: 503 }) }).stop(true)
+  },
+}).catch(refuse)
+const { registry } = await import('../plugins')
+const { announce, boot, refuseToListen, stopOnSignals } = await import('../src/main')
 
 const started = await boot(registry).catch(refuse)
 const { service, config } = started
 
 function listen() {
   return Bun.serve({
-    port: config.server.port,
-    hostname: config.server.host,
+    ...address(config.server),
     // Bodies are read with the 1 MiB limit by the service itself, which answers 400 in the
     // envelope; this only stops absurd uploads before they are read at all.
     maxRequestBodySize: 64 * 1024 * 1024,
-    // Off by default, so a second instance on a taken port refuses to start instead of silently
-    // sharing it; on, several processes (one per core, all stateless) share the port.
-    reusePort: config.server.reusePort,
     // `idleTimeout` stays Bun's default (10 s): live streams send a ping every 5 s
     // (plugins/display/live/client.ts HEARTBEAT_MS), so only a connection gone silent is cut.
     fetch: (request, server) => service.fetch(request, { ip: server.requestIP(request)?.address }),

@@ -1,14 +1,21 @@
 /** Deno 2 entry: Deno.serve over the service's fetch handler. Built by `npm run build:deno`. */
-import { registry } from '../plugins'
-import { announce, boot, refuse, refuseToListen, stopOnSignals } from '../src/main'
+import { tryPort } from '../src/port-check'
+import { refuse } from '../src/startup-error'
 
 declare const Deno: {
   serve(
     options: { port: number; hostname: string; onListen?: (address: { port: number }) => void },
     handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
   ): { shutdown(): Promise<void> }
+  listen(options: { port: number; hostname: string }): { close(): void }
   version: { deno: string }
 }
+
+// A taken port is refused first (bound and let go): before the plugins load and the database is
+// opened and migrated.
+await tryPort({ sharesPorts: false, probe: ({ port, host }) => Deno.listen({ port, hostname: host }).close() }).catch(refuse)
+const { registry } = await import('../plugins')
+const { announce, boot, refuseToListen, stopOnSignals } = await import('../src/main')
 
 const started = await boot(registry).catch(refuse)
 const { service, config } = started

@@ -3,15 +3,30 @@
  * Built by `npm run build:node` (Bun bundles our TypeScript; packages stay in node_modules).
  */
 import { createServer } from 'node:http'
-import { registry } from '../plugins'
-import { nodeListener } from '../src/http/node-server'
-import { announce, boot, refuse, refuseToListen, stopOnSignals } from '../src/main'
+import { createServer as createTcpServer } from 'node:net'
+import { tryPort } from '../src/port-check'
+import { refuse } from '../src/startup-error'
+
+// A taken port is refused first (bound as the server will, and let go): before the plugins load
+// and the database is opened and migrated. Node 20 cannot share a port (no SO_REUSEPORT before
+// Node 22.12), so a taken port always refuses.
+await tryPort({
+  sharesPorts: false,
+  probe: ({ port, host }) =>
+    new Promise<void>((resolve, reject) => {
+      const tried = createTcpServer()
+      tried.once('error', reject)
+      tried.listen(port, host, () => tried.close(() => resolve()))
+    }),
+}).catch(refuse)
+const { registry } = await import('../plugins')
+const { nodeListener } = await import('../src/http/node-server')
+const { announce, boot, refuseToListen, stopOnSignals } = await import('../src/main')
 
 const started = await boot(registry).catch(refuse)
 const { service, config } = started
 
 const server = createServer(nodeListener((request, client) => service.fetch(request, client)))
-// Node 20 cannot share a port (no SO_REUSEPORT before Node 22.12), so a taken port always refuses.
 const refuseListening = (error: Error) => void refuseToListen(started, error, false)
 server.once('error', refuseListening)
 server.listen(config.server.port, config.server.host, () => {

@@ -1,10 +1,12 @@
 /**
  * Boot, shared by every runtime entry: config → plugins → database and migrations → the
- * service's fetch handler. A reason not to start is printed as one line and exits non-zero.
+ * service's fetch handler. A reason not to start is printed as one line and exits non-zero. The
+ * entries try their port before (src/port-check.ts), and load the plugins and this module after.
  */
 import { createService, type Service } from './app'
 import { loadConfig, type ServiceConfig } from './config'
-import { StartupError } from './startup-error'
+import { listenRefusal } from './port-check'
+import { refuse, StartupError } from './startup-error'
 import type { AnyPlugin } from './plugin'
 import { createLogger, type Logger } from './log'
 import { runCommand } from './cli'
@@ -72,30 +74,6 @@ export function announce(started: Started, url: string, runtime: string): void {
     plugins: started.service.plugins.map((plugin) => plugin.name),
     database: started.service.core.database.location,
   })
-}
-
-/** Prints a start-up refusal in one line and exits 1; rethrows nothing. */
-export function refuse(error: unknown): never {
-  const message = error instanceof StartupError ? error.message : `${(error as Error)?.message ?? error}`
-  process.stderr.write(`startup refused: ${message.split('\n')[0]}\n`)
-  process.exit(1)
-}
-
-/**
- * What to say when the server cannot listen: a taken port (EADDRINUSE, whichever runtime says
- * it) becomes one line naming the port and, where the runtime can share a port, the setting
- * that does; any other error is returned as it is.
- */
-export function listenRefusal(error: unknown, server: ServiceConfig['server'], runtimeSharesPorts: boolean): unknown {
-  const code = (error as { code?: unknown })?.code
-  if (code !== 'EADDRINUSE' && (error as Error)?.name !== 'AddrInUse') return error
-  const taken = `port ${server.port} on ${server.host} is already in use`
-  const hint = !runtimeSharesPorts
-    ? 'another instance, or another program?'
-    : server.reusePort
-      ? 'by a process that does not share it'
-      : 'another instance? set server.reusePort to share it'
-  return new StartupError(`${taken} (${hint})`)
 }
 
 /** Refuses start-up after the server could not listen: stops the booted service, then `refuse`s. */

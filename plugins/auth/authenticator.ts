@@ -41,6 +41,11 @@ interface CachedKey {
 const LAST_USED_EVERY_MS = 60_000
 const WINDOW_MS = 60_000
 const INVALID = 'The API key is invalid, revoked or expired.'
+/**
+ * A session token (a web session's cookie value or a mobile session token: `wts_…`, told apart
+ * by its form alone, no database) where only keys are taken: said as such, not as a bad key.
+ */
+const SESSION_NOT_TAKEN = 'This is a session token (a sign-in); API v1 takes an API key, sent as `Authorization: Bearer <key>`: create one in the account area (/account).'
 
 export class KeyAuthenticator implements Authenticator {
   private readonly cache = new Map<string, CachedKey>()
@@ -82,7 +87,7 @@ export class KeyAuthenticator implements Authenticator {
     if (!entry || now - entry.loadedAt > this.settings.cacheTtlSeconds * 1000) {
       // Only a secret that is not cached is checked for its form (prefix, length, checksum)
       // before the database is asked: a cached one was a live key's, so it has the form.
-      if (!entry && !isWellFormedSecret(API_KEY_PREFIX, secret)) throw unauthorized(INVALID, true)
+      if (!entry && !isWellFormedSecret(API_KEY_PREFIX, secret)) throw unauthorized(isWellFormedSecret(SESSION_PREFIX, secret) ? SESSION_NOT_TAKEN : INVALID, true)
       entry = await this.reload(hash, now)
       if (!entry) throw unauthorized(INVALID, true)
     }

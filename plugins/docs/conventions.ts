@@ -23,7 +23,7 @@ export const HEADERS: Readonly<Record<string, Json>> = {
   },
   Link: {
     ...text(
-      'RFC 8288 links to the `first` and `last` page, and to `prev`/`next` where they exist: relative references that keep the request\'s other query parameters, e.g. `</api/v1/teams?page=1&size=20>; rel="next"`.',
+      'RFC 8288 links to the `first` and `last` page, and to `prev`/`next` where they exist: relative references that keep the request\'s other query parameters, e.g. `</api/v1/teams?size=20&cursor=…>; rel="next"` (a list with cursors links `next` by cursor from its first page).',
     ),
     required: true,
   },
@@ -64,7 +64,7 @@ const NOT_MODIFIED = {
 }
 
 /** The request body of POST/PATCH/PUT must be JSON; said on the route's 400. */
-const NOT_JSON = 'A body whose Content-Type is not `application/json` is 400 "Content-Type must be application/json".'
+export const NOT_JSON = 'A body whose Content-Type is not `application/json` is 400 "Content-Type must be application/json".'
 
 const dataOf = (response: Json): Json | undefined => response.content?.['application/json']?.schema?.properties?.data
 /** Whether a success answer is a page: an array of items with the page meta beside it. */

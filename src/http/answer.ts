@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto'
 import { t } from 'elysia'
 import type { ErrorItem } from './errors'
-import { conflict } from './errors'
+import { preconditionFailed } from './errors'
 
 export interface PageMeta {
   /** Absent on a page read by `cursor` (its index is not known without counting the rows before it). */
@@ -171,18 +171,18 @@ export const notModified = (etag: string, headers: Record<string, unknown> = {})
 
 /** The optional `If-Match` request header of an update or delete of a `noun` ("team", "item"…). */
 export const ifMatchHeader = (noun: string) =>
-  t.Object({ 'if-match': t.Optional(t.String({ description: `ETag from a previous read; 409 if the ${noun} changed since.` })) })
+  t.Object({ 'if-match': t.Optional(t.String({ description: `ETag from a previous read; 412 if the ${noun} changed since.` })) })
 
 /**
- * Optimistic concurrency: throws 409 CONFLICT when `ifMatch` is given and names none of the
- * current version's ETags (or `*`). Only the version before the dot is compared, so a tag read
- * before a change of something the resource only shows still matches.
+ * Optimistic concurrency: throws 412 PRECONDITION_FAILED (RFC 9110) when `ifMatch` is given and
+ * names none of the current version's ETags (or `*`). Only the version before the dot is
+ * compared, so a tag read before a change of something the resource only shows still matches.
  */
 export function checkIfMatch(ifMatch: string | undefined, updatedAt: Date): void {
   if (ifMatch === undefined || ifMatch.trim() === '*') return
   const current = resourceVersion(updatedAt)
   const version = (tag: string) => tag.trim().replace(/^W\//, '').replace(/^"|"$/g, '').split('.', 1)[0]
-  if (!ifMatch.split(',').some((tag) => version(tag) === current)) throw conflict('The resource changed since it was read (If-Match does not match its ETag).')
+  if (!ifMatch.split(',').some((tag) => version(tag) === current)) throw preconditionFailed('The resource changed since it was read (If-Match does not match its ETag).')
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,10 +199,14 @@ export const MAX_OFFSET_ROWS = 10_000
 export const offsetAllowed = (page: number, size: number) => page * size < MAX_OFFSET_ROWS
 
 /**
- * RFC 8288 `Link` of a page: first and last always, prev and next where they exist. Each target
- * is the request's own path and query with only `page` (or `cursor`) replaced, as a relative
- * reference (the service cannot know the host a client reached it by behind a proxy). A page read
- * by cursor links its next page by cursor and has no `prev`.
+ * RFC 8288 `Link` of a page: `first` always, `last` when its offset is allowed, `prev` on a page
+ * read by number after the first, `next` where there is one. Each target is the request's own
+ * path and query with only `page` (or `cursor`) replaced, as a relative reference (the service
+ * cannot know the host a client reached it by behind a proxy). On a list that takes cursors,
+ * `next` is always by cursor (`meta.nextCursor`), from the first page on: a client following
+ * `next` walks the list by cursor, each page costing what the first does, never reaching the
+ * offset bound, and skipping or repeating no row when rows are added or removed before it. A
+ * page read by cursor has no `prev` (its index is not known).
  */
 export function pageLinks(url: string, meta: Pick<PageMeta, 'page' | 'size' | 'totalPages' | 'nextCursor'>): string {
   const start = url.indexOf('/', url.indexOf('//') + 2)
@@ -215,18 +219,14 @@ export function pageLinks(url: string, meta: Pick<PageMeta, 'page' | 'size' | 't
     return `<${path}?${target.searchParams}>; rel="${rel}"`
   }
   const last = Math.max(meta.totalPages - 1, 0)
-  // A page number whose offset is refused is no link: past it, `next` continues by cursor and there is no `last`.
+  // A page number whose offset is refused is no link: past it there is no `last`.
   const numbered = (page: number) => offsetAllowed(page, meta.size)
   const links = [link('first', 0)]
-  if (meta.page === undefined) {
-    if (meta.nextCursor) links.push(link('next', undefined, meta.nextCursor))
-  } else {
-    if (meta.page > 0) links.push(link('prev', Math.min(meta.page - 1, last)))
-    if (meta.page < last) {
-      if (numbered(meta.page + 1)) links.push(link('next', meta.page + 1))
-      else if (meta.nextCursor) links.push(link('next', undefined, meta.nextCursor))
-    }
-  }
+  if (meta.page !== undefined && meta.page > 0) links.push(link('prev', Math.min(meta.page - 1, last)))
+  // A list that takes cursors says whether a next page exists (null on the last page); one that
+  // takes none (no `nextCursor`) goes on by page number while that is allowed.
+  if (meta.nextCursor) links.push(link('next', undefined, meta.nextCursor))
+  else if (meta.nextCursor === undefined && meta.page !== undefined && meta.page < last && numbered(meta.page + 1)) links.push(link('next', meta.page + 1))
   if (numbered(last)) links.push(link('last', last))
   return links.join(', ')
 }

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'CONFLICT'
+  | 'PRECONDITION_FAILED'
   | 'IDEMPOTENCY_MISMATCH'
   | 'RATE_LIMITED'
   | 'INTERNAL'
@@ -109,9 +110,12 @@ export const notFound = (message = 'Not found.') => new ApiError(404, 'NOT_FOUND
 export const methodNotAllowed = (method: string, allow: string[]) =>
   new ApiError(405, 'METHOD_NOT_ALLOWED', `${method.slice(0, 16)} is not allowed here; use ${allow.join(', ')}.`, undefined, { allow: allow.join(', ') })
 
-/** 409: a duplicate (naming the existing resource's id), the last owner, or a stale precondition. */
+/** 409: a duplicate (naming the existing resource's id) or the last owner (a stale If-Match is 412: preconditionFailed). */
 export const conflict = (message: string, existingId?: string, field?: string) =>
   new ApiError(409, 'CONFLICT', message, field, {}, existingId)
+
+/** 412 (RFC 9110): an If-Match (or a bulk item's `ifMatch`) that names none of the resource's current ETags. */
+export const preconditionFailed = (message: string, field?: string) => new ApiError(412, 'PRECONDITION_FAILED', message, field)
 
 /** 422: an Idempotency-Key reused with a different request. */
 export const idempotencyMismatch = () =>

@@ -152,6 +152,23 @@ describe.each(LISTS)('$name', (list) => {
     issued.set(list.name, cursors[0]!)
   })
 
+  test('following Link rel="next" from the first page walks the list by cursor: every row once, as the page walk has them', async () => {
+    const ids: string[] = []
+    let target: string | undefined = withQuery(list.path(), `size=${SIZE}`)
+    for (let page = 0; target && page < 10; page++) {
+      const response = await call('GET', target)
+      expect(response.status).toBe(200)
+      ids.push(...response.body.data.map(list.id))
+      const next = /<([^>]*)>; rel="next"/.exec(response.headers.get('link') ?? '')?.[1]
+      // Never a page number: the first page's `next` is its meta.nextCursor, as every later page's.
+      if (next) expect(next).toBe(withQuery(list.path(), `size=${SIZE}&cursor=${response.body.meta.nextCursor}`))
+      else expect(response.body.meta.nextCursor).toBeNull()
+      target = next
+    }
+    expect(target).toBeUndefined()
+    expect(ids).toEqual(await pageWalk(list))
+  })
+
   test("another list's cursor, or a forged or truncated one, is 400 naming cursor", async () => {
     const foreign = issued.get(list.name === 'teams' ? 'projects' : 'teams') ?? (await cursorWalk(LISTS[list.name === 'teams' ? 3 : 0]!)).cursors[0]!
     const own = issued.get(list.name) ?? (await cursorWalk(list)).cursors[0]!

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { SessionsRef } from '../../plugins/auth/api'
+import { pageLinks } from '../../src/http/answer'
 import { MAX_OFFSET_ROWS, pageRequest } from '../../src/http/pagination'
 import { timeLimit } from '../helpers/database'
 import { startTestService, type TestService } from '../helpers/service'
@@ -137,5 +138,46 @@ describe('pageRequest', () => {
     expect(() => pageRequest({ page: 500, size: 20 })).toThrow('page × size may not reach 10,000 rows; use cursor (meta.nextCursor or the next link) to go deeper.')
     expect(pageRequest({ page: 499, size: 20 }, 20, 'filters')).toEqual({ page: 499, size: 20 })
     expect(pageRequest({ page: 500, size: 20, cursor: 'c' })).toEqual({ page: 0, size: 20, cursor: 'c' })
+  })
+})
+
+describe('pageLinks', () => {
+  const url = 'http://example.test/api/v1/teams?size=100&q=a'
+  const links = (meta: Parameters<typeof pageLinks>[1]) =>
+    Object.fromEntries(pageLinks(url, meta).split(', ').map((part) => /^<([^>]*)>; rel="(\w+)"$/.exec(part)!.slice(1).reverse()))
+
+  test('a list with cursors: next by cursor from the first page on; first, prev and last by page number while the offset is allowed', () => {
+    expect(links({ page: 0, size: 100, totalPages: 3, nextCursor: 'c1' })).toEqual({
+      first: '/api/v1/teams?size=100&q=a&page=0',
+      next: '/api/v1/teams?size=100&q=a&cursor=c1',
+      last: '/api/v1/teams?size=100&q=a&page=2',
+    })
+    expect(links({ page: 1, size: 100, totalPages: 3, nextCursor: 'c2' })).toMatchObject({ prev: '/api/v1/teams?size=100&q=a&page=0', next: '/api/v1/teams?size=100&q=a&cursor=c2' })
+    // The last page (null cursor), and a page read by cursor: no prev, and no next after the last.
+    expect(links({ page: 2, size: 100, totalPages: 3, nextCursor: null })).toEqual({
+      first: '/api/v1/teams?size=100&q=a&page=0',
+      prev: '/api/v1/teams?size=100&q=a&page=1',
+      last: '/api/v1/teams?size=100&q=a&page=2',
+    })
+    expect(links({ size: 100, totalPages: 3, nextCursor: 'c3' })).toEqual({
+      first: '/api/v1/teams?size=100&q=a&page=0',
+      next: '/api/v1/teams?size=100&q=a&cursor=c3',
+      last: '/api/v1/teams?size=100&q=a&page=2',
+    })
+    // Past the bound there is no last page number to give.
+    expect(links({ page: 0, size: 100, totalPages: MAX_OFFSET_ROWS / 100 + 5, nextCursor: 'c4' })).toEqual({
+      first: '/api/v1/teams?size=100&q=a&page=0',
+      next: '/api/v1/teams?size=100&q=a&cursor=c4',
+    })
+  })
+
+  test('a list without cursors: next by page number, up to the last page the bound allows', () => {
+    expect(links({ page: 0, size: 100, totalPages: 3 })).toEqual({
+      first: '/api/v1/teams?size=100&q=a&page=0',
+      next: '/api/v1/teams?size=100&q=a&page=1',
+      last: '/api/v1/teams?size=100&q=a&page=2',
+    })
+    expect(links({ page: 99, size: 100, totalPages: 200 })).toEqual({ first: '/api/v1/teams?size=100&q=a&page=0', prev: '/api/v1/teams?size=100&q=a&page=98' })
+    expect(links({ page: 0, size: 100, totalPages: 0 })).toEqual({ first: '/api/v1/teams?size=100&q=a&page=0', last: '/api/v1/teams?size=100&q=a&page=0' })
   })
 })

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 /**
  * How long a real process may take to start (or to say why not) before the test gives up on it:
@@ -124,6 +127,27 @@ test('a port a program other than Bun holds: exit 1 and one line naming it and s
     expect(stderr).toBe(`startup refused: port ${port} on 0.0.0.0 is already in use (another instance? set server.reusePort to share it)`)
   } finally {
     await listener.stop()
+  }
+}, TEST_MS)
+
+test('a taken port is refused within 2 s, before the database is opened or migrated', async () => {
+  const listener = run(['node', '-e', "const s = require('node:net').createServer().listen(0, '0.0.0.0', () => console.log('port', s.address().port))"], {}, 'stdout')
+  const dir = mkdtempSync(join(tmpdir(), 'worktrack-taken-port-'))
+  try {
+    const port = (await listener.waitFor(/port (\d+)/))[1]!
+    const data = join(dir, 'data')
+    const begun = performance.now()
+    const { code, stderr } = await startProcess({ PORT: port, SERVICE_CONFIG: '', DATABASE_URL: `pglite:${data}`, LOG_LEVEL: 'info' })
+    const ms = performance.now() - begun
+    expect(code).toBe(1)
+    expect(stderr).toBe(`startup refused: port ${port} on 0.0.0.0 is already in use (another instance? set server.reusePort to share it)`)
+    expect(ms).toBeLessThan(2000)
+    // Nothing was opened: no data directory (a fresh one is made by opening it), no migration, no lock held.
+    expect(existsSync(data)).toBe(false)
+    expect(readdirSync(dir)).toEqual([])
+  } finally {
+    await listener.stop()
+    rmSync(dir, { recursive: true, force: true })
   }
 }, TEST_MS)
 

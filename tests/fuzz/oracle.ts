@@ -24,6 +24,7 @@ const CODE_OF_STATUS: Record<number, string[]> = {
   404: ['NOT_FOUND'],
   405: ['METHOD_NOT_ALLOWED'],
   409: ['CONFLICT'],
+  412: ['PRECONDITION_FAILED'],
   422: ['IDEMPOTENCY_MISMATCH'],
   429: ['RATE_LIMITED'],
 }
@@ -235,7 +236,8 @@ export function checkAnswer(resolved: Resolved, answer: Answer, requestId: strin
       else checkJsonRpc(answer, problems)
       break
     case 'account-page':
-      checkPage(answer, problems, [200, 201, 303, 400, 401, 403, 404, 429])
+      // 409: the People page refusing a change (the last superadministrator, a new link for someone not invited).
+      checkPage(answer, problems, [200, 201, 303, 400, 401, 403, 404, 409, 429])
       break
     case 'live-page':
       if (op.template.endsWith('/events') && answer.status >= 400) checkDisplay({ ...op, template: '/api/pages/{pageName}' }, answer, problems)

@@ -1,8 +1,12 @@
 import { afterAll, beforeAll, describe, expect, setSystemTime, test } from 'bun:test'
 import { eq, sql } from 'drizzle-orm'
+import { SessionsRef } from '../../plugins/auth/api'
+import { KeyAuthenticator } from '../../plugins/auth/authenticator'
 import { apiKeys } from '../../plugins/auth/schema'
+import type { Database } from '../../src/db'
+import { createLogger } from '../../src/log'
 import { queryRows, queryText } from '../../src/db'
-import { hashSecret } from '../../src/secrets'
+import { generateSecret, hashSecret } from '../../src/secrets'
 import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
 
 let api: TestService
@@ -24,6 +28,7 @@ describe('API key lifecycle', () => {
     expect(response.status).toBe(200)
     expect(response.body.data).toEqual({
       user: { id: user.id, username: user.username, displayName: expect.any(String), avatarUrl: null, email: user.email, role: 'member' },
+      organization: { id: user.organizationId, name: expect.any(String) },
       key: { id, name: 'laptop', prefix: secret.slice(0, 8), scopes: ['users:read'], expiresAt: null },
     })
   })
@@ -97,6 +102,27 @@ describe('API key lifecycle', () => {
       expect(response.status).toBe(401)
       expect(response.body.errors[0].code).toBe('UNAUTHORIZED')
     }
+  })
+
+  test('a session token (web cookie value or mobile token) where API v1 takes keys: 401 saying API v1 takes an API key, not "invalid key"', async () => {
+    const SAYS = 'This is a session token (a sign-in); API v1 takes an API key, sent as `Authorization: Bearer <key>`: create one in the account area (/account).'
+    const sessions = api.service.core.services.get(SessionsRef)
+    const principal = { id: user.id, organizationId: user.organizationId, email: user.email, username: user.username, displayName: user.username, avatarUrl: null, role: user.role }
+    for (const kind of ['web', 'mobile'] as const) {
+      const { token } = await sessions.start(principal, kind, null)
+      expect(token).toStartWith('wts_')
+      const response = await me(token)
+      expect({ kind, status: response.status, errors: response.body.errors }).toEqual({ kind, status: 401, errors: [{ code: 'UNAUTHORIZED', message: SAYS }] })
+      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="worktrack", error="invalid_token"')
+    }
+    // Told by its form alone: a session-shaped token nobody issued says the same, and an API key that is no one's is still an invalid key.
+    expect((await me(generateSecret('wts'))).body.errors[0].message).toBe(SAYS)
+    const { secret } = await api.createKey(user.id, [])
+    expect((await me(`${secret.slice(0, -6)}000000`)).body.errors[0].message).toBe('The API key is invalid, revoked or expired.')
+    // No database round trip for it: an authenticator whose database throws on any use still answers.
+    const untouchable = new Proxy({}, { get: () => { throw new Error('the database was used') } }) as unknown as Database
+    const authenticator = new KeyAuthenticator(untouchable, { cacheTtlSeconds: 60, cacheMaxEntries: 10, requestsPerMinute: 0 }, createLogger('silent'))
+    await expect(authenticator.authenticateBearer(`Bearer ${generateSecret('wts')}`)).rejects.toMatchObject({ status: 401, message: SAYS })
   })
 
   test('lastUsedAt is recorded, at most once a minute', async () => {

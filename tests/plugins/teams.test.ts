@@ -81,14 +81,14 @@ describe('teams', () => {
     expect((await call('bob', 'DELETE', `/api/v1/teams/${team.id}`)).status).toBe(403)
   })
 
-  test('a stale ETag is 409; deleting a team takes its memberships', async () => {
+  test('a stale ETag is 412; deleting a team takes its memberships', async () => {
     const team = await created('admin', '/api/v1/teams', { name: 'Versioned team' })
     await created('admin', `/api/v1/teams/${team.id}/members`, { userId: bob.id })
     const etag = (await call('admin', 'GET', `/api/v1/teams/${team.id}`)).headers.get('etag')!
     await moveUpdatedAtBack(api.service.core.db, 'teams', { id: team.id, organizationId: admin.organizationId })
     const current = (await call('admin', 'GET', `/api/v1/teams/${team.id}`)).headers.get('etag')!
     expect(current).not.toBe(etag)
-    expect((await call('admin', 'PATCH', `/api/v1/teams/${team.id}`, { description: 'x' }, { 'if-match': etag })).status).toBe(409)
+    expect((await call('admin', 'PATCH', `/api/v1/teams/${team.id}`, { description: 'x' }, { 'if-match': etag })).status).toBe(412)
     expect((await call('admin', 'DELETE', `/api/v1/teams/${team.id}`, undefined, { 'if-match': current })).status).toBe(200)
     expect((await call('admin', 'GET', `/api/v1/teams/${team.id}`)).status).toBe(404)
     const [left] = await queryRows<{ n: number }>(api.service.core.db, sql`select count(*)::int as n from team_members where team_id = ${team.id}`)

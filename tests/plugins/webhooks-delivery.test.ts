@@ -294,10 +294,10 @@ describe('payloads', () => {
     // ...and went with it.
     expect((await marked('rolled back'))[0]!.n).toBe(0)
 
-    // Refused REST changes: a duplicate member and relationship (409), a stale If-Match (409), a content order naming a foreign work item (400).
+    // Refused REST changes: a duplicate member and relationship (409), a stale If-Match (412), a content order naming a foreign work item (400).
     await t.as('POST', `${p}/members`, { userId: colleague.user.id, accessLevel: 'editor' }, 409)
     await t.as('POST', `${p}/relationships`, { sourceWorkItemId: a.id, targetWorkItemId: b.id, type: 'blocks' }, 409)
-    await t.as('PATCH', `${p}/work-items/${a.id}`, { title: 'stale' }, 409, { 'if-match': '"1"' })
+    await t.as('PATCH', `${p}/work-items/${a.id}`, { title: 'stale' }, 412, { 'if-match': '"1"' })
     await t.as('PUT', `${p}/content-order`, { workItems: [b.id, a.id], entries: { [crypto.randomUUID()]: [] } }, 400)
 
     await core.db.transaction(async (tx) => core.changes.record(tx, actor, { type: 'work_item.updated', projectId: project.id, data: { marker: 'committed' } }))

@@ -167,15 +167,15 @@ describe('bulk update', () => {
     expect(await snapshot()).toEqual(before)
   })
 
-  test('a stale per-item ifMatch is 409 for the whole request; nothing written', async () => {
+  test('a stale per-item ifMatch is 412 PRECONDITION_FAILED for the whole request; nothing written', async () => {
     const [a, b] = await seed(2, 'Versioned')
     const etag = (await fx.call('viewer', 'GET', `${items()}/${a!.id}`)).headers.get('etag')!
     const fresh = (await fx.call('viewer', 'GET', `${items()}/${b!.id}`)).headers.get('etag')!
     await fx.as('editor', 'PATCH', `${items()}/${a!.id}`, { title: 'Moved on' })
     const before = await snapshot()
     const stale = await fx.call('editor', 'PATCH', bulk(), { items: [{ id: b!.id, ifMatch: fresh, title: 'B2' }, { id: a!.id, ifMatch: etag, title: 'Overwrite' }] })
-    expect(stale.status).toBe(409)
-    expect(fieldsOf(stale.body.errors)).toEqual([{ code: 'CONFLICT', field: 'items[1]' }])
+    expect(stale.status).toBe(412)
+    expect(fieldsOf(stale.body.errors)).toEqual([{ code: 'PRECONDITION_FAILED', field: 'items[1]' }])
     expect(await snapshot()).toEqual(before)
     const current = (await fx.call('viewer', 'GET', `${items()}/${a!.id}`)).headers.get('etag')!
     const ok = await fx.call('editor', 'PATCH', bulk(), { items: [{ id: b!.id, ifMatch: fresh, title: 'B2' }, { id: a!.id, ifMatch: current, title: 'Overwrite' }] })
