@@ -11,7 +11,7 @@ import { requestIdOf } from '../../src/http/request-id'
 import type { PluginContext } from '../../src/plugin'
 import { actorOf, type Principal } from '../../src/services/identity'
 import { notFound, unauthorized } from '../../src/http/errors'
-import { EMAIL_MAX, PASSWORD_MAX } from '../auth/api'
+import { EMAIL_MAX, KEY_NAME_MAX, PASSWORD_MAX } from '../auth/api'
 import type { AccountServices } from './service'
 
 const security = [{ sessionToken: [] }]
@@ -125,6 +125,15 @@ export function accountApi(context: PluginContext, account: AccountServices) {
       },
       {
         session: true,
+        // What the key service validates (ApiKeyInput of the auth plugin), so clients can send it.
+        body: t.Object(
+          {
+            name: t.String({ minLength: 1, maxLength: KEY_NAME_MAX }),
+            scopes: t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 64, uniqueItems: true, description: 'Scope names, e.g. `work_items:read`.' }),
+            expiresAt: t.Optional(t.Union([t.String({ format: 'date-time' }), t.Null()], { description: 'When the key stops working; null or absent: never.' })),
+          },
+          { additionalProperties: false },
+        ),
         response: answers(Envelope(t.Object({ key: ApiKey, secret: t.String({ description: 'wtk_…, shown this once.' }) })), 201, [400, 401, 409]),
         detail: { tags, summary: 'Create an API key `{name, scopes, expiresAt?}`; the secret is returned this once.' },
       },

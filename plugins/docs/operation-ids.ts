@@ -40,12 +40,18 @@ const OVERRIDES: Readonly<Record<string, string>> = {
   'PUT /api/v1/users/me/notifications': 'replaceNotificationPreferences',
   // Actions on a resource are named by their verb, not as a created sub-resource.
   'POST /api/v1/webhooks/{webhookId}/rotate-secret': 'rotateWebhookSecret',
+  'POST /api/v1/users/{userId}/invite': 'reissueUserInvitation',
   'POST /api/v1/webhooks/{webhookId}/test': 'testWebhook',
   'POST /api/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver': 'redeliverWebhookDelivery',
   'POST /api/v1/projects/{projectId}/work-items/bulk': 'bulkCreateWorkItems',
   'PATCH /api/v1/projects/{projectId}/work-items/bulk': 'bulkUpdateWorkItems',
   'POST /api/v1/projects/{projectId}/custom-fields': 'enableProjectCustomField',
   'DELETE /api/v1/projects/{projectId}/custom-fields/{fieldId}': 'disableProjectCustomField',
+  // Work items without their project in the path: `listWorkItems`, `getWorkItem`… are the project-scoped doors.
+  'GET /api/v1/work-items': 'listWorkItemsAcrossProjects',
+  'GET /api/v1/work-items/{workItemId}': 'getWorkItemByKey',
+  'PATCH /api/v1/work-items/{workItemId}': 'updateWorkItemByKey',
+  'DELETE /api/v1/work-items/{workItemId}': 'deleteWorkItemByKey',
 }
 
 /**
@@ -60,8 +66,8 @@ const VERBS: Readonly<Record<string, string>> = { post: 'create', put: 'replace'
 const PREFIX = /^\/(?:api\/v1|account\/api|api)(?=\/)/
 const isParameter = (segment: string) => segment.startsWith('{')
 
-const singular = (noun: string) => (noun.endsWith('ies') ? `${noun.slice(0, -3)}y` : noun.endsWith('s') && !noun.endsWith('ss') ? noun.slice(0, -1) : noun)
-const pascal = (noun: string) => noun.replace(/(?:^|[-_])([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
+export const singular = (noun: string) => (noun.endsWith('ies') ? `${noun.slice(0, -3)}y` : noun.endsWith('s') && !noun.endsWith('ss') ? noun.slice(0, -1) : noun)
+export const pascal = (noun: string) => noun.replace(/(?:^|[-_])([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
 
 /**
  * `verb + [Parent…] + Resource`: GET of a list is `list…` (plural), of anything else `get…`; POST

@@ -1,18 +1,27 @@
 /**
  * Tidies the document @elysiajs/swagger generates: OpenAPI 3.1 (TypeBox emits JSON Schema
  * 2020-12, e.g. `type: "null"`), JSON content only, every response described, the error
- * envelope written once under components and referenced, the answers every API v1 route
+ * envelope written once under components (`Error`) and referenced, the answers every API v1 route
  * can give (the v1 kit's checks and Idempotency-Key) and the headers documented on each
- * of them, an `operationId` a generated client can use, and what the linters ask of a document
- * (tests/core/openapi-lint.test.ts): a server, and `security` on every operation.
+ * of them, an `operationId` a generated client can use, request bodies and resources as named
+ * schemas (schemas.ts), the answers many operations share as named responses (responses.ts), and
+ * what the linters ask of a document (tests/core/openapi-lint.test.ts): a server, and `security`
+ * on every operation (API v1's naming the route's scopes, from the v1 kit).
  */
 import { ERROR_DESCRIPTIONS, ErrorEnvelope, V1_ERROR_STATUSES, V1_POST_ERROR_STATUSES } from '../../src/http/envelope'
 import { documentConventions, HEADERS, PARAMETERS } from './conventions'
 import { nameOperations } from './operation-ids'
+import { shareResponses } from './responses'
+import { nameSchemas, SchemaNames } from './schemas'
 
 const STATUS_TEXT: Record<string, string> = { '200': 'OK', '201': 'Created', '202': 'Accepted', '204': 'No Content', '503': 'Not ready' }
-const ERROR_SCHEMA = 'ErrorEnvelope'
+const ERROR_SCHEMA = 'Error'
 const ERROR_REF = { $ref: `#/components/schemas/${ERROR_SCHEMA}` }
+
+/** Whether an operation takes If-Match: the header, or (the bulk PATCH) an `ifMatch` on each item of its body. */
+const takesIfMatch = (operation: Json) =>
+  (operation.parameters ?? []).some((parameter: Json) => parameter.in === 'header' && String(parameter.name).toLowerCase() === 'if-match') ||
+  Boolean(operation.requestBody?.content?.['application/json']?.schema?.properties?.items?.items?.properties?.ifMatch)
 
 type Json = Record<string, any>
 
@@ -109,17 +118,21 @@ function tidy(document: Json): Json {
       const statuses = method === 'post' ? [...V1_ERROR_STATUSES, ...V1_POST_ERROR_STATUSES] : V1_ERROR_STATUSES
       for (const status of statuses)
         operation.responses[status] ??= { description: ERROR_DESCRIPTIONS[status], content: { 'application/json': { schema: ERROR_REF } } }
+      if (takesIfMatch(operation)) operation.responses['412'] ??= { description: ERROR_DESCRIPTIONS[412], content: { 'application/json': { schema: ERROR_REF } } }
       documentConventions(method, operation)
     }
   }
   nameOperations(paths)
   // The code's own schema when no route declared one (the JSON round trip drops TypeBox's symbols).
   schemas[ERROR_SCHEMA] ??= { ...JSON.parse(JSON.stringify(ErrorEnvelope)), title: ERROR_SCHEMA }
+  // Last: what the steps above read (pages, versions, the envelope) is still spelled out for them.
+  nameSchemas(paths, new SchemaNames(schemas), ERROR_SCHEMA)
+  const responses = shareResponses(paths)
   return {
     ...document,
     openapi: '3.1.0',
     // Relative: the host that served this document, whatever name or proxy a client reached it by.
     servers: [{ url: '/', description: 'This service: the origin that serves this document.' }],
-    components: { ...document.components, schemas, headers: HEADERS, parameters: PARAMETERS },
+    components: { ...document.components, schemas, responses, headers: HEADERS, parameters: PARAMETERS },
   }
 }

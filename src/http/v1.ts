@@ -65,7 +65,8 @@ export function createV1Kit(services: ServiceRegistry, writes: Writes, seed: str
           if (answer) return new Replay(answer.value, answer.status, answer.location)
         },
         detail: {
-          security: [{ bearerAuth: [] }],
+          // The scopes in the requirement too, so a generated client (and Swagger UI) can read them.
+          security: [{ bearerAuth: [...required] }],
           description: required.length ? `Requires the scope(s): \`${required.join('`, `')}\`.` : 'Requires any valid API key.',
         },
       }),

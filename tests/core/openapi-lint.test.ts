@@ -73,6 +73,22 @@ describe('OpenAPI linters', () => {
     expect(result.code).toBe(0)
   })
 
+  // .spectral.yaml turns `oas3-operation-security-defined` off (it takes scopes for OAuth's only);
+  // what it checked, and what it could not, holds here.
+  test('every security requirement names a declared scheme, and its scopes are the service’s', () => {
+    const schemes = Object.keys(document.components.securitySchemes)
+    const scopes = new Set(api.service.core.scopes.map((scope) => scope.name))
+    const problems: string[] = []
+    for (const [path, operations] of Object.entries<any>(document.paths))
+      for (const [method, operation] of Object.entries<any>(operations))
+        for (const requirement of operation.security)
+          for (const [scheme, required] of Object.entries<string[]>(requirement)) {
+            if (!schemes.includes(scheme)) problems.push(`${method.toUpperCase()} ${path}: no scheme ${scheme}`)
+            for (const scope of required) if (!scopes.has(scope)) problems.push(`${method.toUpperCase()} ${path}: no scope ${scope}`)
+          }
+    expect(problems).toEqual([])
+  })
+
   // redocly.yaml turns `operation-4xx-response` off for the probes' sake; the rule holds for the
   // rest but the VAPID public key, a public constant that no request can get wrong.
   test('every operation but the probes and the VAPID key documents a 4XX answer', () => {

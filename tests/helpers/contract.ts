@@ -82,7 +82,7 @@ export class Contract {
   private readonly validators = new Map<string, ValidateFunction>()
   private unknownRoute?: ValidateFunction
 
-  constructor(document: Json) {
+  constructor(private readonly document: Json) {
     this.ajv.addSchema(document, DOCUMENT_ID)
     for (const [template, item] of Object.entries<Json>(document.paths ?? {})) {
       const segments = template.split('/').map((segment) => (/^\{[^}]+\}$/.test(segment) ? null : segment))
@@ -126,7 +126,7 @@ export class Contract {
     const at = `${operation.method.toUpperCase()} ${operation.template}`
     const status = String(response.status)
     const key = status in operation.responses ? status : `${status[0]}XX` in operation.responses ? `${status[0]}XX` : 'default'
-    const documented = operation.responses[key]
+    const documented = operation.responses[key] && this.responseAt(operation, key).response
     if (!documented) fail(`status ${status} is not documented for ${at} (documented: ${Object.keys(operation.responses).join(', ')})`)
 
     for (const [name, header] of Object.entries<Json>(documented.headers ?? {}))
@@ -157,11 +157,20 @@ export class Contract {
     )
   }
 
+  /** A response, or the one its `$ref` names (`#/components/responses/…`), and its JSON pointer. */
+  private responseAt(operation: Operation, status: string): { response: Json; at: string } {
+    const response = operation.responses[status]
+    if (typeof response?.$ref !== 'string') return { response, at: pointer('paths', operation.template, operation.method, 'responses', status) }
+    const at = response.$ref.replace(/^#\//, '')
+    const target = at.split('/').reduce((node: Json | undefined, part: string) => node?.[decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~')], this.document)
+    return { response: target, at }
+  }
+
   private validator(operation: Operation, status: string, media: string): ValidateFunction {
     const id = `${operation.method} ${operation.template} ${status} ${media}`
     let validate = this.validators.get(id)
     if (!validate) {
-      const ref = `${DOCUMENT_ID}#/${pointer('paths', operation.template, operation.method, 'responses', status, 'content', media, 'schema')}`
+      const ref = `${DOCUMENT_ID}#/${this.responseAt(operation, status).at}/${pointer('content', media, 'schema')}`
       validate = this.ajv.compile({ $ref: ref })
       this.validators.set(id, validate)
     }

@@ -20,24 +20,33 @@ describe('OpenAPI document', () => {
     expect(document.openapi).toBe('3.1.0')
   })
 
-  test('declares the Bearer scheme and every v1 operation uses it', () => {
+  test('declares the Bearer scheme and every v1 operation uses it, naming known scopes', () => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
     const operations = Object.entries<any>(document.paths).filter(([path]) => path.startsWith('/api/v1/'))
     expect(operations.length).toBeGreaterThan(0)
+    const known = new Set(api.service.core.scopes.map((scope) => scope.name))
     // The routes about the caller themselves also take the app's mobile session (`signedIn`).
     const signedIn = new Set(['/api/v1/users/me/notifications'])
     for (const [path, methods] of operations)
-      for (const operation of Object.values<any>(methods)) expect(operation.security).toEqual(signedIn.has(path) ? [{ bearerAuth: [] }, { sessionToken: [] }] : [{ bearerAuth: [] }])
+      for (const operation of Object.values<any>(methods)) {
+        if (signedIn.has(path)) expect(operation.security).toEqual([{ bearerAuth: [] }, { sessionToken: [] }])
+        else expect(operation.security).toEqual([{ bearerAuth: expect.any(Array) }])
+        // Which scopes, exactly: tests/core/openapi-schemas.test.ts asks each route.
+        for (const scope of operation.security[0].bearerAuth) expect(known.has(scope), `${path}: ${scope}`).toBe(true)
+      }
   })
 
   test('describes the envelope and every error response of each v1 operation', () => {
-    expect(document.components.schemas.ErrorEnvelope.required).toEqual(['data', 'errors', 'meta'])
+    expect(document.components.schemas.Error.required).toEqual(['data', 'errors', 'meta'])
+    // A shared answer is a `$ref` to components.responses (`NotFound`).
+    const resolved = (response: any) => (response.$ref ? document.components.responses[response.$ref.split('/').pop()] : response)
     for (const [path, methods] of Object.entries<any>(document.paths)) {
       if (!path.startsWith('/api/v1/')) continue
       for (const operation of Object.values<any>(methods)) {
         for (const status of ['400', '401', '403', '404', '429', '500', '503']) {
-          expect(operation.responses[status].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' })
-          expect(operation.responses[status].description).toBeString()
+          const response = resolved(operation.responses[status])
+          expect(response.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' })
+          expect(response.description).toBeString()
         }
         const success = operation.responses['200'] ?? operation.responses['201']
         expect(Object.keys(success.content['application/json'].schema.properties)).toEqual(['data', 'errors', 'meta'])

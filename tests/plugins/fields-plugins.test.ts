@@ -23,19 +23,22 @@ afterAll(async () => {
   await disabled?.stop()
 })
 
-/** The work item schema of `GET …/work-items/{workItemId}` in a service's document. */
+/** The work item schema of `GET …/work-items/{workItemId}` in a service's document (a `$ref` to a named schema, resolved). */
 async function workItemSchema(api: TestService) {
   const document = (await api.request('GET', '/docs/json')).body
   const operation = document.paths['/api/v1/projects/{projectId}/work-items/{workItemId}'].get
-  return { document, item: operation.responses['200'].content['application/json'].schema.properties.data }
+  return { document, item: named(document, operation.responses['200'].content['application/json'].schema.properties.data) }
 }
+
+/** A schema, or the one of components.schemas its `$ref` names. */
+const named = (document: any, schema: any) => (schema.$ref ? document.components.schemas[schema.$ref.split('/').pop()] : schema)
 
 describe('enabled', () => {
   test('the document, scopes and tools carry labels, custom fields and bulk', async () => {
     const { document, item } = await workItemSchema(enabled)
     expect(Object.keys(item.properties)).toEqual(expect.arrayContaining(['labels', 'fields']))
     for (const path of ['/api/v1/labels', '/api/v1/custom-fields', '/api/v1/projects/{projectId}/custom-fields', '/api/v1/projects/{projectId}/work-items/bulk']) expect(document.paths[path]).toBeDefined()
-    const create = document.paths['/api/v1/projects/{projectId}/work-items'].post.requestBody.content['application/json'].schema
+    const create = named(document, document.paths['/api/v1/projects/{projectId}/work-items'].post.requestBody.content['application/json'].schema)
     expect(Object.keys(create.properties)).toEqual(expect.arrayContaining(['labels', 'fields']))
     const list = document.paths['/api/v1/projects/{projectId}/work-items'].get.parameters.map((parameter: { name: string }) => parameter.name)
     expect(list).toContain('label')
