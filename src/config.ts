@@ -29,6 +29,12 @@ const ServerSection = Type.Object(
       default: false,
       description: 'Lets several processes listen on one port (SO_REUSEPORT, Bun only). Off: a taken port refuses start-up.',
     }),
+    publicUrl: Type.Optional(
+      Type.String({
+        pattern: '^https?://[^/\\s?#]+$',
+        description: 'scheme://host[:port] people reach the service at (e.g. https://track.example.com): links the service hands out (invitations) start with it; unset: the origin of the request (MCP: a path).',
+      }),
+    ),
     accessLog: Type.Boolean({ default: true, description: 'One JSON line per request: request id, method, route pattern, status, duration.' }),
     metricsToken: Type.Optional(
       Type.String({ minLength: 16, writeOnly: true, description: 'Serves Prometheus metrics at GET /metrics to a Bearer token equal to this; unset: no /metrics.' }),
@@ -71,6 +77,7 @@ export interface ServiceConfig {
     reusePort: boolean
     accessLog: boolean
     metricsToken?: string
+    publicUrl?: string
     cors: { origins: string[] }
   }
   database: { url: string | undefined; maxConnections: number; statementTimeoutMs: number }

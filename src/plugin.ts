@@ -52,6 +52,8 @@ export interface CoreServices {
   outboxes: Outboxes
   /** The client's address (see src/http/client.ts), honouring `server.trustProxy`. */
   clientAddress(request: Request): string
+  /** `server.publicUrl`: the origin links handed out start with (invitations); undefined: the request's origin. */
+  publicUrl?: string
   /** Whether the browser reached us over HTTPS (for Secure cookies), honouring `server.trustProxy`. */
   isSecureRequest(request: Request): boolean
   /** Runs at shutdown, in reverse order of registration. */

@@ -1,11 +1,11 @@
 /** The `account` plugin: the account pages and their JSON twin for mobile apps. */
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import { definePlugin } from '../../src/plugin'
+import { definePlugin, type PluginContext } from '../../src/plugin'
 import { accountApi } from './api'
 import { signInThrottle } from './schema'
 import { signIn, type AccountServices, type SignIn } from './service'
-import { ApiKeyManagerRef, SessionsRef } from '../auth/api'
+import { ApiKeyManagerRef, PeopleRef, SessionsRef } from '../auth/api'
 import { DisplayAccountsRef } from '../display/api'
 import { purgeThrottle } from './throttle'
 import { describeError } from '../../src/log'
@@ -18,9 +18,12 @@ const AccountConfig = Type.Object({
   signInWindowMinutes: Type.Integer({ minimum: 1, default: 15 }),
 })
 
+/** `server.publicUrl`, when the core hands it to plugins (the origin of invitation links). */
+const publicUrlOf = (context: PluginContext) => context.publicUrl || undefined
+
 export default definePlugin({
   name: 'account',
-  description: 'Sign in; create, list and revoke API keys; see and rotate the display key; mobile session tokens.',
+  description: 'Sign in; create, list and revoke API keys; see and rotate the display key; people and invitations (administrators); mobile session tokens.',
   links: [{ href: '/account', title: 'Account', description: 'sign in and manage your API keys and display key' }],
   dependencies: ['auth'],
   config: AccountConfig,
@@ -35,7 +38,8 @@ export default definePlugin({
 
   optionalDependencies: ['display'],
 
-  setup({ db, config, background, onStop, log, services }) {
+  setup(context) {
+    const { db, config, background, onStop, log, services } = context
     if (background) {
       // Counters whose window ended are dead weight: removed hourly (a counter restarts anyway).
       const timer = setInterval(() => void purgeThrottle(db, config.signInWindowMinutes * 60).catch((error) => log.warn('could not purge sign-in counters', describeError(error))), 3_600_000)
@@ -54,6 +58,8 @@ export default definePlugin({
       keys: services.get(ApiKeyManagerRef),
       /** The display account section, when the display plugin is enabled. */
       display: services.find(DisplayAccountsRef),
+      people: services.get(PeopleRef),
+      publicUrl: publicUrlOf(context),
       signIn: (attempt: SignIn) => signIn(db, sessions, policy, attempt),
     } satisfies AccountServices
   },

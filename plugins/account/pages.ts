@@ -6,11 +6,11 @@ import type { PrincipalUser } from '../../src/services/identity'
 import type { DisplayAccountSummary } from '../display/api'
 import { KEY_NAME_MAX } from '../auth/api'
 
-interface Frame {
+export interface Frame {
   title: string
   user?: PrincipalUser
   csrf?: string
-  active?: 'keys' | 'display'
+  active?: 'keys' | 'display' | 'people'
   showDisplay?: boolean
 }
 
@@ -31,6 +31,7 @@ export function layout(frame: Frame, body: Html): Html {
         ? html`<nav>
         <a href="/account/keys" class="${frame.active === 'keys' ? 'active' : ''}">API keys</a>
         ${frame.showDisplay ? html`<a href="/account/display" class="${frame.active === 'display' ? 'active' : ''}">Display account</a> <a href="/pages">Dashboards</a>` : ''}
+        ${frame.user.role === 'administrator' || frame.user.role === 'superadministrator' ? html`<a href="/account/people" class="${frame.active === 'people' ? 'active' : ''}">People</a>` : ''}
       </nav>
       <form method="post" action="/account/sign-out" class="sign-out">
         <span>${frame.user.displayName} (${frame.user.email})</span>

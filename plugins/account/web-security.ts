@@ -3,6 +3,8 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 
 export { readCookie, SESSION_COOKIE } from '../../src/http/credentials'
 export const SIGN_IN_COOKIE = 'wt_signin'
+/** The invitation page's double-submit token (the invitee has no session yet). */
+export const INVITE_COOKIE = 'wt_invite'
 
 /** HttpOnly, SameSite=Strict, Secure over HTTPS; `maxAge` 0 deletes it. */
 export function cookie(name: string, value: string, options: { secure: boolean; maxAge: number }): string {

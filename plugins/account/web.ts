@@ -1,5 +1,6 @@
 /**
- * The account pages: sign-in (double-submit CSRF cookie), API keys and the display account, all
+ * The account pages: sign-in (double-submit CSRF cookie), API keys and the display account (and,
+ * in people-web.ts, the People page and invitation links), all
  * behind a web session cookie; every form carries the session's CSRF token.
  */
 import { Elysia } from 'elysia'
@@ -7,24 +8,14 @@ import { ApiError } from '../../src/http/errors'
 import { htmlResponse } from '../../src/http/html'
 import { requestIdOf } from '../../src/http/request-id'
 import type { PluginContext } from '../../src/plugin'
-import { actorOf, type Principal } from '../../src/services/identity'
+import { actorOf } from '../../src/services/identity'
 import { ACCOUNT_CSS, ACCOUNT_JS } from './assets'
 import { displayPage, groupScopes, keysPage, messagePage, signInPage } from './pages'
 import { EMAIL_MAX } from '../auth/api'
 import type { AccountServices } from './service'
-import { cookie, csrfFor, newFormToken, readCookie, SESSION_COOKIE, SIGN_IN_COOKIE, sameToken } from './web-security'
-
-const redirect = (location: string, headers: Record<string, string> = {}) => new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store', ...headers } })
-const field = (body: unknown, name: string): string | undefined => {
-  const value = (body as Record<string, unknown> | undefined)?.[name]
-  // A form repeats a field as an array; a JSON body may hold anything there (`{"csrf": [1]}`).
-  const first = Array.isArray(value) ? value[0] : value
-  return typeof first === 'string' ? first : undefined
-}
-const fields = (body: unknown, name: string): string[] => {
-  const value = (body as Record<string, unknown> | undefined)?.[name]
-  return typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((item) => typeof item === 'string') : []
-}
+import { cookie, newFormToken, readCookie, SESSION_COOKIE, SIGN_IN_COOKIE, sameToken } from './web-security'
+import { field, fields, redirect, webSessions, type WebSession } from './web-kit'
+import { invitePages, peoplePages } from './people-web'
 
 /** The longest `next` path sign-in follows. */
 const NEXT_MAX = 2048
@@ -51,40 +42,12 @@ export function sameSitePath(next: string | undefined): string | undefined {
   return path.length <= NEXT_MAX && path.startsWith('/') && !/^\/[/\\]/.test(path) ? path : undefined
 }
 
-interface WebSession {
-  principal: Principal
-  token: string
-  csrf: string
-}
-
 export function accountPages(context: PluginContext, account: AccountServices) {
   const { sessions, keys, display } = account
   // A disabled plugin's scopes are not offered (keys may still hold them, for when it returns).
   const scopeGroups = groupScopes(context.enabledScopes)
 
-  /** The signed-in session of the request's cookie, or null. */
-  async function session(request: Request): Promise<WebSession | null> {
-    const token = readCookie(request, SESSION_COOKIE)
-    if (!token) return null
-    try {
-      return { principal: await sessions.authenticate(token, 'web'), token, csrf: csrfFor(token) }
-    } catch {
-      return null
-    }
-  }
-
-  const frame = (current: WebSession) => ({ title: '', user: current.principal.user, csrf: current.csrf, showDisplay: Boolean(display) })
-  const csrfRefused = () => htmlResponse(messagePage('Refused', 'This form expired or did not come from this site. Reload the page and try again.'), 403)
-
-  /** Runs a page that needs a signed-in user; a form post must also carry the CSRF token. */
-  const signedIn =
-    (handler: (current: WebSession, context: { request: Request; body: unknown; set: any; params: any }) => Promise<Response>, form = false) =>
-    async (context: { request: Request; body: unknown; set: any; params: any }) => {
-      const current = await session(context.request)
-      if (!current) return redirect('/account/sign-in')
-      if (form && !sameToken(field(context.body, 'csrf'), current.csrf)) return csrfRefused()
-      return handler(current, context)
-    }
+  const { session, frame, signedIn } = webSessions(sessions, Boolean(display))
 
   async function renderKeys(current: WebSession, extra: Partial<Parameters<typeof keysPage>[0]> = {}, status = 200) {
     const page = await keys.list(current.principal.user, { page: 0, size: 100 })
@@ -198,6 +161,8 @@ export function accountPages(context: PluginContext, account: AccountServices) {
       }, true),
       { detail: { hide: true } },
     )
+    .use(peoplePages(context, account, { frame, signedIn }))
+    .use(invitePages(context, account))
     .get('/account/assets/account.css', () => new Response(ACCOUNT_CSS, { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600' } }), {
       detail: { hide: true },
     })

@@ -5,11 +5,12 @@
  */
 import type { AuditActor } from '../../src/audit'
 import type { Executor } from '../../src/db'
-import type { Page } from '../../src/http/answer'
+import type { Answer, Page } from '../../src/http/answer'
+import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { PageRequest } from '../../src/http/pagination'
-import type { Principal, PrincipalUser } from '../../src/services/identity'
+import type { Actor, Principal, PrincipalUser } from '../../src/services/identity'
 import { serviceRef } from '../../src/services/registry'
-import type { UserCreatedHook, UserIdentity as UserIdentityModel } from './model'
+import type { Invitation, ManagedUser, UserCreatedHook, UserIdentity as UserIdentityModel, UserStatus } from './model'
 
 /** A user as other plugins see it when one is created, and what runs in its creation's transaction (model.ts). */
 export type { CreatedUser, UserCreatedHook } from './model'
@@ -29,7 +30,9 @@ export const UserLifecycleRef = serviceRef<UserLifecycle>('auth.user-lifecycle',
 export { UserIdentity } from './model'
 export type UserIdentity = typeof UserIdentityModel.static
 /** Length caps of credentials, on every door that takes them. */
-export { EMAIL_MAX, KEY_NAME_MAX, PASSWORD_MAX } from './model'
+export { EMAIL_MAX, KEY_NAME_MAX, PASSWORD_MAX, PEOPLE_Q_MAX } from './model'
+/** The models of people: the list's items, an administrator's view, an invitation, and the inputs (TypeBox: the users plugin's routes declare them). */
+export { Invitation, InviteInput, ManagedUser, Person, PersonPatch, UserStatus } from './model'
 
 export interface UserDirectory {
   /**
@@ -102,3 +105,56 @@ export interface Sessions {
 }
 
 export const SessionsRef = serviceRef<Sessions>('auth.sessions', 'auth')
+
+/** What a people list asks for: a status (default active; others are for administrators) and a prefix of a name. */
+export interface PeopleQuery {
+  status?: UserStatus
+  /** Matches the start of a username or display name (and, for administrators, an email), case-insensitive. */
+  q?: string
+}
+
+/** A live invitation as its link's page shows it. */
+export interface PendingInvitation {
+  organizationName: string
+  email: string
+  username: string
+  displayName: string
+}
+
+/**
+ * The people of the caller's organization, as API v1, MCP and the account area's People page use
+ * them; the users:write rules (administrators; a superadministrator for superadministrators; the
+ * last active superadministrator kept) hold on every door. `userId` may be `me`; `origin` is where
+ * an invitation link points (`https://host`, or '' for a path of this service).
+ */
+export interface People {
+  list(actor: Actor, query: PeopleQuery, request: PageRequest): Promise<Page<Record<string, unknown>>>
+  /** Validates `input` (InviteInput); 201 with the invited user and their link, shown once. */
+  invite(actor: Actor, input: unknown, origin: string, request?: IdempotentRequest): Promise<Answer<Invitation>>
+  /** A new link for an invited user (409 for anyone else); the old one stops working. */
+  reissue(actor: Actor, userId: string, origin: string, request?: IdempotentRequest): Promise<Answer<Invitation>>
+  /** A user of the caller's organization whatever their status, as an administrator sees them (undefined: unknown, or elsewhere). */
+  find(actor: Actor, userId: string): Promise<ManagedUser | undefined>
+  /** Validates `patch` (PersonPatch): a new role and/or status. */
+  update(actor: Actor, userId: string, patch: unknown): Promise<ManagedUser>
+  /** The organization `{id, name}`. */
+  organization(organizationId: string): Promise<{ id: string; name: string }>
+  /** The live invitation of a link's token, or undefined (unknown, used, expired: never said which). */
+  invitation(token: string): Promise<PendingInvitation | undefined>
+  /**
+   * Spends the link: the invitee is active with `password` (400 outside 8..PASSWORD_MAX characters);
+   * the user to start a session for, or undefined when the link is not valid.
+   */
+  accept(token: string, password: string, requestId: string | null): Promise<PrincipalUser | undefined>
+}
+
+export const PeopleRef = serviceRef<People>('auth.people', 'auth')
+
+/**
+ * The origin an absolute link of this service starts with: `publicUrl` when configured (without a
+ * trailing `/`), else the request's own scheme (`secure`: HTTPS, directly or at a trusted proxy) and host.
+ */
+export function linkOrigin(request: Request, secure: boolean, publicUrl?: string): string {
+  if (publicUrl) return publicUrl.replace(/\/+$/, '')
+  return `${secure ? 'https' : 'http'}://${new URL(request.url).host}`
+}

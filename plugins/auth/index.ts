@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { onFlags } from '../../src/cli'
 import { badRequest } from '../../src/http/errors'
 import { definePlugin } from '../../src/plugin'
-import { ApiKeyManagerRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type Revocation, type UserCreatedHook } from './api'
+import { ApiKeyManagerRef, PeopleRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type Revocation, type UserCreatedHook } from './api'
 import { AuthenticatorRef } from '../../src/services/identity'
 import { KeyAuthenticator } from './authenticator'
 import { apiKeys, organizations, sessions, userEmails, userInvitations, users } from './schema'
@@ -12,6 +12,8 @@ import { createSessions, purgeSessions } from './sessions'
 import { describeError } from '../../src/log'
 import { createAccounts, INVALIDATE_CHANNEL, type Invalidation } from './service'
 import { listApiKeys, serializeKey, userDirectory } from './views'
+import { acceptInvitation, findInvitation, inviteUser, reissueInvitation } from './invitations'
+import { findPerson, listPeople, operatorList, organizationNames, updatePerson } from './people'
 import { DEFAULT_LOG_N, DEFAULT_PARALLELISM, PasswordHasher } from './password'
 
 const AuthConfig = Type.Object({
@@ -83,7 +85,8 @@ export default definePlugin({
       INVALIDATE_CHANNEL,
       (event: Invalidation) => {
         authenticator.invalidate(event)
-        if ('sessionId' in event || 'userId' in event) for (const listener of revocations) listener(event)
+        // A role change only drops cached keys (they carry the role); sessions and their streams go on.
+        if ('sessionId' in event || ('userId' in event && !event.roleChanged)) for (const listener of revocations) listener(event)
       },
       () => {
         authenticator.clear()
@@ -117,6 +120,17 @@ export default definePlugin({
     const hooks: UserCreatedHook[] = []
     services.provide(UserLifecycleRef, { onUserCreated: (hook) => void hooks.push(hook), createdHooks: () => hooks })
     services.provide(UserDirectoryRef, userDirectory)
+    const invitations = { writes: context.writes, hasher, hooks }
+    services.provide(PeopleRef, {
+      list: (actor, query, request) => listPeople(db, actor, query, request),
+      invite: (actor, input, origin, request) => inviteUser(invitations, actor, input, origin, request),
+      reissue: (actor, userId, origin, request) => reissueInvitation(invitations, actor, userId, origin, request),
+      find: (actor, userId) => findPerson(db, actor, userId),
+      update: (actor, userId, patch) => updatePerson({ writes: context.writes, events }, actor, userId, patch),
+      organization: organizationNames(db),
+      invitation: (token) => findInvitation(db, token),
+      accept: (token, password, requestId) => acceptInvitation({ ...invitations, db }, token, password, requestId),
+    })
     const accounts = createAccounts({ writes: context.writes, events, hasher, hooks, knownScopes: new Set(context.scopes.map((scope) => scope.name)), maxKeysPerUser: config.maxKeysPerUser })
     services.provide(ApiKeyManagerRef, {
       create: async (actor, ownerId, input) => {
@@ -157,7 +171,10 @@ export default definePlugin({
           next: [
             `curl -H 'Authorization: Bearer ${made.secret}' ${base}/api/v1/users/me`,
             `curl -H 'Authorization: Bearer ${made.secret}' -H 'Content-Type: application/json' -d '{"name":"First project"}' ${base}/api/v1/projects`,
-            `sign in at ${base}/account as ${made.user.email} to make more keys; the API's documentation is at ${base}/docs`,
+            ...(context.scopes.some((scope) => scope.name === 'users:write')
+              ? [`curl -H 'Authorization: Bearer ${made.secret}' -H 'Content-Type: application/json' -d '{"email":"teammate@example.com"}' ${base}/api/v1/users`]
+              : []),
+            `sign in at ${base}/account as ${made.user.email} to make more keys; invite teammates on its People page (${base}/account/people) or with POST /api/v1/users {"email": …}, which answers the one-time inviteUrl to send them; the API's documentation is at ${base}/docs`,
           ],
         }
       },
@@ -191,6 +208,17 @@ export default definePlugin({
         }
         const { user, extra } = await onFlags({ organizationId: 'org', displayName: 'name' }, () => accounts.createUser(cliActor, input))
         return { id: user.id, ...extra }
+      },
+    },
+    'user list': {
+      description: 'List the users of an organization: id, email, username, role and status, by username.',
+      flags: {
+        org: { description: 'Organization id (optional when there is only one organization)' },
+        status: { description: 'Only users with this status: active | deactivated | invited' },
+      },
+      async run(context, flags) {
+        const { organization, users: rows } = await operatorList(context.db, flags.org, flags.status)
+        return { organization, users: rows }
       },
     },
     'user deactivate': {

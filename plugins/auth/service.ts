@@ -15,14 +15,17 @@ import { validate } from '../../src/validate'
 import type { Write, Writes } from '../../src/writes'
 import { ApiKeyInput, OrganizationInput, UserInput, type UserCreatedHook } from './model'
 import { PasswordHasher } from './password'
-import { apiKeys, organizations, userEmails, users } from './schema'
+import { apiKeys, organizations, userEmails, userInvitations, users } from './schema'
 
 export const API_KEY_PREFIX = 'wtk'
 /** The NOTIFY channel that tells every instance to drop cached keys. */
 export const INVALIDATE_CHANNEL = 'auth_invalidate'
 
-/** What every instance drops: a key, everything of a user (deactivated), or a session (signed out). */
-export type Invalidation = { keyId: string } | { userId: string } | { sessionId: string }
+/**
+ * What every instance drops: a key, everything of a user (deactivated; or, with `roleChanged`, only
+ * their cached keys, which carry the old role: their sessions and streams go on), or a session (signed out).
+ */
+export type Invalidation = { keyId: string } | { userId: string; roleChanged?: true } | { sessionId: string }
 
 /** Creates an organization. */
 export async function createOrganization(writes: Writes, actor: Omit<AuditActor, 'organizationId'>, input: unknown) {
@@ -53,15 +56,30 @@ export async function createUser(writes: Writes, actor: Omit<AuditActor, 'organi
   return writes.change({ ...actor, organizationId: data.organizationId }, null, (write) => insertUser(write, data, passwordHash, options.hooks))
 }
 
-/** The user's rows and audit record in `write`'s transaction, then the created-user hooks. */
-async function insertUser({ tx, audit }: Write, data: Static<typeof UserInput>, passwordHash: string, hooks: readonly UserCreatedHook[]) {
+/** A new user's fields (validated): a created user's (UserInput), or an invited one's. */
+export type NewUser = Pick<Static<typeof UserInput>, 'organizationId' | 'email' | 'username' | 'displayName' | 'role' | 'avatarUrl'>
+
+/**
+ * The user's rows and audit record in `write`'s transaction, then the created-user hooks. An
+ * `invited` user is audited as `user.invited`. A taken email's 409 names the existing user only
+ * when they are of `revealIn` (the CLI's operator sees every organization: no `revealIn`, all).
+ */
+export async function insertUser(
+  { tx, audit }: Pick<Write, 'tx' | 'audit'>,
+  data: NewUser,
+  passwordHash: string,
+  hooks: readonly UserCreatedHook[],
+  options: { status?: 'active' | 'invited'; revealIn?: string } = {},
+) {
   const email = data.email.toLowerCase()
+  const status = options.status ?? 'active'
   // The email is claimed first, across organizations (user_emails): a concurrent claim waits and then finds it taken.
   const id = uuidv7()
   const [claimed] = await tx.insert(userEmails).values({ email, organizationId: data.organizationId, userId: id }).onConflictDoNothing().returning()
   if (!claimed) {
-    const [byEmail] = await tx.select({ id: userEmails.userId }).from(userEmails).where(eq(userEmails.email, email))
-    throw conflict('A user with this email already exists.', byEmail?.id, 'email')
+    const [byEmail] = await tx.select({ id: userEmails.userId, organizationId: userEmails.organizationId }).from(userEmails).where(eq(userEmails.email, email))
+    const revealed = byEmail && (options.revealIn === undefined || options.revealIn === byEmail.organizationId) ? byEmail.id : undefined
+    throw conflict('A user with this email already exists.', revealed, 'email')
   }
   const [byUsername] = await tx
     .select({ id: users.id })
@@ -78,19 +96,47 @@ async function insertUser({ tx, audit }: Write, data: Static<typeof UserInput>, 
       displayName: data.displayName,
       avatarUrl: data.avatarUrl ?? null,
       role: data.role,
+      status,
       passwordHash,
     })
     .returning()
+  const after = { email, username: user!.username, displayName: user!.displayName, role: user!.role }
   await audit({
-    action: 'user.created',
+    action: status === 'invited' ? 'user.invited' : 'user.created',
     resourceType: 'user',
     resourceId: user!.id,
-    changes: { after: { email, username: user!.username, displayName: user!.displayName, role: user!.role } },
+    changes: { after: status === 'invited' ? { ...after, status } : after },
   })
   let extra: Record<string, unknown> = {}
   for (const hook of hooks) extra = { ...extra, ...(await hook(tx, { id: user!.id, organizationId: user!.organizationId, username: user!.username })) }
   return { user: user!, extra }
 }
+
+/**
+ * Marks `current` (read, and locked, in `write`'s transaction) deactivated with its audit record, and
+ * publishes the invalidation that stops their keys and sessions on every instance when the
+ * transaction commits; the caller emits it locally after the commit (`emitDeactivated`). An invited
+ * user's invitation is voided with it.
+ */
+export async function markDeactivated({ tx, audit }: Pick<Write, 'tx' | 'audit'>, events: EventBus, current: typeof users.$inferSelect) {
+  const [user] = await tx
+    .update(users)
+    .set({ status: 'deactivated', updatedAt: new Date() })
+    .where(and(eq(users.id, current.id), eq(users.organizationId, current.organizationId)))
+    .returning()
+  if (current.status === 'invited') await tx.delete(userInvitations).where(and(eq(userInvitations.userId, current.id), eq(userInvitations.organizationId, current.organizationId)))
+  await audit({
+    action: 'user.deactivated',
+    resourceType: 'user',
+    resourceId: current.id,
+    changes: { before: { status: current.status }, after: { status: 'deactivated' } },
+  })
+  await events.publish(tx, INVALIDATE_CHANNEL, { userId: current.id } satisfies Invalidation)
+  return user!
+}
+
+/** After the deactivation's commit: this instance drops the user's keys and sessions now (the NOTIFY reaches the others). */
+export const emitDeactivated = (events: EventBus, userId: string) => events.emitLocally(INVALIDATE_CHANNEL, { userId } satisfies Invalidation)
 
 /** Deactivates a user; their keys and sessions stop working on every instance at once. */
 export async function deactivateUser(writes: Writes, events: EventBus, actor: Omit<AuditActor, 'organizationId'>, userId: string) {
@@ -99,22 +145,8 @@ export async function deactivateUser(writes: Writes, events: EventBus, actor: Om
   const [current] = await db.select().from(users).where(eq(users.id, userId))
   if (!current) throw notFound('No such user.')
   if (current.status === 'deactivated') return current
-  const user = await writes.change({ ...actor, organizationId: current.organizationId }, 'organization', async ({ tx, audit }) => {
-    const [user] = await tx
-      .update(users)
-      .set({ status: 'deactivated', updatedAt: new Date() })
-      .where(and(eq(users.id, userId), eq(users.organizationId, current.organizationId)))
-      .returning()
-    await audit({
-      action: 'user.deactivated',
-      resourceType: 'user',
-      resourceId: userId,
-      changes: { before: { status: current.status }, after: { status: 'deactivated' } },
-    })
-    await events.publish(tx, INVALIDATE_CHANNEL, { userId } satisfies Invalidation)
-    return user!
-  })
-  events.emitLocally(INVALIDATE_CHANNEL, { userId } satisfies Invalidation)
+  const user = await writes.change({ ...actor, organizationId: current.organizationId }, 'organization', async (write) => markDeactivated(write, events, current))
+  emitDeactivated(events, userId)
   return user
 }
 

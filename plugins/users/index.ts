@@ -1,33 +1,25 @@
-/** The `users` plugin: `/api/v1/users/me` and limited identity of organization members. */
-import { Elysia, t } from 'elysia'
-import { Envelope, responses } from '../../src/http/envelope'
-import { definePlugin } from '../../src/plugin'
-import { UserDirectoryRef } from '../auth/api'
-import { Me, UserIdentity } from './model'
+/** The `users` plugin: `/api/v1/users/me`, limited identity of organization members, and the people of the organization. */
+import { definePlugin, type PluginContext } from '../../src/plugin'
+import { PeopleRef, UserDirectoryRef } from '../auth/api'
+import { userRoutes } from './routes'
 import { createUsers } from './service'
 import { userTools } from './tools'
 
+/** `server.publicUrl`, when the core hands it to plugins (the origin of invitation links). */
+const publicUrlOf = (context: PluginContext) => context.publicUrl || undefined
+
 export default definePlugin({
   name: 'users',
-  description: 'The key owner (`/users/me`) and limited identity of active users of the organization.',
+  description: 'The key owner (`/users/me`), limited identity of active users of the organization, and people: the list, invitations, roles and deactivation.',
   dependencies: ['auth'],
-  scopes: [{ name: 'users:read', description: 'Resolve limited user identity information.' }],
-  tags: [{ name: 'Users', description: 'Limited identity of organization members.' }],
+  scopes: [
+    { name: 'users:read', description: 'Resolve limited user identity information and list the people of the organization.' },
+    { name: 'users:write', description: 'Invite users and change their role or status (administrators).' },
+  ],
+  tags: [{ name: 'Users', description: 'Organization members: limited identity for everyone; invitations, roles and status for administrators.' }],
 
-  setup: ({ db, services }) => ({ users: createUsers({ db, directory: services.get(UserDirectoryRef) }) }),
+  setup: (context) =>
+    ({ users: createUsers({ db: context.db, directory: context.services.get(UserDirectoryRef), people: context.services.get(PeopleRef), publicUrl: publicUrlOf(context) }) }),
   tools: (_context, { users }) => userTools(users),
-  routes: ({ http }, { users }) =>
-    new Elysia({ name: 'users', prefix: '/api/v1/users' })
-      .use(http.v1)
-      .get('/me', ({ actor }) => users.me(actor), {
-        scopes: [],
-        response: responses(Envelope(Me)),
-        detail: { tags: ['Users'], summary: 'The key owner and the key in use (no scope needed).' },
-      })
-      .get('/:userId', ({ actor, params }) => users.get(actor, params.userId), {
-        scopes: ['users:read'],
-        params: t.Object({ userId: t.String() }),
-        response: responses(Envelope(UserIdentity)),
-        detail: { tags: ['Users'], summary: 'An active user of your organization (limited identity); others are 404.' },
-      }),
+  routes: (context, { users }) => userRoutes(context, users),
 })

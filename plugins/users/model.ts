@@ -1,6 +1,7 @@
-/** Response models of the users plugin. */
+/** Response models of the users plugin (the people models are auth's: its face exports them). */
 import { t } from 'elysia'
-export { UserIdentity } from '../auth/api'
+import { UuidString } from '../../src/http/models'
+export { Invitation, InviteInput, ManagedUser, PEOPLE_Q_MAX, Person, PersonPatch, UserIdentity } from '../auth/api'
 
 export const Me = t.Object(
   {
@@ -12,6 +13,7 @@ export const Me = t.Object(
       email: t.String(),
       role: t.Union([t.Literal('member'), t.Literal('administrator'), t.Literal('superadministrator')]),
     }),
+    organization: t.Object({ id: UuidString(), name: t.String() }, { description: "The caller's organization." }),
     key: t.Object({
       id: t.String({ format: 'uuid' }),
       name: t.String(),
@@ -22,3 +24,12 @@ export const Me = t.Object(
   },
   { title: 'Me' },
 )
+
+/** `me`, or a user's id: where a route or tool takes a user, `me` stands for the caller. */
+export const UserRef = (description = 'A user id, or `me` for the caller.') => t.Union([UuidString(), t.Literal('me')], { description })
+
+/** The status a people list shows: active (default), or for administrators deactivated or invited. */
+export const PeopleStatus = () =>
+  t.Union([t.Literal('active'), t.Literal('deactivated'), t.Literal('invited')], {
+    description: 'active (default); deactivated and invited: administrators and superadministrators only (403 for anyone else).',
+  })

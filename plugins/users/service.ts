@@ -1,27 +1,51 @@
-/** Resolving users to their limited identity, within the caller's organization only. */
+/**
+ * Users as API v1 and MCP show them: the caller (`me`), limited identity of active users, and the
+ * people of the organization (list, invite, role and status), all within the caller's organization.
+ */
 import type { Database } from '../../src/db'
 import { notFound } from '../../src/http/errors'
-import type { Actor } from '../../src/services/identity'
-import type { UserDirectory } from '../auth/api'
+import type { IdempotentRequest } from '../../src/http/idempotency'
+import type { PageRequest } from '../../src/http/pagination'
+import { isAdministrator, type Actor } from '../../src/services/identity'
+import type { People, PeopleQuery, UserDirectory } from '../auth/api'
 
-/** The key owner and the key, straight from the authenticated actor (no query). */
-export function me(actor: Actor) {
+/** The key owner, their organization and the key. */
+export async function me(actor: Actor, people: People) {
   const { user, key } = actor
   return {
     user: { id: user.id, username: user.username, displayName: user.displayName, avatarUrl: user.avatarUrl, email: user.email, role: user.role },
+    organization: await people.organization(actor.organizationId),
     key: key ? { id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes, expiresAt: key.expiresAt } : null,
   }
 }
 
-export function createUsers({ db, directory }: { db: Database; directory: UserDirectory }) {
+export interface UserDeps {
+  db: Database
+  directory: UserDirectory
+  people: People
+  /** `server.publicUrl` when configured: invitation links start with it (else with the request's origin). */
+  publicUrl?: string
+}
+
+export function createUsers({ db, directory, people, publicUrl }: UserDeps) {
   return {
-    me,
-    /** An active user of the caller's organization; anyone else is 404. */
+    publicUrl,
+    me: (actor: Actor) => me(actor, people),
+    /**
+     * An active user of the caller's organization, limited identity (`me`: the caller); anyone else
+     * is 404. An administrator sees any user of the organization (invited and deactivated too) with
+     * email, role and status, as in the list.
+     */
     async get(actor: Actor, userId: string) {
-      const user = await directory.activeUser(db, actor.organizationId, userId)
+      const user = isAdministrator(actor) ? await people.find(actor, userId) : await directory.activeUser(db, actor.organizationId, userId === 'me' ? actor.userId : userId)
       if (!user) throw notFound('No such user.')
       return user
     },
+    list: (actor: Actor, query: PeopleQuery, request: PageRequest) => people.list(actor, query, request),
+    /** `origin`: where the link points; '' (MCP without `server.publicUrl`): a path of this service. */
+    invite: (actor: Actor, input: unknown, origin: string, request?: IdempotentRequest) => people.invite(actor, input, origin, request),
+    reissue: (actor: Actor, userId: string, origin: string, request?: IdempotentRequest) => people.reissue(actor, userId, origin, request),
+    update: (actor: Actor, userId: string, patch: unknown) => people.update(actor, userId, patch),
   }
 }
 

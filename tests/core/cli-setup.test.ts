@@ -71,6 +71,10 @@ describe('npm run setup', () => {
     expect(made.user.password).toMatch(/^[\w-]{16}$/)
     expect(made.key.secret).toMatch(/^wtk_/)
     expect(made.next[0]).toContain(made.key.secret)
+    // The hints are true: teammates are invited on the People page, or with POST /api/v1/users (which the key may call).
+    expect(made.next.join('\n')).toContain('/account/people')
+    const invite = made.next.find((line: string) => line.includes('/api/v1/users') && line.includes('-d '))
+    expect(invite).toContain('teammate@example.com')
 
     const answer = await me(server.url, made.key.secret)
     expect(answer.status).toBe(200)
@@ -86,6 +90,16 @@ describe('npm run setup', () => {
     const key = await cli(databaseUrl, 'key', 'create', '--user', made.user.id, '--name', 'second', '--scopes', 'users:read')
     expect(key.code).toBe(0)
     expect((await me(server.url, JSON.parse(key.stdout).secret)).status).toBe(200)
+    // One organization: `user list` needs no --org.
+    const listed = await cli(databaseUrl, 'user', 'list')
+    expect(JSON.parse(listed.stdout)).toEqual({
+      organization: made.organization,
+      users: [{ id: made.user.id, email: 'first@example.com', username: 'admin', role: 'superadministrator', status: 'active' }],
+    })
+    // The invitation hint works as printed (its key holds users:write).
+    const invited = await fetch(`${server.url}/api/v1/users`, { method: 'POST', headers: { authorization: `Bearer ${made.key.secret}`, 'content-type': 'application/json' }, body: '{"email":"teammate@example.com"}' })
+    expect(invited.status).toBe(201)
+    expect((await invited.json()).data.inviteUrl).toContain('/account/invite/wti_')
     const again = await cli(databaseUrl, 'setup')
     expect(again.code).toBe(1)
     expect(JSON.parse(again.stderr)).toMatchObject({ code: 'CONFLICT', error: expect.stringContaining('already set up') })

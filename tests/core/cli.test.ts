@@ -146,7 +146,7 @@ describe('operator CLI', () => {
     expect(typo.stdout).toBe('')
     const refusal = json(typo.stderr)
     expect(refusal).toMatchObject({ code: 'BAD_REQUEST', flag: 'scopes' })
-    expect(refusal.error).toContain('unknown scope "usres:read"; valid: users:read, teams:read, ')
+    expect(refusal.error).toContain('unknown scope "usres:read"; valid: users:read, users:write, teams:read, ')
     expect(refusal.error).toEndWith('dashboards:write, webhooks:read, webhooks:write, or all')
 
     const expires = await cli('key', 'create', '--user', userId, '--name', 'soon', '--scopes', 'users:read', '--expires', 'tomorrow')
@@ -160,5 +160,30 @@ describe('operator CLI', () => {
     const badOrg = await cli('user', 'create', '--org', 'acme', '--email', 'x@example.com', '--username', 'x', '--name', 'X', '--role', 'member', '--password', 'long enough password')
     expect(json(badOrg.stderr)).toMatchObject({ flag: 'org', error: expect.stringMatching(/^invalid --org \(/) })
     expect(badOrg.stderr).not.toContain('organizationId')
+  }, 120_000)
+
+  test('user list: the users of an organization by username, with --status; --org needed once there are several', async () => {
+    const { id: orgId } = json((await cli('org', 'create', '--name', 'Listed')).stdout)
+    const made: Record<string, string> = {}
+    for (const [username, role] of [['zoe', 'member'], ['adam', 'administrator'], ['mia', 'member']])
+      made[username] = json((await cli('user', 'create', '--org', orgId, '--email', `${username}@listed.example`, '--username', username, '--name', username, '--role', role, '--password', 'long enough password')).stdout).id
+    await cli('user', 'deactivate', '--id', made.mia!)
+    const listed = await cli('user', 'list', '--org', orgId)
+    expect(listed.code).toBe(0)
+    expect(json(listed.stdout)).toEqual({
+      organization: { id: orgId, name: 'Listed' },
+      users: [
+        { id: made.adam, email: 'adam@listed.example', username: 'adam', role: 'administrator', status: 'active' },
+        { id: made.mia, email: 'mia@listed.example', username: 'mia', role: 'member', status: 'deactivated' },
+        { id: made.zoe, email: 'zoe@listed.example', username: 'zoe', role: 'member', status: 'active' },
+      ],
+    })
+    expect(json((await cli('user', 'list', '--org', orgId, '--status', 'deactivated')).stdout).users.map((user: { username: string }) => user.username)).toEqual(['mia'])
+    // Several organizations by now: which one must be said.
+    const unnamed = await cli('user', 'list')
+    expect(unnamed.code).toBe(1)
+    expect(json(unnamed.stderr)).toMatchObject({ code: 'BAD_REQUEST', flag: 'org', error: expect.stringContaining('several organizations') })
+    const badStatus = await cli('user', 'list', '--org', orgId, '--status', 'gone')
+    expect(json(badStatus.stderr)).toMatchObject({ flag: 'status' })
   }, 120_000)
 })

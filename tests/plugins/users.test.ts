@@ -6,6 +6,7 @@ let alice: TestUser
 let bob: TestUser
 let outsider: TestUser
 let aliceKey: string
+let bobKey: string
 
 beforeAll(async () => {
   api = await startTestService({ plugins: ['auth', 'users'] })
@@ -14,15 +15,21 @@ beforeAll(async () => {
   bob = await api.createUser(organization, 'member')
   outsider = await api.createUser(await api.createOrganization('B'), 'superadministrator')
   aliceKey = (await api.createKey(alice.id, ['users:read'])).secret
+  bobKey = (await api.createKey(bob.id, ['users:read'])).secret
 })
 afterAll(() => api.stop())
 
 describe('GET /api/v1/users/{userId}', () => {
-  test('an active user of the same organization: limited identity only', async () => {
-    const response = await api.request('GET', `/api/v1/users/${bob.id}`, { key: aliceKey })
+  test('an active user of the same organization: limited identity only (a member asking)', async () => {
+    const response = await api.request('GET', `/api/v1/users/${alice.id}`, { key: bobKey })
     expect(response.status).toBe(200)
-    expect(response.body.data).toEqual({ id: bob.id, username: bob.username, displayName: expect.any(String), avatarUrl: null })
-    expect(response.text).not.toContain(bob.email)
+    expect(response.body.data).toEqual({ id: alice.id, username: alice.username, displayName: expect.any(String), avatarUrl: null })
+    expect(response.text).not.toContain(alice.email)
+  })
+
+  test('an administrator also sees email, role and status', async () => {
+    const response = await api.request('GET', `/api/v1/users/${bob.id}`, { key: aliceKey })
+    expect(response.body.data).toEqual({ id: bob.id, username: bob.username, displayName: expect.any(String), avatarUrl: null, email: bob.email, role: 'member', status: 'active' })
   })
 
   test('a user of organization A cannot resolve a user of organization B (404)', async () => {
@@ -31,19 +38,22 @@ describe('GET /api/v1/users/{userId}', () => {
     expect(response.body.errors[0].code).toBe('NOT_FOUND')
   })
 
-  test('a deactivated user, an unknown id and a malformed id are 404 alike', async () => {
+  test('a deactivated user, an unknown id and a malformed id are 404 alike (to a member; an administrator sees the deactivated user)', async () => {
     const leaver = await api.createUser(alice.organizationId)
-    expect((await api.request('GET', `/api/v1/users/${leaver.id}`, { key: aliceKey })).status).toBe(200)
+    expect((await api.request('GET', `/api/v1/users/${leaver.id}`, { key: bobKey })).status).toBe(200)
     await api.deactivateUser(leaver.id)
-    const answers = await Promise.all(
-      [leaver.id, '01a20000-0000-7000-8000-000000000000', 'not-a-uuid', "1' or '1'='1"].map((id) =>
-        api.request('GET', `/api/v1/users/${encodeURIComponent(id)}`, { key: aliceKey }),
-      ),
-    )
-    for (const answer of answers) {
-      expect(answer.status).toBe(404)
-      expect(answer.body.errors[0]).toEqual({ code: 'NOT_FOUND', message: 'No such user.' })
+    for (const key of [bobKey, aliceKey]) {
+      const answers = await Promise.all(
+        [...(key === bobKey ? [leaver.id] : []), '01a20000-0000-7000-8000-000000000000', 'not-a-uuid', "1' or '1'='1"].map((id) =>
+          api.request('GET', `/api/v1/users/${encodeURIComponent(id)}`, { key }),
+        ),
+      )
+      for (const answer of answers) {
+        expect(answer.status).toBe(404)
+        expect(answer.body.errors[0]).toEqual({ code: 'NOT_FOUND', message: 'No such user.' })
+      }
     }
+    expect((await api.request('GET', `/api/v1/users/${leaver.id}`, { key: aliceKey })).body.data.status).toBe('deactivated')
   })
 
   test('needs users:read', async () => {
