@@ -46,7 +46,9 @@ export async function seedOrganization(db: Database, options: { scopes: string[]
 
 /** A project of the organization that `owner` owns; its id. */
 export async function seedProject(db: Database, organizationId: string, owner: string, name: string): Promise<string> {
-  const [project] = await queryRows<{ id: string }>(db, sql`insert into projects (id, organization_id, name, created_by) values (gen_random_uuid(), ${organizationId}, ${name}, ${owner}) returning id`)
+  // Its key is the column's random default (P + 8 hex digits), recorded so `<key>-<number>` resolves as for any project.
+  const [project] = await queryRows<{ id: string; key: string }>(db, sql`insert into projects (id, organization_id, name, created_by) values (gen_random_uuid(), ${organizationId}, ${name}, ${owner}) returning id, key`)
+  await db.execute(sql`insert into project_keys (key, organization_id, project_id) values (${project!.key}, ${organizationId}, ${project!.id})`)
   await db.execute(sql`insert into project_members (project_id, user_id, organization_id, access_level) values (${project!.id}, ${owner}, ${organizationId}, 'owner')`)
   return project!.id
 }

@@ -1,7 +1,8 @@
 /** Request and response models of projects, project members and project-team links. */
 import { t } from 'elysia'
-import { Timestamp, UuidString } from '../../src/http/models'
+import { Timestamp, UserRef, UuidString } from '../../src/http/models'
 import { UserIdentity } from '../auth/api'
+import { PROJECT_KEY_PATTERN, PROJECT_KEY_WORDS } from './keys'
 
 export const NAME_MAX = 200
 export const DESCRIPTION_MAX = 10_000
@@ -10,9 +11,16 @@ export const AccessLevel = t.Union([t.Literal('viewer'), t.Literal('editor'), t.
   description: 'viewer < editor < owner',
 })
 
+/**
+ * A project key in a request: any case, stored upper-case; 409 when any project of the organization
+ * has or had it. Its description is the form alone (a refusal quotes it); the routes say the rest.
+ */
+const ProjectKey = t.String({ pattern: PROJECT_KEY_PATTERN, description: PROJECT_KEY_WORDS })
+
 export const Project = t.Object(
   {
     id: UuidString(),
+    key: t.String({ description: 'What people say (`ENG`): 2 to 10 of A-Z and 0-9, starting with a letter, unique in the organization. Work items are `<key>-<number>`; an old key keeps resolving.' }),
     name: t.String(),
     description: t.Union([t.String(), t.Null()]),
     createdBy: t.Union([UuidString(), t.Null()]),
@@ -25,6 +33,7 @@ export const Project = t.Object(
 export const ProjectInput = t.Object(
   {
     name: t.String({ minLength: 1, maxLength: NAME_MAX }),
+    key: t.Optional(ProjectKey),
     description: t.Optional(t.Union([t.String({ maxLength: DESCRIPTION_MAX }), t.Null()])),
   },
   { additionalProperties: false },
@@ -33,6 +42,7 @@ export const ProjectInput = t.Object(
 export const ProjectPatch = t.Object(
   {
     name: t.Optional(t.String({ minLength: 1, maxLength: NAME_MAX })),
+    key: t.Optional(ProjectKey),
     description: t.Optional(t.Union([t.String({ maxLength: DESCRIPTION_MAX }), t.Null()])),
   },
   { additionalProperties: false, minProperties: 1 },
@@ -43,7 +53,7 @@ export const ProjectMember = t.Object(
   { title: 'ProjectMember' },
 )
 
-export const ProjectMemberInput = t.Object({ userId: UuidString(), accessLevel: AccessLevel }, { additionalProperties: false })
+export const ProjectMemberInput = t.Object({ userId: UserRef, accessLevel: AccessLevel }, { additionalProperties: false })
 
 export const ProjectTeam = t.Object(
   { teamId: UuidString(), accessLevel: AccessLevel, team: t.Object({ id: UuidString(), name: t.String() }), createdAt: Timestamp() },

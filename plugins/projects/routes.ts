@@ -29,8 +29,13 @@ export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: Proje
         {
           scopes: ['projects:write'],
           body: ProjectInput,
-          response: responses(Envelope(Project), { status: 201, extra: [422] }),
-          detail: { tags, summary: 'Create a project; you become its owner.' },
+          response: responses(Envelope(Project), { status: 201, extra: [409, 422] }),
+          detail: {
+            tags,
+            summary: 'Create a project; you become its owner.',
+            description:
+              '`key` (`ENG`; work items are `ENG-123`) is unique in the organization. Without one it is derived from the name: the initials of its first four words when it has several (`Mobile App` → `MA`), else its first three letters (`Engineering` → `ENG`), `PRJ` when it has fewer than two letters; then `ENG2`, `ENG3`… when taken. A key any project of the organization has or had is 409 naming `key`.',
+          },
         },
       )
       .get(
@@ -47,7 +52,11 @@ export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: Proje
           headers: IfMatch,
           body: ProjectPatch,
           response: responses(Envelope(Project), { extra: [409] }),
-          detail: { tags, summary: 'Update a project (owner).' },
+          detail: {
+            tags,
+            summary: 'Update a project (owner).',
+            description: "A new `key`: the old one keeps resolving (work item keys too) and stays the project's. A key any project of the organization has or had (this one's old keys included) is 409 naming `key`.",
+          },
         },
       )
       .delete('/projects/:projectId', ({ actor, params, headers }) => projects.delete(actor, params.projectId, headers['if-match']), {

@@ -17,17 +17,19 @@ import type { Writes } from '../../src/writes'
 import type { TeamDirectory } from '../teams/api'
 import { visibleProjects } from './access'
 import type { AccessLevel, ProjectAccessService } from './api'
+import { changeKey, insertProject } from './keys'
 import type { ProjectInput, ProjectPatch } from './model'
 import { projectMembers, projects } from './schema'
 
 type ProjectRow = typeof projects.$inferSelect
 
 /** A project's fields: a row as Drizzle reads it, or as PROJECT_COLUMNS read it (timestamps as text). */
-type ProjectFields = Pick<ProjectRow, 'id' | 'name' | 'description' | 'createdBy'> & { createdAt: Date | string; updatedAt: Date | string }
+type ProjectFields = Pick<ProjectRow, 'id' | 'key' | 'name' | 'description' | 'createdBy'> & { createdAt: Date | string; updatedAt: Date | string }
 
 /** A project as the API shows it. */
 const serializeProject = (project: ProjectFields) => ({
   id: project.id,
+  key: project.key,
   name: project.name,
   description: project.description,
   createdBy: project.createdBy,
@@ -36,7 +38,7 @@ const serializeProject = (project: ProjectFields) => ({
 })
 
 /** A project's columns as the API shows them, for SQL-text reads (alias `p`). */
-const PROJECT_COLUMNS = `p.id, p.name, p.description, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt"`
+const PROJECT_COLUMNS = `p.id, p.key, p.name, p.description, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt"`
 
 /** The projects a caller sees, oldest first: its only order, which its cursors continue. */
 const PROJECT_LIST: ListShape = {
@@ -101,20 +103,17 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
       return serializeProject(project)
     },
 
-    /** Creates a project; the creator becomes its owner. */
+    /** Creates a project with the key given or derived from its name (keys.ts); the creator becomes its owner. */
     create(actor: Actor, input: ProjectInput, request?: IdempotentRequest) {
       return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
-        const [project] = await tx
-          .insert(projects)
-          .values({ organizationId: actor.organizationId, name: input.name, description: input.description ?? null, createdBy: actor.userId })
-          .returning()
+        const project = await insertProject(tx, { organizationId: actor.organizationId, name: input.name, description: input.description ?? null, createdBy: actor.userId }, input.key)
         await tx.insert(projectMembers).values({ projectId: project!.id, userId: actor.userId, organizationId: actor.organizationId, accessLevel: 'owner' })
         await audit({
           action: 'project.created',
           resourceType: 'project',
           resourceId: project!.id,
           projectId: project!.id,
-          changes: { after: { name: project!.name, description: project!.description, ownerId: actor.userId } },
+          changes: { after: { key: project!.key, name: project!.name, description: project!.description, ownerId: actor.userId } },
         })
         const project_ = serializeProject(project!)
         await emit({ type: 'project.created', projectId: project!.id, data: project_ })
@@ -127,13 +126,12 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
         await access.requireProjectAccess(actor, projectId, 'owner', tx)
         const current = await lockProject(tx, actor.organizationId, projectId)
         checkIfMatch(ifMatch, current.updatedAt)
-        const changes = changedFields(current, patch)
+        const next = patch.key === undefined ? patch : { ...patch, key: patch.key.toUpperCase() }
+        const changes = changedFields(current, next)
         if (!changes) return serializeProject(current)
-        const [project] = await tx
-          .update(projects)
-          .set({ ...patch, updatedAt: nextUpdatedAt(current.updatedAt) })
-          .where(theProject(actor.organizationId, projectId))
-          .returning()
+        const write = () => tx.update(projects).set({ ...next, updatedAt: nextUpdatedAt(current.updatedAt) }).where(theProject(actor.organizationId, projectId)).returning()
+        // A new key is recorded with the project's others (keys.ts): the old one keeps resolving.
+        const [project] = next.key !== undefined && next.key !== current.key ? await changeKey(tx, actor.organizationId, projectId, next.key, write) : await write()
         await audit({ action: 'project.updated', resourceType: 'project', resourceId: projectId, projectId, changes })
         const updated = serializeProject(project!)
         await emit({ type: 'project.updated', projectId, data: updated, previous: changes.before })
@@ -150,7 +148,7 @@ export function createProjects({ db, writes, access, teams }: ProjectDeps) {
         // Recorded before the rows go: observers may still read who could see the project.
         await emit({ type: 'project.deleted', projectId, data: serializeProject(current) })
         await tx.delete(projects).where(theProject(actor.organizationId, projectId))
-        await audit({ action: 'project.deleted', resourceType: 'project', resourceId: projectId, projectId, changes: { before: { name: current.name, description: current.description } } })
+        await audit({ action: 'project.deleted', resourceType: 'project', resourceId: projectId, projectId, changes: { before: { key: current.key, name: current.name, description: current.description } } })
         return { id: projectId }
       })
     },

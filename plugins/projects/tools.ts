@@ -4,6 +4,7 @@ import { UuidString } from '../../src/http/models'
 import { cursorParameter, pageArguments, pageRequest } from '../../src/http/pagination'
 import { defineTool } from '../../src/plugin'
 import type { GrantService } from './grants'
+import { ProjectInput } from './model'
 import type { ProjectService } from './service'
 
 export function projectTools({ projects, grants }: { projects: ProjectService; grants: GrantService }) {
@@ -23,6 +24,13 @@ export function projectTools({ projects, grants }: { projects: ProjectService; g
       readOnly: true,
       input: t.Object({ projectId: UuidString() }, { additionalProperties: false }),
       run: (actor, input) => projects.get(actor, input.projectId),
+    }),
+    defineTool({
+      name: 'create_project',
+      description: 'Create a project; you become its owner. `key` (ENG: work items are ENG-123) is derived from the name when not given; one any project of the organization has or had is refused.',
+      scopes: ['projects:write'],
+      input: ProjectInput,
+      run: (actor, input) => projects.create(actor, input),
     }),
     defineTool({
       name: 'list_project_members',

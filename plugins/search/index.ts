@@ -27,7 +27,7 @@ export default definePlugin({
   routes: ({ http }, { search }) => {
     return new Elysia({ name: 'search', prefix: '/api/v1/projects/:projectId/search' }).use(http.v1).get(
       '',
-      ({ actor, params, query }) => search.search(actor, params.projectId, searchOptions(query)),
+      ({ actor, params, query }) => search.search(actor, params.projectId, searchOptions(query, actor.userId)),
       {
         scopes: ['work_items:read', 'entries:read', 'relationships:read'],
         params: t.Object({ projectId: t.String() }),

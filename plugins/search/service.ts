@@ -9,7 +9,9 @@
  * Each kind ranks a bounded window of matches, so a broad term in a huge project costs a bounded
  * amount of work: the matches among the project's most recent rows when they hold a page of them
  * (a broad term), else the first RANKING_WINDOW the index yields (a narrow one, which the index
- * finds cheaply); the substring fallback adds no more than the page has room for.
+ * finds cheaply); the substring fallback adds no more than the page has room for. A query that is
+ * a work item key of the project (`ENG-123`, any case, an old project key too) finds that work
+ * item first, whatever its text (one probe of the key directory and the project's numbers).
  */
 import { sql, type SQL } from 'drizzle-orm'
 import type { Database } from '../../src/db'
@@ -19,7 +21,7 @@ import type { Actor } from '../../src/services/identity'
 import { projectSummary } from './summary'
 import { ENTRY_COLUMNS, toEntry, type EntryTextRow } from '../entries/api'
 import { RELATIONSHIP_COLUMNS, toRelationship, type RelationshipTextRow } from '../relationships/api'
-import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_LIST, type WorkItemTextRow } from '../work-items/api'
+import { fromWorkItemText, parseWorkItemKey, WORK_ITEM_LIST, workItemColumns, type WorkItemTextRow } from '../work-items/api'
 import { filterParameters, parseListQuery, type ListShape } from '../../src/http/list-query'
 
 const SUBSTRING_MIN = 3
@@ -81,6 +83,11 @@ const ORGANIZATION = sql.placeholder('organization')
 /** The filters (`Kind.filter`): statuses, and an assignee's id or `none` (null: any). */
 const STATUSES = sql.placeholder('statuses')
 const ASSIGNEE = sql.placeholder('assignee')
+/** The query as a work item key: its project key (upper case) and number, or null. */
+const KEY = sql.placeholder('key')
+const NUMBER = sql.placeholder('number')
+/** A work item named by its key ranks above any text match (ts_rank is at most 1, the substring bonus small). */
+const EXACT_SCORE = 100
 
 interface Kind {
   /** The read model. */
@@ -95,6 +102,8 @@ interface Kind {
   bonus: number
   /** The project's most recent rows first, in the order of an index that starts with project_id. */
   recency: SQL
+  /** Whether a query that is a work item key finds that row (work items). */
+  keyed?: boolean
 }
 
 const WORK_ITEM_KIND: Kind = {
@@ -104,6 +113,7 @@ const WORK_ITEM_KIND: Kind = {
   column: 'title',
   bonus: 0.2,
   recency: sql.raw('updated_at desc nulls last, id desc nulls last'),
+  keyed: true,
 }
 // Entries are not filtered by their work item's fields; the filters are named so every statement types them.
 const ENTRY_KIND: Kind = {
@@ -174,10 +184,21 @@ const matches = (kind: Kind, only = sql`true`) => sql`
       limit (select ${LIMIT} - count(*) from words))
   ),
   matches as (
-    select id, created_at, score from words
-    union
-    select id, created_at, score from substrings where ${only} and ${PATTERN}::text is not null and (select count(*) from words) < ${LIMIT}
+    select id, created_at, max(score) as score from (
+      select id, created_at, score from words
+      union all
+      select id, created_at, score from substrings where ${only} and ${PATTERN}::text is not null and (select count(*) from words) < ${LIMIT}
+      ${kind.keyed ? sql`union all ${keyed(kind, only)}` : sql``}
+    ) m group by id, created_at
   )`
+
+/**
+ * The row a query that is a work item key names (none otherwise): its number in the project, when
+ * the key is one the project has or had (the projects plugin's key directory).
+ */
+const keyed = (kind: Kind, only: SQL) => sql`select t.id, t.created_at, ${constant(EXACT_SCORE)} from ${kind.table} t
+      where ${KEY}::text is not null and ${only} and t.project_id = ${PROJECT} and t.organization_id = ${ORGANIZATION} and t.number = ${NUMBER}::int and ${kind.filter}
+        and exists (select 1 from project_key_directory k where k.key = ${KEY}::text and k.organization_id = ${ORGANIZATION} and k.project_id = ${PROJECT})`
 
 /** The best `limit` matches, then only their rows read in full (`columns`, over `alias`). */
 const best = (kind: Kind, alias: string, columns: SQL) =>
@@ -185,7 +206,7 @@ const best = (kind: Kind, alias: string, columns: SQL) =>
   best as (select id, created_at, score from matches order by score desc, created_at, id limit ${LIMIT})
   select ${columns} from best b join ${kind.table} ${sql.raw(alias)} on ${sql.raw(alias)}.id = b.id and ${sql.raw(alias)}.organization_id = ${ORGANIZATION} order by b.score desc, b.created_at, b.id`)
 
-const WORK_ITEMS = best(WORK_ITEM_KIND, 'w', WORK_ITEM_COLUMNS)
+const WORK_ITEMS = best(WORK_ITEM_KIND, 'w', workItemColumns(sql`${ORGANIZATION}`))
 
 const ENTRIES = best(ENTRY_KIND, 'e', ENTRY_COLUMNS)
 
@@ -230,10 +251,10 @@ export function searchFilterParameters() {
   return filters
 }
 
-/** The search options of a request's `q`, `limit` and filters (400 naming a bad filter or an unknown key). */
-export function searchOptions(input: Record<string, unknown>): SearchOptions {
+/** The search options of a request's `q`, `limit` and filters (400 naming a bad filter or an unknown key); `me` in `assigneeId` is `caller`. */
+export function searchOptions(input: Record<string, unknown>, caller: string): SearchOptions {
   const { q, limit, ...filters } = input as { q: string; limit?: number }
-  const { values } = parseListQuery(SEARCH_FILTERS, filters, { ignore: ['projectId'] })
+  const { values } = parseListQuery(SEARCH_FILTERS, filters, { ignore: ['projectId'], caller })
   const assignee = values.assigneeId?.anyOf[0]
   return { q, limit: limit ?? 20, statuses: (values.status?.anyOf as string[] | undefined) ?? null, assignee: assignee === undefined ? null : (assignee ?? 'none') }
 }
@@ -242,7 +263,10 @@ export function searchOptions(input: Record<string, unknown>): SearchOptions {
 export async function searchProject(db: Database, access: ProjectAccessService, actor: Actor, projectId: string, options: SearchOptions) {
   await access.requireProjectAccess(actor, projectId, 'viewer')
   const words = wordQueries(options.q)
+  const key = parseWorkItemKey(options.q.trim())
   const values = {
+    key: key?.projectKey ?? null,
+    number: key?.number ?? null,
     project: projectId,
     query: words.join(' & '),
     pattern: substringPattern(options.q),

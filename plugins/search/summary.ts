@@ -4,7 +4,7 @@ import { queryText, type Database } from '../../src/db'
 import { compileStatement, runStatement } from '../../src/statements'
 import type { ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
-import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_STATUSES, type WorkItemStatus, type WorkItemTextRow } from '../work-items/api'
+import { fromWorkItemText, WORK_ITEM_STATUSES, workItemColumns, type WorkItemStatus, type WorkItemTextRow } from '../work-items/api'
 
 /**
  * Work items by status and relationships from the counts their owners maintain (a few rows
@@ -16,7 +16,7 @@ const COUNTS = `select
     (select coalesce(sum(items), 0) from relationship_type_counts where project_id = $1 and organization_id = $2) as relationships`
 
 const RECENT = compileStatement(
-  sql`select ${WORK_ITEM_COLUMNS} from work_item_documents w where w.project_id = ${sql.placeholder('project')} and w.organization_id = ${sql.placeholder('organization')} order by w.updated_at desc, w.id desc limit 10`,
+  sql`select ${workItemColumns(sql`${sql.placeholder('organization')}`)} from work_item_documents w where w.project_id = ${sql.placeholder('project')} and w.organization_id = ${sql.placeholder('organization')} order by w.updated_at desc, w.id desc limit 10`,
 )
 
 /** Two statements after the access check. */

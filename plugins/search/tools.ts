@@ -22,7 +22,7 @@ export function searchTools(search: SearchService) {
         },
         { additionalProperties: false },
       ),
-      run: (actor, { projectId, ...input }) => search.search(actor, projectId, searchOptions(input)),
+      run: (actor, { projectId, ...input }) => search.search(actor, projectId, searchOptions(input, actor.userId)),
     }),
     defineTool({
       name: 'project_summary',

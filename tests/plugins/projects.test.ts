@@ -170,7 +170,7 @@ describe('references in bodies', () => {
 })
 
 describe('If-Match', () => {
-  test('a stale ETag is 409; the current one updates', async () => {
+  test('a stale ETag is 412 PRECONDITION_FAILED; the current one updates', async () => {
     const project = await created('alice', '/api/v1/projects', { name: 'Versioned' })
     const read = await call('alice', 'GET', `/api/v1/projects/${project.id}`)
     const etag = read.headers.get('etag')!
@@ -182,9 +182,10 @@ describe('If-Match', () => {
     const first = await call('alice', 'PATCH', `/api/v1/projects/${project.id}`, { name: 'Versioned 2' }, { 'if-match': reread.headers.get('etag')! })
     expect(first.status).toBe(200)
     const stale = await call('alice', 'PATCH', `/api/v1/projects/${project.id}`, { name: 'Versioned 3' }, { 'if-match': etag })
-    expect(stale.status).toBe(409)
+    expect(stale.status).toBe(412)
+    expect(stale.body.errors[0].code).toBe('PRECONDITION_FAILED')
     expect((await call('alice', 'GET', `/api/v1/projects/${project.id}`)).body.data.name).toBe('Versioned 2')
-    expect((await call('alice', 'DELETE', `/api/v1/projects/${project.id}`, undefined, { 'if-match': etag })).status).toBe(409)
+    expect((await call('alice', 'DELETE', `/api/v1/projects/${project.id}`, undefined, { 'if-match': etag })).status).toBe(412)
     expect((await call('alice', 'DELETE', `/api/v1/projects/${project.id}`, undefined, { 'if-match': first.headers.get('etag')! })).status).toBe(200)
   })
 })
