@@ -246,7 +246,7 @@ export async function loadFieldFilters(executor: Executor, organizationId: strin
         sorts[name] = sorted(`left(v.text_value, ${TEXT_SORT_PREFIX})`, 'text')
         break
       case 'user':
-        filters[name] = { type: 'uuid', column: 'v.user_id', within, description }
+        filters[name] = { type: 'uuid', me: true, column: 'v.user_id', within, description }
         break
       default:
         filters[name] = {

@@ -46,7 +46,7 @@ export const ENTRY_LIST: ListShape = {
   name: 'entries',
   filters: {
     kind: { type: 'enum', values: ENTRY_KINDS, column: 'e.kind', description: 'Only entries of these kinds.' },
-    authorId: { type: 'uuid', column: 'e.author_id', description: 'Only entries written by this user.' },
+    authorId: { type: 'uuid', me: true, column: 'e.author_id', description: 'Only entries written by this user (`me`: you).' },
     createdAt: { type: 'timestamp', column: 'e.created_at', description: 'Creation time.' },
     updatedAt: { type: 'timestamp', column: 'e.updated_at', description: 'Last change.' },
   },

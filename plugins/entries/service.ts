@@ -89,7 +89,7 @@ export function createEntries(deps: EntryDeps) {
      * most `kind`, else a count over the filters' index.
      */
     async list(actor: Actor, workItemId: string, input: Record<string, unknown>, request: PageRequest) {
-      const query = parseListQuery(ENTRY_LIST, input)
+      const query = parseListQuery(ENTRY_LIST, input, { caller: actor.userId })
       const identity = listIdentity(ENTRY_LIST, `${actor.organizationId} ${workItemId}`, query)
       const after = readCursor(request, identity, query.order)
       const projectId = await deps.workItems.projectOf(db, actor.organizationId, workItemId)

@@ -14,7 +14,7 @@ export function entryTools(entries: EntryService) {
     defineTool({
       name: 'list_entries',
       description:
-        "Entries (comments, notes, logs) of a work item in content order unless `sort` says otherwise, filtered as the REST list is (`kind=comment,note`, `authorId`, dates); checked through the work item's project. Continue with `cursor` from meta.nextCursor.",
+        "Entries (comments, notes, logs) of a work item in content order unless `sort` says otherwise, filtered as the REST list is (`kind=comment,note`, `authorId` (`me`: yours), dates); checked through the work item's project. Continue with `cursor` from meta.nextCursor.",
       scopes: ['entries:read'],
       readOnly: true,
       input: t.Object({ workItemId: UuidString(), ...pageArguments(), ...cursorParameter(), ...filterParameters(ENTRY_LIST) }, { additionalProperties: false }),

@@ -12,9 +12,9 @@ import type { Database, Executor } from '../../src/db'
 import { notFound } from '../../src/http/errors'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
-import { assertLevel, type AccessLevel, type ProjectAccessService } from './api'
+import { assertLevel, type AccessLevel, type ProjectAccessService, type ViewableProjects } from './api'
 import { accessGroups, groupStatement, type AccessCheck, type AccessGroupOptions, type AccessGroups, type AccessRow, type LoneChecks } from './access-groups'
-import { compileStatement, runStatement } from '../../src/statements'
+import { compileStatement, param, runStatement } from '../../src/statements'
 import { checkStatement, levelOf, MEMBER_LEVEL, ORGANIZATION, PROJECT, USER } from './access-rule'
 
 /**
@@ -33,6 +33,64 @@ const VISIBLE_TO_USER = compileStatement(sql`select p.id from projects p
   join user_directory u on u.id = ${USER} and u.organization_id = ${ORGANIZATION} and u.status = 'active'
   where p.organization_id = ${ORGANIZATION} and p.id = any(${PROJECT}::uuid[])
     and (u.role = 'superadministrator' or ${MEMBER_LEVEL} is not null)`)
+
+/** The ids a viewable-projects statement keeps to (`among`). */
+const AMONG = sql.placeholder('among')
+
+/**
+ * The projects a member views: their direct memberships and their teams' links, read from the
+ * member's side (the indexes on user_id; then, team by team, the links of each of the member's
+ * teams by team_id: `offset 0` keeps that lookup per team, so no plan reads the organization's
+ * links and filters them), so the cost is the member's own rows, never the organization's.
+ */
+const memberProjects = (among: boolean) => {
+  const only = (column: string) => (among ? sql` and ${sql.raw(column)} = any(${AMONG}::uuid[])` : sql``)
+  return sql`select pm.project_id as id from project_members pm where pm.user_id = ${USER} and pm.organization_id = ${ORGANIZATION}${only('pm.project_id')}
+    union
+    select linked.project_id from team_memberships tm
+      cross join lateral (select pt.project_id from project_teams pt where pt.team_id = tm.team_id and pt.organization_id = ${ORGANIZATION}${only('pt.project_id')} offset 0) linked
+      where tm.user_id = ${USER} and tm.organization_id = ${ORGANIZATION}`
+}
+
+/** Every project of the organization (a superadministrator's view). */
+const organizationProjects = (among: boolean) => sql`select p.id from projects p where p.organization_id = ${ORGANIZATION}${among ? sql` and p.id = any(${AMONG}::uuid[])` : sql``}`
+
+/**
+ * How many `projects` are, their ids (comma-separated, when `listed`), and the digest of which
+ * they are with each one's list version (looked up per project), beside the organization's version.
+ */
+const viewableStatement = (projects: SQL, listed: boolean) =>
+  compileStatement(sql`with viewable as (${projects}),
+    versioned as (select viewable.id, (select v.version from change_versions v where v.scope_id = viewable.id and v.organization_id = ${ORGANIZATION}) as version from viewable)
+  select count(*)::int as count, ${listed ? sql`coalesce(string_agg(versioned.id::text, ',' order by versioned.id), '') as ids, ` : sql``}
+    left(encode(sha256(convert_to(coalesce(string_agg(versioned.id::text || ':' || coalesce(versioned.version, 0)::text, ',' order by versioned.id), ''), 'UTF8')), 'hex'), 32) as digest,
+    (select o.version from change_versions o where o.scope_id = ${ORGANIZATION} and o.organization_id = ${ORGANIZATION}) as "organizationVersion"
+  from versioned`)
+
+/** The viewable-projects statements, by caller and by whether they keep to `among`; only a superadministrator's whole organization is not listed. */
+const VIEWABLE = {
+  member: { all: viewableStatement(memberProjects(false), true), among: viewableStatement(memberProjects(true), true) },
+  superadministrator: { all: viewableStatement(organizationProjects(false), false), among: viewableStatement(organizationProjects(true), true) },
+}
+
+interface ViewableRow {
+  count: number
+  ids?: string
+  digest: string
+  organizationVersion: string | number | null
+}
+
+/** The projects the caller views (ProjectAccessService.viewableProjects), on the pool. */
+async function viewableProjects(db: Database, actor: Actor, among?: readonly string[]): Promise<ViewableProjects> {
+  const superadministrator = actor.role === 'superadministrator'
+  const kept = among?.filter(isUuid)
+  const statement = VIEWABLE[superadministrator ? 'superadministrator' : 'member'][kept ? 'among' : 'all']
+  const [row] = await runStatement<ViewableRow>(db, statement, { organization: actor.organizationId, user: actor.userId, among: kept ?? [] })
+  const { count, ids, digest, organizationVersion } = row!
+  const version = `${digest}.${organizationVersion ?? 0}`
+  if (ids === undefined) return { count, version, ids: sql`select p.id from projects p where p.organization_id = ${param(actor.organizationId)}` }
+  return { count, version, ids: sql`select unnest(${param(ids ? ids.split(',') : [])}::uuid[]) as id` }
+}
 
 /** The grouped checks' statements (access-groups.ts), with the member's level as written above. */
 const GROUP_ACCESS = { organization: groupStatement('organization', levelOf), checks: groupStatement('checks', levelOf) }
@@ -74,6 +132,7 @@ export function createProjectAccess(db: Database, groups = createAccessGroups(db
       const rows = await runStatement<{ id: string }>(executor, VISIBLE_TO_USER, { project: ids, organization: organizationId, user: userId })
       return new Set(rows.map((row) => row.id))
     },
+    viewableProjects: (actor, among) => viewableProjects(db, actor, among),
     async listAccess(actor, projectId, required = 'viewer') {
       const row = await check(actor, projectId, db, true)
       const access = { projectId: row.id, organizationId: row.organizationId, level: row.level, version: `${row.projectVersion ?? 0}.${row.organizationVersion ?? 0}` }

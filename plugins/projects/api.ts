@@ -60,6 +60,25 @@ export interface ProjectAccessService {
    * statement; the user's role is read in it.
    */
   projectsVisibleTo(executor: Executor, organizationId: string, userId: string, projectIds: readonly string[]): Promise<Set<string>>
+  /**
+   * The projects the caller can view now (`among`: only those of these ids; unknown or invisible
+   * ones are simply left out), for a list over all of them, in one statement whose cost grows with
+   * the caller's memberships and their teams' links, never with the projects they cannot see (a
+   * superadministrator sees every project of the organization). With the version a cached page
+   * of such a list is keyed on: which projects they are, each one's list version and the
+   * organization's (`ListCache.page`), so a change to any of them, or to who sees them, moves it.
+   */
+  viewableProjects(actor: Actor, among?: readonly string[]): Promise<ViewableProjects>
+}
+
+/** The projects a caller can view (ProjectAccessService.viewableProjects). */
+export interface ViewableProjects {
+  /** How many. */
+  count: number
+  /** Their ids as a subquery of one column `id`, values bound, every table named in the caller's organization. */
+  ids: SQL
+  /** The cached pages' version of a list over them. */
+  version: string
 }
 
 export const ProjectAccessRef = serviceRef<ProjectAccessService>('projects.access', 'projects')

@@ -13,6 +13,7 @@ import type { ListCache } from '../../src/http/list-cache'
 import { listIdentity, parseListQuery, readCursor } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
+import { userOf } from '../../src/http/models'
 import type { Actor } from '../../src/services/identity'
 import { isoFromText, selectListPage } from '../../src/sql'
 import { runStatement } from '../../src/statements'
@@ -102,8 +103,10 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
     )
   }
 
-  const add = (kind: GrantKind, actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel, request?: IdempotentRequest) =>
-    writes.change(actor, 'project', async ({ tx, audit, emit }) => {
+  /** Grants `principalId` (for a member, `me`: the caller) `accessLevel` on the project. */
+  const add = (kind: GrantKind, actor: Actor, projectId: string, given: string, accessLevel: AccessLevel, request?: IdempotentRequest) => {
+    const principalId = kind.field === 'userId' ? userOf(actor, given) : given
+    return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
       await lockAsOwner(tx, actor, projectId)
       await requirePrincipal[kind.field](tx, actor, principalId)
       const inserted = await queryText(
@@ -117,6 +120,7 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
       await record(emit, kind, 'created', projectId, added)
       return created(added)
     }, request)
+  }
 
   const update = (kind: GrantKind, actor: Actor, projectId: string, principalId: string, accessLevel: AccessLevel) =>
     writes.change(actor, 'project', async ({ tx, audit, emit }) => {

@@ -1,6 +1,6 @@
 /** Request and response models of teams and team members. */
 import { t } from 'elysia'
-import { Timestamp, UuidString } from '../../src/http/models'
+import { Timestamp, UserRef, UuidString } from '../../src/http/models'
 import { UserIdentity } from '../auth/api'
 
 export const NAME_MAX = 200
@@ -38,7 +38,7 @@ export const TeamMember = t.Object(
   { title: 'TeamMember' },
 )
 
-export const TeamMemberInput = t.Object({ userId: UuidString() }, { additionalProperties: false })
+export const TeamMemberInput = t.Object({ userId: UserRef }, { additionalProperties: false })
 
 export type TeamInput = typeof TeamInput.static
 export type TeamPatch = typeof TeamPatch.static

@@ -70,7 +70,7 @@ export function teamRoutes(v1: V1Kit, teams: TeamService) {
         params: TeamParams,
         body: TeamMemberInput,
         response: responses(Envelope(TeamMember), { status: 201, extra: [409, 422] }),
-        detail: { tags, summary: 'Add an active user of your organization to a team (administrators).' },
+        detail: { tags, summary: 'Add an active user of your organization (`userId`; `me`: yourself) to a team (administrators).' },
       },
     )
     .delete('/:teamId/members/:userId', ({ actor, params }) => teams.removeMember(actor, params.teamId, params.userId), {

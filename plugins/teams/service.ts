@@ -12,6 +12,7 @@ import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
 import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import type { PageRequest } from '../../src/http/pagination'
+import { userOf } from '../../src/http/models'
 import { isUuid } from '../../src/ids'
 import { isAdministrator, type Actor } from '../../src/services/identity'
 import { isoFromText, isoOf, nextUpdatedAt, selectListPage } from '../../src/sql'
@@ -194,14 +195,16 @@ export function createTeams({ db, lists, writes, users }: TeamDeps) {
       )
     },
 
+    /** Adds an active user of the organization (`me`: the caller) to the team. */
     async addMember(actor: Actor, teamId: string, input: TeamMemberInput, request?: IdempotentRequest) {
+      const userId = userOf(actor, input.userId)
       return writes.change(actor, 'organization', async ({ tx, audit }) => {
         const team = await findTeam(tx, actor, teamId)
         requireAdministrator(actor)
-        const user = await users.requireActiveUser(tx, actor.organizationId, input.userId, 'userId')
-        const [member] = await tx.insert(teamMembers).values({ teamId: team.id, userId: input.userId, organizationId: actor.organizationId }).onConflictDoNothing().returning()
-        if (!member) throw conflict('The user is already a member of this team.', input.userId, 'userId')
-        await audit({ action: 'team.member_added', resourceType: 'team', resourceId: team.id, changes: { after: { userId: input.userId } } })
+        const user = await users.requireActiveUser(tx, actor.organizationId, userId, 'userId')
+        const [member] = await tx.insert(teamMembers).values({ teamId: team.id, userId, organizationId: actor.organizationId }).onConflictDoNothing().returning()
+        if (!member) throw conflict('The user is already a member of this team.', userId, 'userId')
+        await audit({ action: 'team.member_added', resourceType: 'team', resourceId: team.id, changes: { after: { userId } } })
         return created({ userId: member.userId, user, createdAt: member.createdAt.toISOString() })
       }, request)
     },

@@ -11,7 +11,9 @@ import type { Actor } from '../../src/services/identity'
 import { serviceRef } from '../../src/services/registry'
 
 export { WORK_ITEM_STATUSES, type WorkItemStatus } from './schema'
-export { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_LIST, WorkItem, type WorkItemResource, type WorkItemTextRow } from './model'
+export { fromWorkItemText, WORK_ITEM_LIST, WorkItem, workItemColumns, type WorkItemResource, type WorkItemTextRow } from './model'
+/** A work item key (`ENG-123`, any case) as its project key (upper case) and number, or undefined (keys.ts). */
+export { parseWorkItemKey } from './keys'
 
 /**
  * The statement the work-item list runs for a request on a cache miss, after its access check,

@@ -1,11 +1,15 @@
 /** The `work-items` plugin: work items of a project, numbered per project. */
+import { Elysia } from 'elysia'
 import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
 import { UserDirectoryRef } from '../auth/api'
 import { ProjectAccessRef } from '../projects/api'
 import { WorkItemsRef, type WorkItemExtension } from './api'
+import { workItemRefRoutes } from './item-routes'
+import { createWorkItemRefs } from './keys'
 import { workItemModels } from './model'
 import { workItemRoutes } from './routes'
+import { acrossRoutes } from './across-routes'
 import { workItemCounters, workItemCounts, workItems } from './schema'
 import { BULK_MAX, createWorkItems, workItemsFace } from './service'
 import { workItemTools } from './tools'
@@ -32,10 +36,13 @@ export default definePlugin({
     // after this one and before any route or tool is built.
     const extensions: WorkItemExtension[] = []
     services.provide(WorkItemsRef, { ...workItemsFace, extend: (extension) => void extensions.push(extension) })
-    const workItems = createWorkItems({ db, lists, writes, extensions, access: services.get(ProjectAccessRef), users: services.get(UserDirectoryRef) })
+    const access = services.get(ProjectAccessRef)
+    const workItems = createWorkItems({ db, lists, writes, extensions, access, users: services.get(UserDirectoryRef) })
+    // A work item by id or key (`ENG-123`), its project not named: keys.ts.
+    const refs = createWorkItemRefs({ db, access, workItems, extensions })
     let models: ReturnType<typeof workItemModels> | undefined
-    return { workItems, models: () => (models ??= workItemModels(extensions, BULK_MAX)) }
+    return { workItems, refs, models: () => (models ??= workItemModels(extensions, BULK_MAX)) }
   },
-  routes: ({ http }, { workItems, models }) => workItemRoutes(http.v1, workItems, models()),
-  tools: (_context, { workItems, models }) => workItemTools(workItems, models()),
+  routes: ({ http }, { workItems, refs, models }) => new Elysia({ name: 'work-items-all' }).use(workItemRoutes(http.v1, workItems, models())).use(workItemRefRoutes(http.v1, refs, models())).use(acrossRoutes(http.v1, workItems, models())),
+  tools: (_context, { workItems, refs, models }) => workItemTools(workItems, models(), refs),
 })

@@ -51,7 +51,7 @@ export function workItemRoutes(v1: V1Kit, workItems: WorkItemService, models: Wo
         tags,
         summary: `Change up to ${BULK_MAX} work items in one transaction, all or none (editor).`,
         description:
-          'Each item names its work item (`id`), optionally its ETag as read (`ifMatch`), and the changes a PATCH of it takes. Answers 200 with every item after the change, in order; when any item is refused (an `id` or other reference that is unknown or outside this project: 400, stale `ifMatch`: 409, invalid: 400), nothing is written and the answer lists each failing item by its index. Audited and evented per item; `Idempotency-Key` replays the answer.',
+          'Each item names its work item (`id`), optionally its ETag as read (`ifMatch`), and the changes a PATCH of it takes. Answers 200 with every item after the change, in order; when any item is refused (an `id` or other reference that is unknown or outside this project: 400, stale `ifMatch`: 412, invalid: 400), nothing is written and the answer lists each failing item by its index. Audited and evented per item; `Idempotency-Key` replays the answer.',
       },
     })
     .get('/:workItemId', ({ actor, params }) => workItems.get(actor, params.projectId, params.workItemId), {

@@ -4,23 +4,22 @@
  */
 import { and, eq, inArray, sql, type SQL } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
-import { listTotal, type CountTable } from '../../src/counts'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import { ApiError, badRequest, notFound, requireReference, type ErrorItem } from '../../src/http/errors'
 import type { ListCache } from '../../src/http/list-cache'
-import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
+import { userOf } from '../../src/http/models'
 import type { Actor } from '../../src/services/identity'
-import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
-import { listPageQuery, nextUpdatedAt, selectListPage, type ListStatement } from '../../src/sql'
-import { compileStatement, param, runStatement, toQuery, type CompiledStatement } from '../../src/statements'
+import { nextUpdatedAt } from '../../src/sql'
+import { compileStatement, runStatement, type CompiledStatement } from '../../src/statements'
 import type { Write, Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { WorkItemExtension, WorkItemsFace } from './api'
-import { fromWorkItemText, WORK_ITEM_COLUMNS, WORK_ITEM_LIST, workItemModels, type WorkItemInput, type WorkItemPatch, type WorkItemQuery, type WorkItemResource, type WorkItemTextRow } from './model'
+import { fromWorkItemText, workItemColumns, workItemModels, type WorkItemInput, type WorkItemPatch, type WorkItemResource, type WorkItemTextRow } from './model'
+import { createWorkItemLists, WORK_ITEM_COUNTS } from './lists'
 import { workItems, type WorkItemRow } from './schema'
 
 /** The organization's work item `id`, as a condition (its primary key). */
@@ -42,40 +41,12 @@ async function findWorkItem(executor: Executor, organizationId: string, projectI
   return row
 }
 
-/** The project's maintained counts per status (work_item_counts), moved by the unit of work of each change. */
-const WORK_ITEM_COUNTS: CountTable = { table: 'work_item_counts', scope: 'project_id', key: 'status', filter: 'status' }
-
 /** Every column a work item shows, its own and the extensions', in the statement's `organization`. */
-const columnsOf = (extensions: readonly WorkItemExtension[], organization: SQL) =>
-  extensions.length ? sql.join([WORK_ITEM_COLUMNS, ...extensions.map((extension) => sql`${extension.column(organization)} as ${sql.raw(`"${extension.property}"`)}`)], sql`,\n  `) : WORK_ITEM_COLUMNS
+export const columnsOf = (extensions: readonly WorkItemExtension[], organization: SQL) =>
+  sql.join([workItemColumns(organization), ...extensions.map((extension) => sql`${extension.column(organization)} as ${sql.raw(`"${extension.property}"`)}`)], sql`,\n  `)
 
-/**
- * A list request (filters and sorts of `shape`) as its cache key and its statement, composed only
- * when the page is read (a cache miss): the page and its total, in one statement (the maintained
- * counts when the filters are at most `status`, else a count over the index of the filters).
- */
-function listRead(extensions: readonly WorkItemExtension[], shape: ListShape, actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest) {
-  const scope = { project: param(projectId), organization: param(actor.organizationId) }
-  const query = parseListQuery(shape, input, { scope })
-  const identity = listIdentity(shape, `${actor.organizationId} ${projectId}`, query)
-  const after = readCursor(request, identity, query.order)
-  const statement = (): ListStatement => {
-    const conditions = [sql`w.project_id = ${scope.project}`, sql`w.organization_id = ${scope.organization}`, ...query.conditions]
-    const total = listTotal(WORK_ITEM_COUNTS, query, { scope: scope.project, organization: scope.organization }, 'work_items w', conditions)
-    return { columns: columnsOf(extensions, scope.organization), from: 'work_items w', conditions, order: query.order, total, identity, after }
-  }
-  return { key: `work-items ${projectId} ${query.canonical} ${request.cursor ?? request.page} ${request.size}`, statement }
-}
-
-/**
- * The statement the list runs for this request on a cache miss (after its access check), without
- * running it: its text and the values of its `$n`. The work items' own list: no extension's
- * property, filter or sort (labels, custom fields).
- */
-export async function listStatement(actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest): Promise<{ text: string; values: unknown[] }> {
-  const { sql: text, params } = toQuery(listPageQuery(listRead([], WORK_ITEM_LIST, actor, projectId, input, request).statement(), request))
-  return { text, values: params }
-}
+/** The statement the list runs for a request on a cache miss (lists.ts), for api.ts. */
+export { listStatement } from './lists'
 
 /** The plugin's public face (api.ts) without `extend`: ordering and lookups for dependents' transactions. */
 export const workItemsFace: Omit<WorkItemsFace, 'extend'> = {
@@ -144,6 +115,7 @@ export class BulkFailure extends ApiError {
 export type BulkPatch = WorkItemPatch & { id: string; ifMatch?: string } & Record<string, unknown>
 
 export function createWorkItems({ db, lists, writes, access, users, extensions }: WorkItemDeps) {
+  const workItemLists = createWorkItemLists({ db, lists, access, extensions, columns: (organization) => columnsOf(extensions, organization) })
   const checkAssignee = async (executor: Executor, actor: Actor, assigneeId: string | null | undefined) => {
     if (assigneeId) await users.requireActiveUser(executor, actor.organizationId, assigneeId, 'assigneeId')
   }
@@ -163,28 +135,10 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
     return fromWorkItemText(row)
   }
 
-  /** The list's filters and sorts for this request: its own, the extensions', and the organization's dynamic ones it names. */
-  const listShape = async (organizationId: string, input: WorkItemQuery): Promise<ListShape> => {
-    if (!extensions.length) return WORK_ITEM_LIST
-    const filters = { ...WORK_ITEM_LIST.filters }
-    const sorts = { ...WORK_ITEM_LIST.sorts }
-    const sort = typeof input.sort === 'string' ? input.sort : ''
-    for (const extension of extensions) {
-      Object.assign(filters, extension.filters)
-      const dynamic = extension.dynamic
-      if (!dynamic) continue
-      const named = Object.keys(input).some((key) => key.startsWith(dynamic.prefix)) || sort.includes(dynamic.prefix)
-      if (!named) continue
-      const loaded = await dynamic.load(db, organizationId)
-      Object.assign(filters, loaded.filters)
-      Object.assign(sorts, loaded.sorts)
-    }
-    return { ...WORK_ITEM_LIST, filters, sorts }
-  }
-
-  /** The values a body gives the extensions' properties, apart from the work item's own fields. */
-  const split = <T extends Record<string, unknown>>(body: T) => {
+  /** The values a body gives the extensions' properties, apart from the work item's own fields (`assigneeId: "me"`: the caller). */
+  const split = <T extends Record<string, unknown>>(actor: Actor, body: T) => {
     const own: Record<string, unknown> = { ...body }
+    if (own.assigneeId !== undefined) own.assigneeId = userOf(actor, own.assigneeId as string | null)
     const extended: Record<string, unknown> = {}
     for (const { property } of extensions) {
       extended[property] = own[property]
@@ -195,7 +149,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
 
   /** Creates one work item in the unit of work `w` (the caller checked editor access). */
   async function createIn({ tx, audit, emit, count }: Write, actor: Actor, projectId: string, input: WorkItemInput): Promise<WorkItemResource> {
-    const { own, extended } = split(input)
+    const { own, extended } = split(actor, input)
     await checkAssignee(tx, actor, own.assigneeId)
     const number = await workItemsFace.lockOrdering(tx as Transaction, actor.organizationId, projectId, true)
     const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(position) + 1, 0)::int as next from work_items where project_id = $1 and organization_id = $2', [
@@ -232,7 +186,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
 
   /** Updates one locked work item in the unit of work `w` (the caller checked editor access and If-Match). */
   async function updateIn({ tx, audit, emit, count }: Write, actor: Actor, projectId: string, current: WorkItemRow, patch: WorkItemPatch): Promise<WorkItemResource> {
-    const { own, extended } = split(patch as Record<string, unknown>)
+    const { own, extended } = split(actor, patch as Record<string, unknown>)
     await checkAssignee(tx, actor, own.assigneeId as string | null | undefined)
     const changes = changedFields(current, own as WorkItemPatch) ?? { before: {}, after: {} }
     for (const extension of extensions) {
@@ -292,16 +246,8 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
       return workItemModels(described, BULK_MAX)
     },
 
-    /**
-     * The work items of a project, filtered and sorted (model.ts WORK_ITEM_LIST; content order by
-     * default), by page or cursor: a hot read. The access check reads the project's version; a
-     * cached page of that version answers without reading rows, else one statement (listRead).
-     */
-    async list(actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest) {
-      const read = listRead(extensions, await listShape(actor.organizationId, input), actor, projectId, input, request)
-      const { version } = await access.listAccess(actor, projectId)
-      return lists.page(read.key, version, () => selectListPage<WorkItemTextRow, WorkItemResource>(db, read.statement(), request, fromWorkItemText))
-    },
+    // The project's list and the list across projects (lists.ts).
+    ...workItemLists,
 
     async get(actor: Actor, projectId: string, workItemId: string) {
       await access.requireProjectAccess(actor, projectId, 'viewer')

@@ -4,26 +4,45 @@
  * in the list tool's `field.<key>` filters.
  */
 import { t, type TSchema } from 'elysia'
+import { badRequest } from '../../src/http/errors'
 import { UuidString } from '../../src/http/models'
+import { isUuid } from '../../src/ids'
 import { cursorParameter, pageArguments, pageRequest } from '../../src/http/pagination'
 import { defineTool } from '../../src/plugin'
 import type { Actor } from '../../src/services/identity'
-import type { WorkItemModels } from './model'
+import type { WorkItemRefs } from './keys'
+import { ACROSS_PROJECTS_MAX, type WorkItemModels } from './model'
 import { BULK_MAX, type BulkPatch, type WorkItemService } from './service'
 
-const target = { projectId: UuidString(), workItemId: UuidString() }
+/** A work item by id, or by key with its project optional (given, the work item must be in it). */
+const target = {
+  projectId: t.Optional(UuidString({ description: 'The work item\'s project: required by no call (a key or an id names the work item); given, the work item must be in it.' })),
+  workItemId: t.String({ minLength: 1, maxLength: 100, description: 'The work item id, or its key: `ENG-123` (any case).' }),
+}
+
+/**
+ * The list tool's project: one (its list), several (the list across them), or none (across every
+ * project the caller views). Checked as the cross-project list's `projectId` filter is (400 naming
+ * it) unless it is one id.
+ */
+const ListProjects = t.Optional(
+  t.String({
+    maxLength: ACROSS_PROJECTS_MAX * 37,
+    description: `A project id: that project's list (content order by default). Omitted: the work items of every project you can view, the most recently changed first by default; or up to ${ACROSS_PROJECTS_MAX} comma-separated project ids: those of them you can view.`,
+  }),
+)
 
 /** Each tool's arguments under one set of work item models. */
 const inputs = (models: WorkItemModels) => ({
   // Custom-field filters (`field.<key>`) are the organization's own: taken besides the listed arguments.
-  list: t.Object({ projectId: UuidString(), ...pageArguments(), ...cursorParameter(), ...models.filterArguments }, { additionalProperties: t.String({ maxLength: 2000 }) }),
+  list: t.Object({ projectId: ListProjects, ...pageArguments(), ...cursorParameter(), ...models.filterArguments }, { additionalProperties: t.String({ maxLength: 2000 }) }),
   create: t.Object({ projectId: UuidString(), ...models.input.properties }, { additionalProperties: false }),
-  update: t.Object({ ...target, ...models.patch.properties }, { additionalProperties: false, minProperties: 3 }),
+  update: t.Object({ ...target, ...models.patch.properties }, { additionalProperties: false, minProperties: 2 }),
   bulkCreate: t.Object({ projectId: UuidString(), ...models.bulkCreate.properties }, { additionalProperties: false }),
   bulkUpdate: t.Object({ projectId: UuidString(), ...models.bulkUpdate.properties }, { additionalProperties: false }),
 })
 
-export function workItemTools(workItems: WorkItemService, models: WorkItemModels) {
+export function workItemTools(workItems: WorkItemService, models: WorkItemModels, refs: WorkItemRefs) {
   const general = inputs(models)
   /** The arguments of tool `name` as the caller's organization sees them (one read per listing). */
   const described = (name: keyof ReturnType<typeof inputs>) => async (actor: Actor, memo: Map<string, Promise<unknown>>): Promise<TSchema> => {
@@ -35,20 +54,24 @@ export function workItemTools(workItems: WorkItemService, models: WorkItemModels
     defineTool({
       name: 'list_work_items',
       description:
-        'Work items of a project, in content order unless `sort` says otherwise, filtered as the REST list is (`status=todo,in_progress`, `priority=gte:2`, `assigneeId=none`, `label`, `field.<key>`, …). Continue with `cursor` from meta.nextCursor.',
+        'Work items of a project (`projectId`), in content order unless `sort` says otherwise; without `projectId`, of every project you can view, the most recently changed first (`sort=-updatedAt`). Filtered as the REST lists are (`status=todo,in_progress`, `priority=gte:2`, `assigneeId=me` or `none`, `label`, `field.<key>`, …); `sort=priority` puts urgent first, no priority last. Continue with `cursor` from meta.nextCursor.',
       scopes: ['work_items:read'],
       readOnly: true,
       input: general.list,
       describe: described('list'),
-      run: (actor, { projectId, ...query }) => workItems.list(actor, projectId as string, query, pageRequest(query)),
+      run: (actor, { projectId, ...query }) => {
+        const projects = projectId as string | undefined
+        if (isUuid(projects)) return workItems.list(actor, projects, query, pageRequest(query))
+        return workItems.across(actor, projects === undefined ? query : { ...query, projectId: projects }, pageRequest(query))
+      },
     }),
     defineTool({
       name: 'get_work_item',
-      description: 'One work item.',
+      description: 'One work item, by id or key (`ENG-123`).',
       scopes: ['work_items:read'],
       readOnly: true,
       input: t.Object(target, { additionalProperties: false }),
-      run: (actor, input) => workItems.get(actor, input.projectId, input.workItemId),
+      run: (actor, input) => refs.get(actor, input.workItemId, input.projectId),
     }),
     defineTool({
       name: 'create_work_item',
@@ -60,11 +83,14 @@ export function workItemTools(workItems: WorkItemService, models: WorkItemModels
     }),
     defineTool({
       name: 'update_work_item',
-      description: 'Change fields of a work item (needs editor access); only the named fields change (`fields` merges: named keys change, null clears one).',
+      description: 'Change fields of a work item named by id or key (`ENG-123`; needs editor access); only the named fields change (`fields` merges: named keys change, null clears one).',
       scopes: ['work_items:write'],
       input: general.update,
       describe: described('update'),
-      run: (actor, { projectId, workItemId, ...patch }) => workItems.update(actor, projectId as string, workItemId as string, patch as never),
+      run: (actor, { projectId, workItemId, ...patch }) => {
+        if (!Object.keys(patch).length) throw badRequest('Name at least one field to change besides the work item.')
+        return refs.update(actor, workItemId as string, patch as never, undefined, projectId as string | undefined)
+      },
     }),
     defineTool({
       name: 'bulk_create_work_items',
@@ -84,11 +110,11 @@ export function workItemTools(workItems: WorkItemService, models: WorkItemModels
     }),
     defineTool({
       name: 'delete_work_item',
-      description: 'Delete a work item with its entries and relationships (needs editor access).',
+      description: 'Delete a work item, named by id or key (`ENG-123`), with its entries and relationships (needs editor access).',
       scopes: ['work_items:write'],
       destructive: true,
       input: t.Object(target, { additionalProperties: false }),
-      run: (actor, input) => workItems.delete(actor, input.projectId, input.workItemId),
+      run: (actor, input) => refs.delete(actor, input.workItemId, undefined, input.projectId),
     }),
   ]
 }

@@ -24,7 +24,16 @@ export { MAX_CURSOR_LENGTH, readCursor, type ListColumn, type OrderTerm, type So
 /** How a filter's values are read and compared. */
 export type FilterType =
   | { type: 'enum'; values: readonly string[] }
-  | { type: 'uuid'; none?: boolean; /** Matches when any of these columns holds the id (instead of `column`). */ anyColumn?: readonly string[] }
+  | {
+      type: 'uuid'
+      none?: boolean
+      /** A user id: `me` stands for the caller (`ListQueryOptions.caller`). */
+      me?: boolean
+      /** Up to this many ids, comma-separated, any of (default one; at most MAX_TERMS). */
+      many?: number
+      /** Matches when any of these columns holds the id (instead of `column`). */
+      anyColumn?: readonly string[]
+    }
   | { type: 'integer'; minimum: number; maximum: number }
   | { type: 'timestamp' }
   | { type: 'date'; none?: boolean }
@@ -61,6 +70,8 @@ export interface ListShape {
   defaultOrder: readonly string[]
   /** The unique column every order ends with (ascending, or descending after a descending key). */
   tiebreaker: SortKey
+  /** What the `sort` parameter's documentation adds about its keys (e.g. what order `priority` is). */
+  sortDescription?: string
 }
 
 /** What a list request asked for, parsed: its conditions, its order, and its identity. */
@@ -110,7 +121,7 @@ export function filterParameters(shape: ListShape): Record<string, TSchema> {
   parameters.sort = t.Optional(
     t.String({
       maxLength: 200,
-      description: `Comma-separated sort keys, \`-\` before a key for descending: ${Object.keys(shape.sorts).join(', ')} (default ${shape.defaultOrder.join(',')}).`,
+      description: `Comma-separated sort keys, \`-\` before a key for descending: ${Object.keys(shape.sorts).join(', ')} (default ${shape.defaultOrder.join(',')}).${shape.sortDescription ? ` ${shape.sortDescription}` : ''}`,
     }),
   )
   return parameters
@@ -121,7 +132,7 @@ function describeFilter(filter: Filter): string {
     case 'enum':
       return `${filter.description} Any of ${filter.values.join(', ')}, comma-separated.`
     case 'uuid':
-      return `${filter.description} An id${filter.none ? ', or `none`' : ''}.`
+      return `${filter.description} ${(filter.many ?? 1) > 1 ? `Up to ${filter.many} ids, comma-separated (any of)` : filter.me ? 'A user id' : 'An id'}${filter.me ? ', `me` (you)' : ''}${filter.none ? ', or `none`' : ''}.`
     case 'integer':
       return `${filter.description} ${filter.minimum}..${filter.maximum}; comma-separated terms \`eq:\` (or a bare value: any of), \`gt:\`, \`gte:\`, \`lt:\`, \`lte:\` (all hold), e.g. \`gte:2\`.`
     case 'timestamp':
@@ -137,10 +148,14 @@ function describeFilter(filter: Filter): string {
   }
 }
 
-/** How a list's query is read: keys left to the caller (paging and `cursor` by default), and the scope its filters' `within` name. */
+/**
+ * How a list's query is read: keys left to the caller (paging and `cursor` by default), the scope
+ * its filters' `within` name, and the caller's user id, which `me` stands for in user-id filters.
+ */
 export interface ListQueryOptions {
   ignore?: readonly string[]
   scope?: ListScope
+  caller?: string
 }
 
 /**
@@ -149,7 +164,7 @@ export interface ListQueryOptions {
  * ones. Conditions are bound fragments.
  */
 export function parseListQuery(shape: ListShape, input: Record<string, unknown>, options: ListQueryOptions = {}): ListQuery {
-  const { ignore = ['page', 'size', 'cursor'], scope = {} } = options
+  const { ignore = ['page', 'size', 'cursor'], scope = {}, caller } = options
   const errors: ErrorItem[] = []
   const conditions: SQL[] = []
   const values: Record<string, ParsedFilter> = {}
@@ -164,7 +179,7 @@ export function parseListQuery(shape: ListShape, input: Record<string, unknown>,
     }
     // A repeated parameter (`label=a&label=b`) arrives as an array: any of its values.
     const text = Array.isArray(raw) ? raw.join(',') : String(raw)
-    const parsed = parseFilter(filter, text)
+    const parsed = parseFilter(filter, text, caller)
     if (typeof parsed === 'string') {
       errors.push({ code: 'BAD_REQUEST', field: key, message: parsed })
       continue
@@ -192,7 +207,11 @@ export function parseListQuery(shape: ListShape, input: Record<string, unknown>,
 /** How a sort key is named in a list's canonical text: its column's text, or for a fragment its key in the shape. */
 const sortName = (shape: ListShape, key: SortKey) => (typeof key.column === 'string' ? key.column : Object.keys(shape.sorts).find((name) => shape.sorts[name] === key))
 
-function parseFilter(filter: Filter, text: string): ParsedFilter | string {
+/** What a uuid filter takes, as its messages say it. */
+const uuidRule = (filter: Extract<Filter, { type: 'uuid' }>) =>
+  [filter.me ? 'a user id (a UUID)' : 'a UUID', ...(filter.me ? ['`me`'] : []), ...(filter.none ? ['`none`'] : [])].join(', ').replace(/, ([^,]*)$/, ' or $1')
+
+function parseFilter(filter: Filter, text: string, caller?: string): ParsedFilter | string {
   const terms = text.split(',').map((term) => term.trim())
   if (terms.length > MAX_TERMS) return `At most ${MAX_TERMS} comma-separated terms.`
   const parsed: ParsedFilter = { anyOf: [], ranges: [] }
@@ -215,10 +234,14 @@ function parseFilter(filter: Filter, text: string): ParsedFilter | string {
       continue
     }
     if (filter.type === 'uuid') {
-      if (terms.length > 1) return `One id${filter.none ? ' or `none`' : ''}.`
-      if (filter.none && term === 'none') parsed.anyOf.push(null)
-      else if (isUuid(term)) parsed.anyOf.push(term.toLowerCase())
-      else return `Must be a UUID${filter.none ? ' or `none`' : ''}.`
+      const most = Math.min(filter.many ?? 1, MAX_TERMS)
+      if (terms.length > most) return most === 1 ? `Must be one value: ${uuidRule(filter)}.` : `At most ${most} comma-separated ids.`
+      let value: string | null
+      if (filter.none && term === 'none') value = null
+      else if (filter.me && term === 'me' && caller) value = caller.toLowerCase()
+      else if (isUuid(term)) value = term.toLowerCase()
+      else return `Must be ${uuidRule(filter)}${most > 1 ? ', comma-separated' : ''}.`
+      if (!parsed.anyOf.includes(value)) parsed.anyOf.push(value)
       continue
     }
     if (filter.type === 'date' && filter.none && term === 'none') {
@@ -320,6 +343,13 @@ function timestampCondition(column: SQL, parsed: ParsedFilter): SQL {
   return all(parts)
 }
 
+/** What a refused sort key is told: the key as given (shortened), and the keys the list takes. */
+function unknownSortKey(shape: ListShape, name: string): string {
+  const named = name === '' ? 'An empty sort key' : `\`${name.length > 64 ? `${name.slice(0, 64)}…` : name}\` is no sort key of this list`
+  const keys = Object.keys(shape.sorts)
+  return keys.length ? `${named}; allowed: ${keys.join(', ')} (\`-\` before a key for descending).` : `${named}: this list takes no sort.`
+}
+
 function parseSort(shape: ListShape, text: string): OrderTerm[] | string {
   const order: OrderTerm[] = []
   const seen = new Set<string>()
@@ -327,7 +357,7 @@ function parseSort(shape: ListShape, text: string): OrderTerm[] | string {
     const descending = part.startsWith('-')
     const name = descending ? part.slice(1) : part
     const key = own(shape.sorts, name)
-    if (!key) return Object.keys(shape.sorts).length ? `Unknown sort key; allowed: ${Object.keys(shape.sorts).join(', ')} (\`-\` before a key for descending).` : 'This list takes no sort.'
+    if (!key) return unknownSortKey(shape, name)
     if (seen.has(name)) return `A sort key may be named once.`
     seen.add(name)
     order.push({ key, descending })

@@ -13,6 +13,24 @@ export const Integer = Type.Integer
 export const UuidString = (options: { description?: string } = {}) =>
   t.String({ pattern: UUID_PATTERN, ...options })
 
+/** What `me` stands for: the caller's own user id. */
+export const ME = 'me'
+
+/**
+ * A user named in a request body or a tool's arguments: a user's id, or `me` for the caller (the
+ * user whose API key or session made the request). Services resolve it with `userOf`.
+ */
+export const UserRef = t.Union([UuidString(), t.Literal(ME)], { title: 'UserRef', description: 'A user id, or `me`: the caller.' })
+export type UserRef = typeof UserRef.static
+
+/**
+ * The user id a `UserRef` names (`me`: the caller's), other values as given (null and undefined
+ * included: "none" and "not given" in a PATCH). The one resolver of `me`.
+ */
+export function userOf<T extends string | null | undefined>(caller: { userId: string }, ref: T): T | string {
+  return ref === ME ? caller.userId : ref
+}
+
 /** An ISO 8601 timestamp in a response. */
 export const Timestamp = (options: { description?: string } = {}) => t.String({ format: 'date-time', ...options })
 

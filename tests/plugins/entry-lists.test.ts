@@ -86,7 +86,7 @@ describe('entry lists', () => {
 
   test.each([
     ['kind=reply', 'kind', 'comment, note, log'],
-    ['authorId=me', 'authorId', 'UUID'],
+    ['authorId=someone', 'authorId', 'a user id (a UUID) or `me`'],
     ['status=done', 'status', 'the filters are kind, authorId, createdAt, updatedAt'],
     ['sort=priority', 'sort', 'allowed: position, createdAt, updatedAt'],
   ])('%s is 400 naming %s', async (query, field, allowed) => {

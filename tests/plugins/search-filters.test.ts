@@ -86,12 +86,20 @@ describe('search filters', () => {
 
   test.each([
     ['status=open', 'status'],
-    ['assigneeId=me', 'assigneeId'],
+    ['assigneeId=someone', 'assigneeId'],
     ['priority=1', 'priority'],
   ])('%s is 400 naming %s', async (query, field) => {
     const response = await search(`q=invoice&${query}`)
     expect(response.status).toBe(400)
     expect(response.body.errors[0].field).toBe(field)
+  })
+
+  test('assigneeId=me is the caller: the same answer as their id', async () => {
+    const asOwner = (query: string) => fx.call('owner', 'GET', `/api/v1/projects/${fx.projectId}/search?limit=100&${query}`)
+    const mine = await asOwner(`q=invoice&assigneeId=me`)
+    expect(mine.status).toBe(200)
+    expect(mine.body.data.workItems.length).toBeGreaterThan(0)
+    expect(mine.body.data).toEqual((await asOwner(`q=invoice&assigneeId=${fx.users.owner.id}`)).body.data)
   })
 
   test('search_project answers as REST does', async () => {

@@ -62,6 +62,18 @@ async function readAll(path: string): Promise<Item[]> {
   return response.body.data
 }
 
+/** A `Link` header as its targets by relation. */
+const linksOf = (response: { headers: Headers }): Record<string, string> =>
+  Object.fromEntries(
+    (response.headers.get('link') ?? '')
+      .split(', ')
+      .filter(Boolean)
+      .map((part) => {
+        const [, target, rel] = /^<([^>]*)>; rel="(\w+)"$/.exec(part)!
+        return [rel!, target!]
+      }),
+  )
+
 /** Walks a list by cursor, `size` at a time; returns the ids in order and every page's meta. */
 async function walk(query: string, size: number, between?: (page: number) => Promise<void>) {
   const ids: string[] = []
@@ -79,6 +91,9 @@ async function walk(query: string, size: number, between?: (page: number) => Pro
   }
   return { ids, metas }
 }
+
+/** Where `sort=priority` puts an item: urgent (1) first … low (4), then no priority (0) last. */
+const urgency = (item: Item) => (item.priority + 4) % 5
 
 const compare = (a: unknown, b: unknown) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : (a as never) < (b as never) ? -1 : 1)
 
@@ -126,7 +141,9 @@ describe('filters', () => {
     ['dueDate=gte:2027-13-01', 'dueDate', 'YYYY-MM-DD'],
     ['color=red', 'color', 'the filters are status, assigneeId, priority, createdAt, updatedAt, dueDate'],
     ['colour=red', 'colour', 'the filters are'],
-    ['sort=title', 'sort', 'allowed: position, number, createdAt, updatedAt, priority, dueDate'],
+    ['sort=title', 'sort', '`title` is no sort key of this list; allowed: position, number, createdAt, updatedAt, priority, dueDate'],
+    ['sort=-number,-title', 'sort', '`title` is no sort key of this list; allowed: position, number'],
+    ['sort=number,', 'sort', 'An empty sort key; allowed: position'],
     ['sort=priority,-priority', 'sort', 'once'],
     [`priority=${Array.from({ length: 21 }, () => '1').join(',')}`, 'priority', 'At most 20'],
   ])('%s is 400 naming %s and what is allowed', async (query, field, allowed) => {
@@ -148,12 +165,13 @@ describe('sort', () => {
   const sorts: [string, (a: Item, b: Item) => number][] = [
     ['number', (a, b) => a.number - b.number],
     ['-number', (a, b) => b.number - a.number],
-    ['priority', (a, b) => a.priority - b.priority || compare(a.id, b.id)],
-    ['-priority', (a, b) => b.priority - a.priority || compare(b.id, a.id)],
+    // Priority is urgency: 1 urgent … 4 low, then 0 (no priority) last.
+    ['priority', (a, b) => urgency(a) - urgency(b) || compare(a.id, b.id)],
+    ['-priority', (a, b) => urgency(b) - urgency(a) || compare(b.id, a.id)],
     ['dueDate', (a, b) => compare(a.dueDate, b.dueDate) || compare(a.id, b.id)],
     ['-dueDate', (a, b) => compare(b.dueDate, a.dueDate) || compare(b.id, a.id)],
-    ['-priority,dueDate', (a, b) => b.priority - a.priority || compare(a.dueDate, b.dueDate) || compare(a.id, b.id)],
-    ['priority,-dueDate', (a, b) => a.priority - b.priority || compare(b.dueDate, a.dueDate) || compare(b.id, a.id)],
+    ['-priority,dueDate', (a, b) => urgency(b) - urgency(a) || compare(a.dueDate, b.dueDate) || compare(a.id, b.id)],
+    ['priority,-dueDate', (a, b) => urgency(a) - urgency(b) || compare(b.dueDate, a.dueDate) || compare(b.id, a.id)],
     ['-updatedAt', (a, b) => compare(b.updatedAt, a.updatedAt) || compare(b.id, a.id)],
     ['createdAt', (a, b) => compare(a.createdAt, b.createdAt) || compare(a.id, b.id)],
   ]
@@ -169,11 +187,15 @@ describe('sort', () => {
 })
 
 describe('cursors', () => {
-  test('a cursor page links its next page by cursor; the last page has no next', async () => {
+  test('the first page links its next page by cursor, as a cursor page does; the last page has no next', async () => {
     const first = await fx.call('viewer', 'GET', `${items()}?size=30&status=todo,done,in_progress,cancelled`)
     const cursor = first.body.meta.nextCursor
     expect(typeof cursor).toBe('string')
-    expect(first.headers.get('link')).toContain('page=1')
+    expect(linksOf(first)).toEqual({
+      first: `${items()}?size=30&status=todo%2Cdone%2Cin_progress%2Ccancelled&page=0`,
+      next: `${items()}?size=30&status=todo%2Cdone%2Cin_progress%2Ccancelled&cursor=${cursor}`,
+      last: `${items()}?size=30&status=todo%2Cdone%2Cin_progress%2Ccancelled&page=1`,
+    })
     const second = await fx.call('viewer', 'GET', `${items()}?size=30&status=todo,done,in_progress,cancelled&cursor=${cursor}`)
     expect(second.body.meta).toEqual({ requestId: expect.any(String), size: 30, totalItems: 40, totalPages: 2, nextCursor: null })
     expect(second.body.data).toHaveLength(10)
@@ -236,6 +258,31 @@ describe('cursors', () => {
     for (const id of added) expect(ids).toContain(id)
     expect(ids.length).toBe(throughout.length + added.length)
     for (const id of [...added, ...victims]) await fx.as('editor', 'DELETE', `${items()}/${id}`)
+  })
+
+  test('following Link rel="next" from the first page walks every item exactly once, by cursor', async () => {
+    for (const query of ['', 'sort=-priority', 'status=todo,done&sort=dueDate']) {
+      const expected = (await readAll(`${items()}${query ? `?${query}` : ''}`)).map((item) => item.id)
+      const ids: string[] = []
+      let target: string | undefined = `${items()}?size=7${query ? `&${query}` : ''}`
+      let pages = 0
+      while (target) {
+        const response = await fx.call('viewer', 'GET', target)
+        expect(response.status).toBe(200)
+        ids.push(...response.body.data.map((item: Item) => item.id))
+        const links = linksOf(response)
+        // From the first page on, `next` continues by cursor (the page's meta.nextCursor), never by page number.
+        if (links.next) {
+          expect(new URL(links.next, 'http://service').searchParams.get('cursor'), query).toBe(response.body.meta.nextCursor)
+          expect(links.next).not.toContain('page=')
+        } else expect(response.body.meta.nextCursor).toBeNull()
+        if (pages > 0) expect(response.body.meta.page).toBeUndefined()
+        target = links.next
+        pages++
+      }
+      expect(pages).toBe(Math.ceil(expected.length / 7))
+      expect(ids).toEqual(expected)
+    }
   })
 })
 

@@ -1,0 +1,115 @@
+/**
+ * The work-item lists: a project's (hot: its access check reads the project's version, and a
+ * cached page of that version answers without reading rows) and the list across every project
+ * the caller can view (across.ts). Filters and sorts are model.ts WORK_ITEM_LIST's, the
+ * extensions' (labels, custom fields) and the organization's dynamic ones a request names.
+ */
+import { sql, type SQL } from 'drizzle-orm'
+import { listTotal, type CountTable } from '../../src/counts'
+import type { Database } from '../../src/db'
+import type { ListCache } from '../../src/http/list-cache'
+import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import { Page } from '../../src/http/answer'
+import { pageMeta, type PageRequest } from '../../src/http/pagination'
+import type { Actor } from '../../src/services/identity'
+import { listPageQuery, selectListPage, type ListStatement } from '../../src/sql'
+import { param, toQuery } from '../../src/statements'
+import type { ProjectAccessService } from '../projects/api'
+import type { WorkItemExtension } from './api'
+import { acrossRequest, acrossStatement } from './across'
+import { fromWorkItemText, WORK_ITEM_ACROSS_LIST, WORK_ITEM_LIST, workItemColumns, type WorkItemQuery, type WorkItemResource, type WorkItemTextRow } from './model'
+
+/** The project's maintained counts per status (work_item_counts), moved by the unit of work of each change. */
+export const WORK_ITEM_COUNTS: CountTable = { table: 'work_item_counts', scope: 'project_id', key: 'status', filter: 'status' }
+
+/**
+ * A list request (filters and sorts of `shape`) as its cache key and its statement, composed only
+ * when the page is read (a cache miss): the page and its total, in one statement (the maintained
+ * counts when the filters are at most `status`, else a count over the index of the filters).
+ * `columns`: every column a work item shows, in the statement's organization.
+ */
+function listRead(columns: (organization: SQL) => SQL, shape: ListShape, actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest) {
+  const scope = { project: param(projectId), organization: param(actor.organizationId) }
+  const query = parseListQuery(shape, input, { scope, caller: actor.userId })
+  const identity = listIdentity(shape, `${actor.organizationId} ${projectId}`, query)
+  const after = readCursor(request, identity, query.order)
+  const statement = (): ListStatement => {
+    const conditions = [sql`w.project_id = ${scope.project}`, sql`w.organization_id = ${scope.organization}`, ...query.conditions]
+    const total = listTotal(WORK_ITEM_COUNTS, query, { scope: scope.project, organization: scope.organization }, 'work_items w', conditions)
+    return { columns: columns(scope.organization), from: 'work_items w', conditions, order: query.order, total, identity, after }
+  }
+  return { key: `work-items ${projectId} ${query.canonical} ${request.cursor ?? request.page} ${request.size}`, statement }
+}
+
+/**
+ * The statement the list runs for this request on a cache miss (after its access check), without
+ * running it: its text and the values of its `$n`. The work items' own list: no extension's
+ * property, filter or sort (labels, custom fields).
+ */
+export async function listStatement(actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest): Promise<{ text: string; values: unknown[] }> {
+  const { sql: text, params } = toQuery(listPageQuery(listRead(workItemColumns, WORK_ITEM_LIST, actor, projectId, input, request).statement(), request))
+  return { text, values: params }
+}
+
+export interface WorkItemListDeps {
+  db: Database
+  lists: ListCache
+  access: ProjectAccessService
+  extensions: readonly WorkItemExtension[]
+  /** Every column a work item shows, its own and the extensions', in the statement's `organization` (service.ts). */
+  columns: (organization: SQL) => SQL
+}
+
+export function createWorkItemLists({ db, lists, access, extensions, columns }: WorkItemListDeps) {
+  /** The filters and sorts of `base` for this request: its own, the extensions', and the organization's dynamic ones it names. */
+  const listShape = async (base: ListShape, organizationId: string, input: WorkItemQuery): Promise<ListShape> => {
+    if (!extensions.length) return base
+    const filters = { ...base.filters }
+    const sorts = { ...base.sorts }
+    const sort = typeof input.sort === 'string' ? input.sort : ''
+    for (const extension of extensions) {
+      Object.assign(filters, extension.filters)
+      const dynamic = extension.dynamic
+      if (!dynamic) continue
+      const named = Object.keys(input).some((key) => key.startsWith(dynamic.prefix)) || sort.includes(dynamic.prefix)
+      if (!named) continue
+      const loaded = await dynamic.load(db, organizationId)
+      Object.assign(filters, loaded.filters)
+      Object.assign(sorts, loaded.sorts)
+    }
+    return { ...base, filters, sorts }
+  }
+
+  return {
+    /**
+     * The work items of a project, filtered and sorted (model.ts WORK_ITEM_LIST; content order by
+     * default), by page or cursor: a hot read. The access check reads the project's version; a
+     * cached page of that version answers without reading rows, else one statement (listRead).
+     */
+    async list(actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest) {
+      const read = listRead(columns, await listShape(WORK_ITEM_LIST, actor.organizationId, input), actor, projectId, input, request)
+      const { version } = await access.listAccess(actor, projectId)
+      return lists.page(read.key, version, () => selectListPage<WorkItemTextRow, WorkItemResource>(db, read.statement(), request, fromWorkItemText))
+    },
+
+    /**
+     * The work items of every project the caller can view (`projectId`: of those among these
+     * ids), filtered and sorted as a project's list is (model.ts WORK_ITEM_ACROSS_LIST; the most
+     * recently changed first by default), by page or cursor. One statement reads the viewable
+     * projects with the version of the cached pages (every one of those projects' versions, the
+     * organization's, and which projects they are: a write to any of them, or a change of who sees
+     * them, moves it); a cached page of that version answers without reading rows, else one
+     * statement (across.ts).
+     */
+    async across(actor: Actor, input: WorkItemQuery, request: PageRequest) {
+      const parsed = acrossRequest(await listShape(WORK_ITEM_ACROSS_LIST, actor.organizationId, input), actor, input, request)
+      const viewable = await access.viewableProjects(actor, parsed.among)
+      return lists.page(parsed.key, viewable.version, () =>
+        // No project to read: the empty page, without a statement.
+        viewable.count === 0
+          ? Promise.resolve(new Page<WorkItemResource>([], parsed.after === undefined ? { ...pageMeta(request, 0), nextCursor: null } : { size: request.size, totalItems: 0, totalPages: 0, nextCursor: null }))
+          : selectListPage<WorkItemTextRow, WorkItemResource>(db, acrossStatement(parsed, actor, viewable, columns, request), request, fromWorkItemText),
+      )
+    },
+  }
+}
