@@ -6,10 +6,12 @@
 # message through POST /api/message, and stops the service. Prints each step; exits non-zero at
 # the first failure (with the service's log).
 #
+#   createdb -h 127.0.0.1 -U postgres worktrack   # once, as the README's first step
 #   DATABASE_URL=postgres://postgres@127.0.0.1:5432/worktrack PORT=3000 scripts/walkthrough.sh
 #
-# The CLI runs beside the server, so DATABASE_URL must name a PostgreSQL server: the embedded
-# database belongs to one process at a time. Needs bash, curl and Node (for JSON); no jq.
+# The CLI runs beside the server, so DATABASE_URL must name a database of a PostgreSQL server
+# (empty: CI makes a fresh one each run): the embedded database belongs to one process at a time.
+# Needs bash, curl and Node (for JSON); no jq.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +39,9 @@ finish() {
   if [ "$status" -ne 0 ]; then
     echo "walkthrough FAILED (exit $status); the service's log:" >&2
     [ -s "$LOG" ] && tail -n 40 "$LOG" >&2
+    if grep -q 'does the database exist' "$LOG" 2>/dev/null; then
+      echo "(the README's first step makes it: createdb -h <host> -U <user> <database>)" >&2
+    fi
   fi
   rm -rf "$WORK"
 }

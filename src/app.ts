@@ -22,6 +22,7 @@ import { metricsRoutes, ServiceMetrics } from './metrics'
 import { createOutboxes } from './outbox-runner'
 import { createCors, type Cors } from './http/cors'
 import { createLanding, faviconResponse } from './http/landing'
+import { PAGE_CSS_PATH, pageCssResponse } from './http/page-style'
 import { createV1Kit } from './http/v1'
 import { resolvePlugins } from './loader'
 import { createLogger, describeError, routeOf, type Logger } from './log'
@@ -124,6 +125,7 @@ function createRoot(
     )
     .get('/', ({ request }) => landing(request), { detail: { hide: true } })
     .get('/favicon.ico', faviconResponse, { detail: { hide: true } })
+    .get(PAGE_CSS_PATH, pageCssResponse, { detail: { hide: true } })
 }
 
 /**
@@ -193,6 +195,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     outboxes,
     clientAddress: (request) => clientAddress(request, proxyHops),
     isSecureRequest: (request) => isSecureRequest(request, proxyHops),
+    publicUrl: config.server.publicUrl,
     onStop: (stop) => stops.push(stop),
   }
   const contexts = new Map<string, PluginContext>()

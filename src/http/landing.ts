@@ -1,10 +1,12 @@
 /**
  * `GET /`: what a person or a client finds at the service's root: a small page linking
- * the ways in the enabled plugins declare (API documentation, account area, dashboards), or the
- * same as JSON for `Accept: application/json`. And the favicon every browser tab asks for.
+ * the ways in the enabled plugins declare (API documentation, account area, dashboards), in the
+ * look of the account area (src/http/page-style.ts), or the same as JSON for
+ * `Accept: application/json`. And the favicon every browser tab asks for.
  */
 import type { LandingLink } from '../plugin'
 import { html, htmlResponse } from './html'
+import { PAGE_CSS_PATH } from './page-style'
 
 /** True when the client asks for JSON rather than a page (an explicit JSON type, and no HTML). */
 export function wantsJson(accept: string | null): boolean {
@@ -25,15 +27,17 @@ export function createLanding(links: readonly LandingLink[]) {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="/favicon.ico" type="image/svg+xml">
-<title>worktrack</title>
+<link rel="stylesheet" href="${PAGE_CSS_PATH}">
+<title>Worktrack</title>
 </head>
 <body>
+<header><strong>Worktrack</strong></header>
 <main>
-<h1>worktrack</h1>
-<p>Work tracking and live dashboards.</p>
-<ul>
-${links.map((link) => html`<li><a href="${link.href}">${link.title}</a>: ${link.description}</li>\n`)}</ul>
-<p><a href="/health">Health</a> · <a href="/ready">Readiness</a></p>
+<h1>Worktrack</h1>
+<p class="muted">Work tracking and live dashboards.</p>
+<ul class="cards">
+${links.map((link) => html`<li class="card"><a href="${link.href}">${link.title}</a><br><span class="muted">${link.description}</span></li>\n`)}</ul>
+<p class="muted"><a href="/health">Health</a> · <a href="/ready">Readiness</a></p>
 </main>
 </body>
 </html>`

@@ -170,7 +170,7 @@ describe.skipIf(!chromiumAvailable)(`live dashboard in headless Chromium${chromi
     await page.context().close()
   })
 
-  test('kiosk at 1920×1080: no header, the components fill the screen without scrolling, larger titles and chart text', async () => {
+  test('kiosk at 1920×1080: no header, the components fill the screen without scrolling, larger titles and chart text, box numbers bigger still', async () => {
     const page = await open(1920, 1080, '?kiosk=1')
     expect(await page.locator('header').isVisible()).toBe(false)
     expect(await page.evaluate(() => document.documentElement.scrollHeight <= window.innerHeight && document.documentElement.scrollWidth <= window.innerWidth)).toBe(true)
@@ -186,8 +186,47 @@ describe.skipIf(!chromiumAvailable)(`live dashboard in headless Chromium${chromi
     expect(tick.height).toBeGreaterThan(13)
     const kioskTitle = await page.locator('section.component h2').first().evaluate((title) => parseFloat(getComputedStyle(title).fontSize))
     expect(kioskTitle).toBeGreaterThan(18)
+    // A box's number reads across the room: drawn at twice its card's title or more (its size on
+    // screen: the text's font size in the SVG's units times the scale the fitted SVG is drawn at),
+    // and clear of the box's other texts.
+    for (const [type, part] of [['horizontalBox', 'middle'], ['verticalBox', 'bottom']] as const) {
+      const sizes = await page.locator(`#component-${fx.components[type]}`).evaluate((cell, part) => {
+        const value = cell.querySelector<SVGTextElement>(`svg text.${part}`)!
+        return { title: parseFloat(getComputedStyle(cell.querySelector('h2')!).fontSize), value: parseFloat(getComputedStyle(value).fontSize) * value.getScreenCTM()!.a }
+      }, part)
+      expect({ type, twiceTheTitle: sizes.value >= 2 * sizes.title, ...sizes }).toMatchObject({ type, twiceTheTitle: true })
+      expect(overlapping(await boxes(page, `#component-${fx.components[type]} svg text`))).toEqual([])
+    }
     await page.screenshot({ path: artifactPath('dashboard-kiosk.png') })
     await page.context().close()
+  })
+
+  test('the landing page and a missing dashboard page are styled like the others: their stylesheets load under the pages\' CSP', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    await context.addCookies([cookie])
+    const page = await context.newPage()
+    const refusals: string[] = []
+    page.on('console', (message) => void (/Content Security Policy|Refused to/i.test(message.text()) && refusals.push(message.text())))
+    /** What a stylesheet changed: the body's margin and font (the browser's own are 8px and a serif), and its rules. */
+    const look = () =>
+      page.evaluate(() => ({
+        margin: getComputedStyle(document.body).margin,
+        system: getComputedStyle(document.body).fontFamily.includes('system-ui'),
+        rules: [...document.styleSheets].reduce((count, sheet) => count + sheet.cssRules.length, 0),
+      }))
+
+    expect((await page.goto(`${site.url}/`))!.status()).toBe(200)
+    expect(await look()).toMatchObject({ margin: '0px', system: true })
+    expect((await look()).rules).toBeGreaterThan(10)
+    expect(await page.locator('ul.cards li.card').count()).toBeGreaterThanOrEqual(3)
+    expect(await page.locator('ul.cards').evaluate((list) => getComputedStyle(list).display)).toBe('grid')
+
+    expect((await page.goto(`${site.url}/pages/no-such-page`))!.status()).toBe(404)
+    expect(await look()).toMatchObject({ margin: '0px', system: true })
+    expect(await page.locator('main').textContent()).toContain('No such page, or not one you can see.')
+    expect(await page.locator('header a[href="/pages"]').count()).toBe(1)
+    expect(refusals).toEqual([])
+    await context.close()
   })
 
   test('an update changes a chart in place, without a reload', async () => {

@@ -1,11 +1,13 @@
 /**
  * CORS for browser apps on other origins: allowed origins on the APIs only, preflights,
  * exposed headers, nothing for other origins or for the account area and dashboard pages. And the
- * service's root: the landing page (HTML or JSON) and the favicon.
+ * service's root: the landing page (HTML or JSON) in the account area's look, and the favicon; and a
+ * missing dashboard page in the dashboards' look.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createDisplayFixture, type DisplayFixture } from '../helpers/display-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { signInForm } from '../helpers/sessions'
 
 const APP = 'https://app.example.com'
 let api: TestService
@@ -126,6 +128,40 @@ describe('the root', () => {
     expect(response.headers.get('content-security-policy')).toContain("script-src 'self'")
     for (const href of ['/docs', '/account', '/health']) expect(response.text).toContain(`href="${href}"`)
     expect(response.text).not.toContain('<script')
+  })
+
+  test("GET / has the account area's look: it links the core's stylesheet, which the account area's starts with", async () => {
+    const response = await api.request('GET', '/', { headers: { accept: 'text/html' }, unchecked: true })
+    const href = /<link rel="stylesheet" href="([^"]+)">/.exec(response.text)?.[1]
+    expect(href).toBe('/assets/page.css')
+    expect(response.headers.get('content-security-policy')).toContain("style-src 'self'")
+    expect(response.text).not.toContain('style=')
+    for (const service of [api, plain]) {
+      // Served by the core: also without the account plugin.
+      const sheet = await service.request('GET', href!, { unchecked: true })
+      expect(sheet.status).toBe(200)
+      expect(sheet.headers.get('content-type')).toBe('text/css; charset=utf-8')
+      expect(sheet.headers.get('x-content-type-options')).toBe('nosniff')
+      expect(sheet.text).toContain('ul.cards')
+    }
+    const page = await api.request('GET', href!, { unchecked: true })
+    const account = await api.request('GET', '/account/assets/account.css', { unchecked: true })
+    expect(account.text.startsWith(page.text)).toBe(true)
+  })
+
+  test('a missing dashboard page is a page in the dashboards\' look, not a bare line', async () => {
+    const { cookie } = await signInForm(api, display.reader)
+    const missing = await api.request('GET', '/pages/no-such-page', { headers: { cookie }, unchecked: true })
+    expect(missing.status).toBe(404)
+    expect(missing.headers.get('content-type')).toStartWith('text/html')
+    expect(missing.text).toMatch(/<link rel="stylesheet" href="\/pages\/assets\/live\.css\?v=[^"]+" \/>/)
+    expect(missing.text).toContain('No such page, or not one you can see.')
+    expect(missing.text).toContain('href="/pages"')
+    const link = await api.request('GET', '/s/dsl_not-a-link', { unchecked: true })
+    expect(link.status).toBe(404)
+    expect(link.text).toContain('live.css')
+    expect(link.text).toContain('No such share link')
+    expect(link.text).not.toContain('href="/pages"')
   })
 
   test('GET / as JSON lists the same links; a service without those plugins does not offer them', async () => {

@@ -59,6 +59,9 @@ body.kiosk .component { display: flex; flex-direction: column; min-height: 0; }
 /* Titles read across a room: they grow with the screen (about 34 px on a 1920 px wide screen). */
 body.kiosk .component h2 { font-size: clamp(1.5rem, 1.4vw + .5rem, 3rem); line-height: 1.2; flex: none; }
 body.kiosk .component-svg { flex: 1 1 0; min-height: 0; height: 100% !important; }
+/* A box's number reads across the room, bigger than its title: half the box's height or more, whatever its posted size (a box scales to its cell). */
+body.kiosk .component-svg[data-type=horizontalBox] text.middle { font-size: 60px; }
+body.kiosk .component-svg[data-type=verticalBox] text.bottom { font-size: 72px; }
 body.kiosk .marks { flex: none; }
 body.kiosk .mark { font-size: clamp(1rem, .9vw + .4rem, 2rem); }
 @media (max-width: 699px) {

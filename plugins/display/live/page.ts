@@ -213,6 +213,26 @@ export function livePage(page: VisiblePage, cells: Cell[], view: LiveView): Resp
   return new Response(body, { status: 200, headers: view.shared ? { ...LIVE_HEADERS, 'referrer-policy': 'no-referrer', 'x-robots-tag': 'noindex, nofollow' } : LIVE_HEADERS })
 }
 
+/**
+ * A page in the dashboards' look that says why there is nothing to show (a missing page, too many
+ * views of shared pages): its title, the reason and, for a signed-in view, the way to the dashboards.
+ */
+export function messagePage(title: string, message: string, status: number, options: { shared?: boolean; headers?: Record<string, string> } = {}): Response {
+  return htmlResponse(
+    html`<html lang="en">
+<head>
+  ${head(title)}
+</head>
+<body class="index">
+  <header><h1>${title}</h1>${options.shared ? '' : html`<nav><a href="/pages">All dashboards</a></nav>`}</header>
+  <main><p>${message}</p></main>
+</body>
+</html>`,
+    status,
+    options.headers,
+  )
+}
+
 const dateTime = (iso: string) => iso.slice(0, 16).replace('T', ' ') + ' UTC'
 
 /** `GET /pages`: the dashboards the user can see, most recently changed first. */

@@ -9,14 +9,13 @@ import { Elysia } from 'elysia'
 import type { Database } from '../../../src/db'
 import { readCookie, SESSION_COOKIE } from '../../../src/http/credentials'
 import { answerDoc, displayErrorDoc, displayJson, displayRoute, json, refuse, type DisplayKit } from '../../../src/http/display-api'
-import { htmlResponse, html } from '../../../src/http/html'
 import type { Sessions } from '../../auth/api'
 import { Component } from '../model'
 import type { ShareLinks } from '../pages/share-links'
 import { LIVE_CSS, LIVE_JS } from './client'
 import type { LiveExtensions } from './extensions'
 import type { FragmentCache } from './fragments'
-import { findVisiblePage, livePage, pageCells, pageComponents, pageIndex, visiblePages } from './page'
+import { findVisiblePage, livePage, messagePage, pageCells, pageComponents, pageIndex, visiblePages } from './page'
 import type { LiveStreams } from './streams'
 import type { ShareViewLimits } from './view-limits'
 
@@ -70,13 +69,14 @@ function tooManyViews(seconds: number, page: boolean): Response {
   const detail = `Too many views of shared pages; try again in ${seconds} s.`
   const headers = { 'retry-after': String(seconds) }
   if (!page) return displayJson(429, { message: 'tooManyRequests', detail }, headers)
-  return htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Too many requests</title></head><body><p>${detail}</p></body></html>`, 429, headers)
+  return messagePage('Too many requests', detail, 429, { shared: true, headers })
 }
 
 export function liveRoutes({ db, kit, sessions, streams, shareLinks, fragments, shareViews, clientAddress, extensions }: LiveRouteDeps) {
   /** The web session of a live page request, or null (the page then sends to sign-in). */
   const viewer = async (request: Request) => sessions.authenticate(readCookie(request, SESSION_COOKIE), 'web').catch(() => null)
-  const notFoundPage = () => htmlResponse(html`<html lang="en"><head><meta charset="utf-8" /><title>Not found</title></head><body><p>No such page.</p></body></html>`, 404)
+  const notFoundPage = () => messagePage('Not found', 'No such page, or not one you can see.', 404)
+  const notSharedPage = () => messagePage('Not found', 'No such share link, or it was revoked or has expired.', 404, { shared: true })
   /** Sign in first, then back here: the path and query travel as `next` (the sign-in form only follows same-site paths). */
   const toSignIn = (request: Request) => {
     const url = new URL(request.url)
@@ -133,7 +133,7 @@ export function liveRoutes({ db, kit, sessions, streams, shareLinks, fragments, 
         const wait = shareViews.fromAddress(clientAddress(request))
         if (wait) return tooManyViews(wait, true)
         const shared = await shareLinks.resolve(params.token)
-        if (!shared) return notFoundPage()
+        if (!shared) return notSharedPage()
         const linkWait = shareViews.ofLink(shared.linkId)
         if (linkWait) return tooManyViews(linkWait, true)
         const [cells, marks] = await Promise.all([pageCells(db, fragments, shared.organizationId, shared.page.id), extensions.marks(shared.organizationId, shared.page.id)])
