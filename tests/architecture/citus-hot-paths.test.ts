@@ -239,6 +239,12 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
         await ok('GET', `/api/v1/projects/${projectId}/work-items?size=1&cursor=${first.body.meta.nextCursor}`)
       },
       'work-item list (past the end: the total alone)': () => ok('GET', `/api/v1/projects/${projectId}/work-items?size=100&page=3`),
+      'work items across projects (cold, cached, a cursor page, counted)': async () => {
+        const first = await ok('GET', '/api/v1/work-items?size=1&sort=priority')
+        await ok('GET', '/api/v1/work-items?size=1&sort=priority')
+        await ok('GET', `/api/v1/work-items?size=1&sort=priority&cursor=${first.body.meta.nextCursor}`)
+        await ok('GET', `/api/v1/work-items?size=1&dueDate=none&projectId=${projectId}`)
+      },
     })
     expect(problems).toEqual([])
   })
@@ -258,6 +264,20 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
       'work item GET': () => ok('GET', `/api/v1/projects/${projectId}/work-items/${workItemId}`),
       'work item PATCH': () => ok('PATCH', `/api/v1/projects/${projectId}/work-items/${workItemId}`, { body: { title: 'Renamed', status: 'in_progress' } }),
       'work item POST': () => ok('POST', `/api/v1/projects/${projectId}/work-items`, { body: { title: 'Third', assigneeId: user.id } }),
+    })
+    expect(problems).toEqual([])
+  })
+
+  test('keys: a work item by key or id alone, search by key, a project with a derived key and a new key, run on one shard', async () => {
+    const itemKey: string = (await ok('GET', `/api/v1/projects/${projectId}/work-items/${workItemId}`)).body.data.key
+    let createdId = ''
+    const problems = await spanningStatements({
+      'work item GET by key': () => ok('GET', `/api/v1/work-items/${itemKey.toLowerCase()}`),
+      'work item GET by id alone': () => ok('GET', `/api/v1/work-items/${workItemId}`),
+      'work item PATCH by key': () => ok('PATCH', `/api/v1/work-items/${itemKey}`, { body: { priority: 2 } }),
+      'search by key': () => ok('GET', `/api/v1/projects/${projectId}/search?q=${itemKey}`),
+      'project POST (key derived, a taken one skipped)': async () => (createdId = (await ok('POST', '/api/v1/projects', { body: { name: 'Hot paths' } })).body.data.id),
+      'project PATCH of its key': () => ok('PATCH', `/api/v1/projects/${createdId}`, { body: { key: 'ROUTED' } }),
     })
     expect(problems).toEqual([])
   })

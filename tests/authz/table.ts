@@ -36,9 +36,13 @@ export interface World {
   projectMemberId: string
   /** An active user in no project or team. */
   outsiderId: string
+  /** A user invited by the administrator, who has not accepted yet. */
+  invitedId: string
   /** Two work items of the project (A, B), an entry on A written by the owner, and "A blocks B". */
   workItemId: string
   otherWorkItemId: string
+  /** The first work item's key (`WX-1`): the routes and tools that name a work item by itself take it. */
+  workItemKey: string
   entryId: string
   relationshipId: string
   /** A dashboard page created by the owner, the viewer on its access list, with one component. */
@@ -68,8 +72,12 @@ export interface Endpoint {
 const unique = () => Math.random().toString(36).slice(2, 10)
 
 export const ENDPOINTS: Endpoint[] = [
-  { method: 'GET', route: '/api/v1/users/me', path: () => '/api/v1/users/me', scopes: [], rule: { kind: 'any' }, targeted: false, mutates: false },
+  { method: 'GET', route: '/api/v1/users/me', path: () => '/api/v1/users/me', scopes: [], rule: { kind: 'any' }, targeted: false, mutates: false, tool: 'get_current_user', args: () => ({}) },
   { method: 'GET', route: '/api/v1/users/{userId}', path: (w) => `/api/v1/users/${w.outsiderId}`, scopes: ['users:read'], rule: { kind: 'organization' }, targeted: true, mutates: false, tool: 'get_user', args: (w) => ({ userId: w.outsiderId }) },
+  { method: 'GET', route: '/api/v1/users', path: () => '/api/v1/users', scopes: ['users:read'], rule: { kind: 'organization' }, targeted: false, mutates: false, tool: 'list_users', args: () => ({}) },
+  { method: 'POST', route: '/api/v1/users', path: () => '/api/v1/users', body: () => ({ email: `invitee-${unique()}@example.com` }), scopes: ['users:write'], rule: { kind: 'administrator' }, targeted: false, mutates: true, tool: 'invite_user', args: () => ({ email: `invitee-${unique()}@example.com` }) },
+  { method: 'PATCH', route: '/api/v1/users/{userId}', path: (w) => `/api/v1/users/${w.outsiderId}`, body: () => ({ role: 'administrator' }), scopes: ['users:write'], rule: { kind: 'administrator' }, targeted: true, mutates: true, tool: 'update_user', args: (w) => ({ userId: w.outsiderId, role: 'administrator' }) },
+  { method: 'POST', route: '/api/v1/users/{userId}/invite', path: (w) => `/api/v1/users/${w.invitedId}/invite`, scopes: ['users:write'], rule: { kind: 'administrator' }, targeted: true, mutates: true },
 
   { method: 'GET', route: '/api/v1/teams', path: () => '/api/v1/teams', scopes: ['teams:read'], rule: { kind: 'organization' }, targeted: false, mutates: false, tool: 'list_teams', args: () => ({}) },
   { method: 'POST', route: '/api/v1/teams', path: () => '/api/v1/teams', body: () => ({ name: `Team ${unique()}` }), scopes: ['teams:write'], rule: { kind: 'administrator' }, targeted: false, mutates: true },
@@ -82,7 +90,7 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'GET', route: '/api/v1/teams/{teamId}/projects', path: (w) => `/api/v1/teams/${w.linkedTeamId}/projects`, scopes: ['team_projects:read'], rule: { kind: 'organization' }, targeted: true, mutates: false, tool: 'list_team_projects', args: (w) => ({ teamId: w.linkedTeamId }) },
 
   { method: 'GET', route: '/api/v1/projects', path: () => '/api/v1/projects', scopes: ['projects:read'], rule: { kind: 'any' }, targeted: false, mutates: false, tool: 'list_projects', args: () => ({}) },
-  { method: 'POST', route: '/api/v1/projects', path: () => '/api/v1/projects', body: () => ({ name: `Project ${unique()}` }), scopes: ['projects:write'], rule: { kind: 'any' }, targeted: false, mutates: true },
+  { method: 'POST', route: '/api/v1/projects', path: () => '/api/v1/projects', body: () => ({ name: `Project ${unique()}` }), scopes: ['projects:write'], rule: { kind: 'any' }, targeted: false, mutates: true, tool: 'create_project', args: () => ({ name: `Project ${unique()}` }) },
   { method: 'GET', route: '/api/v1/projects/{projectId}', path: (w) => `/api/v1/projects/${w.projectId}`, scopes: ['projects:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'get_project', args: (w) => ({ projectId: w.projectId }) },
   { method: 'PATCH', route: '/api/v1/projects/{projectId}', path: (w) => `/api/v1/projects/${w.projectId}`, body: () => ({ name: `Renamed ${unique()}` }), scopes: ['projects:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
   { method: 'DELETE', route: '/api/v1/projects/{projectId}', path: (w) => `/api/v1/projects/${w.projectId}`, scopes: ['projects:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
@@ -95,11 +103,16 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'PATCH', route: '/api/v1/projects/{projectId}/teams/{teamId}', path: (w) => `/api/v1/projects/${w.projectId}/teams/${w.linkedTeamId}`, body: () => ({ accessLevel: 'editor' }), scopes: ['project_access:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
   { method: 'DELETE', route: '/api/v1/projects/{projectId}/teams/{teamId}', path: (w) => `/api/v1/projects/${w.projectId}/teams/${w.linkedTeamId}`, scopes: ['project_access:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
 
+  { method: 'GET', route: '/api/v1/work-items', path: () => '/api/v1/work-items', scopes: ['work_items:read'], rule: { kind: 'organization' }, targeted: false, mutates: false, tool: 'list_work_items', args: () => ({}) },
   { method: 'GET', route: '/api/v1/projects/{projectId}/work-items', path: (w) => `/api/v1/projects/${w.projectId}/work-items`, scopes: ['work_items:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'list_work_items', args: (w) => ({ projectId: w.projectId }) },
   { method: 'POST', route: '/api/v1/projects/{projectId}/work-items', path: (w) => `/api/v1/projects/${w.projectId}/work-items`, body: () => ({ title: `Item ${unique()}` }), scopes: ['work_items:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'create_work_item', args: (w) => ({ projectId: w.projectId, title: `Item ${unique()}` }) },
   { method: 'GET', route: '/api/v1/projects/{projectId}/work-items/{workItemId}', path: (w) => `/api/v1/projects/${w.projectId}/work-items/${w.workItemId}`, scopes: ['work_items:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'get_work_item', args: (w) => ({ projectId: w.projectId, workItemId: w.workItemId }) },
   { method: 'PATCH', route: '/api/v1/projects/{projectId}/work-items/{workItemId}', path: (w) => `/api/v1/projects/${w.projectId}/work-items/${w.workItemId}`, body: () => ({ title: `Renamed ${unique()}` }), scopes: ['work_items:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'update_work_item', args: (w) => ({ projectId: w.projectId, workItemId: w.workItemId, title: `Renamed ${unique()}` }) },
   { method: 'DELETE', route: '/api/v1/projects/{projectId}/work-items/{workItemId}', path: (w) => `/api/v1/projects/${w.projectId}/work-items/${w.workItemId}`, scopes: ['work_items:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'delete_work_item', args: (w) => ({ projectId: w.projectId, workItemId: w.workItemId }) },
+  // A work item by itself, by key (GET, PATCH) or id (DELETE): the project's rules, 404 from elsewhere; the tools without projectId.
+  { method: 'GET', route: '/api/v1/work-items/{workItemId}', path: (w) => `/api/v1/work-items/${w.workItemKey}`, scopes: ['work_items:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'get_work_item', args: (w) => ({ workItemId: w.workItemKey }) },
+  { method: 'PATCH', route: '/api/v1/work-items/{workItemId}', path: (w) => `/api/v1/work-items/${w.workItemKey.toLowerCase()}`, body: () => ({ title: `Renamed ${unique()}` }), scopes: ['work_items:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'update_work_item', args: (w) => ({ workItemId: w.workItemKey, title: `Renamed ${unique()}` }) },
+  { method: 'DELETE', route: '/api/v1/work-items/{workItemId}', path: (w) => `/api/v1/work-items/${w.workItemId}`, scopes: ['work_items:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'delete_work_item', args: (w) => ({ workItemId: w.workItemKey }) },
   { method: 'GET', route: '/api/v1/work-items/{workItemId}/entries', path: (w) => `/api/v1/work-items/${w.workItemId}/entries`, scopes: ['entries:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'list_entries', args: (w) => ({ workItemId: w.workItemId }) },
   { method: 'POST', route: '/api/v1/work-items/{workItemId}/entries', path: (w) => `/api/v1/work-items/${w.workItemId}/entries`, body: () => ({ body: `Note ${unique()}` }), scopes: ['entries:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'create_entry', args: (w) => ({ workItemId: w.workItemId, body: `Note ${unique()}` }) },
   { method: 'GET', route: '/api/v1/work-items/{workItemId}/entries/{entryId}', path: (w) => `/api/v1/work-items/${w.workItemId}/entries/${w.entryId}`, scopes: ['entries:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false },
@@ -204,6 +217,7 @@ export async function buildWorld(api: TestService, cast: Cast, keys: { owner: st
   const projectMember = await api.createUser(organizationId)
   const teamMember = await api.createUser(organizationId)
   const outsider = await api.createUser(organizationId)
+  const invited = await post('/api/v1/users', { email: `invited-${unique()}@example.com` }, keys.administrator)
   for (const [user, accessLevel] of [[cast.editor, 'editor'], [cast.viewer, 'viewer'], [projectMember, 'viewer']] as const)
     await post(`/api/v1/projects/${project.id}/members`, { userId: user.id, accessLevel }, keys.owner)
   const linkedTeam = await post('/api/v1/teams', { name: `Linked ${unique()}` }, keys.administrator)
@@ -226,6 +240,7 @@ export async function buildWorld(api: TestService, cast: Cast, keys: { owner: st
     viewerId: cast.viewer.id,
     workItemId: workItem.id,
     otherWorkItemId: otherWorkItem.id,
+    workItemKey: workItem.key,
     entryId: entry.id,
     relationshipId: relationship.id,
     projectId: project.id,
@@ -234,6 +249,7 @@ export async function buildWorld(api: TestService, cast: Cast, keys: { owner: st
     teamMemberId: teamMember.id,
     projectMemberId: projectMember.id,
     outsiderId: outsider.id,
+    invitedId: invited.id,
   }
 }
 

@@ -147,6 +147,9 @@ const CASES: Record<string, Case> = {
     probe: (id) => ({ body: { title: 'Changed', labels: [ours.label.id, id] }, field: 'labels[1]' }),
     refused: labels,
   },
+  // The same PATCH with the work item named by itself (its id here; its key takes the same path).
+  'PATCH /api/v1/work-items/{workItemId} assigneeId': { probe: (id) => ({ body: { title: 'Changed', assigneeId: id }, field: 'assigneeId' }), refused: users },
+  'PATCH /api/v1/work-items/{workItemId} labels[]': { probe: (id) => ({ body: { title: 'Changed', labels: [ours.label.id, id] }, field: 'labels[1]' }), refused: labels },
   // Bulk: an earlier item is written in the transaction first, so a refusal must roll it back.
   'POST /api/v1/projects/{projectId}/work-items/bulk items[].assigneeId': {
     probe: (id) => ({ body: { items: [{ title: 'Fine' }, { title: 'New', assigneeId: id }] }, field: 'items[1].assigneeId' }),
@@ -215,6 +218,7 @@ const CASES: Record<string, Case> = {
 const UNDOCUMENTED: Record<string, Case> = {
   'POST /api/v1/projects/{projectId}/work-items fields.owner': { probe: (id) => ({ body: { title: 'New', fields: { owner: id } }, field: 'fields.owner' }), refused: users },
   'PATCH /api/v1/projects/{projectId}/work-items/{workItemId} fields.owner': { probe: (id) => ({ body: { title: 'Changed', fields: { owner: id } }, field: 'fields.owner' }), refused: users },
+  'PATCH /api/v1/work-items/{workItemId} fields.owner': { probe: (id) => ({ body: { title: 'Changed', fields: { owner: id } }, field: 'fields.owner' }), refused: users },
   'PUT /api/v1/projects/{projectId}/content-order entries.{workItemId}': { probe: (id) => ({ body: { entries: { [id]: [] } }, field: `entries.${id}` }), refused: workItems },
 }
 

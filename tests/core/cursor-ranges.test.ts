@@ -24,11 +24,15 @@ const lists: Array<{ name: string; path: () => string }> = [
   { name: 'work items by a number field', path: () => `/api/v1/projects/${fx.projectId}/work-items?sort=field.points&` },
   { name: 'work items by a date field', path: () => `/api/v1/projects/${fx.projectId}/work-items?sort=field.due&` },
   { name: 'work items by a text field', path: () => `/api/v1/projects/${fx.projectId}/work-items?sort=field.notes&` },
+  { name: 'work items across projects (updatedAt descending)', path: () => '/api/v1/work-items?' },
+  { name: 'work items across projects by priority and due date', path: () => '/api/v1/work-items?sort=priority,dueDate&' },
+  { name: 'work items across projects by a number field', path: () => `/api/v1/work-items?projectId=${fx.projectId}&sort=field.points&` },
   { name: 'entries (updatedAt descending, position)', path: () => `/api/v1/work-items/${items[0]}/entries?sort=-updatedAt,position&` },
   { name: 'relationships (createdAt)', path: () => `/api/v1/projects/${fx.projectId}/relationships?` },
   { name: 'labels (name)', path: () => '/api/v1/labels?' },
   { name: 'custom fields (key)', path: () => '/api/v1/custom-fields?' },
   { name: 'teams (createdAt)', path: () => '/api/v1/teams?' },
+  { name: 'users (username)', path: () => '/api/v1/users?' },
 ]
 const items: string[] = []
 /** Custom field ids by key. */

@@ -71,14 +71,26 @@ beforeAll(async () => {
   ids.labelId = (await create('/api/v1/labels', { name: 'bug' })).id
   ids.fieldId = (await create('/api/v1/custom-fields', { key: 'points', name: 'Points', type: 'number' })).id
   await create('/api/v1/projects/{projectId}/custom-fields', { fieldId: ids.fieldId })
+  // An invitation and a new link for it (userId names the invitee only for that POST: other routes name an active user).
+  const invited = await create('/api/v1/users', { email: 'invited@example.com' })
+  const active = ids.userId
+  ids.userId = invited.id
+  await create('/api/v1/users/{userId}/invite', undefined)
+  ids.userId = active!
 })
 
 /**
  * Where a POST's Location points: under its own path, except for actions on a resource that
- * create something in a neighbouring collection (a webhook's test and redelivery create deliveries).
+ * create something in a neighbouring collection (a webhook's test and redelivery create deliveries)
+ * or for it (a user's new invitation link: the user).
  */
 const createdUnder = (template: string) =>
-  /\/(test|deliveries\/\{deliveryId\}\/redeliver)$/.test(template) ? `${fill('/api/v1/webhooks/{webhookId}/deliveries')}/` : `${fill(template)}/`
+  /\/(test|deliveries\/\{deliveryId\}\/redeliver)$/.test(template)
+    ? `${fill('/api/v1/webhooks/{webhookId}/deliveries')}/`
+    : // A new invitation link: the user it is for.
+      template === '/api/v1/users/{userId}/invite'
+      ? '/api/v1/users/'
+      : `${fill(template)}/`
 afterAll(() => api.stop())
 
 /** The documented v1 operations of `method`. */
@@ -106,7 +118,9 @@ describe('Location on every 201', () => {
         // A share link's `url` carries its token, a webhook's `secret` is its key: shown in the creating answer only.
         const { url: _token, ...shownLink } = response.body.data
         const { secret: _secret, ...shownWebhook } = response.body.data
-        const shown = template.endsWith('/share-links') ? shownLink : template === '/api/v1/webhooks' ? shownWebhook : response.body.data
+        // An invited user's link likewise.
+        const { inviteUrl: _link, inviteExpiresAt: _until, ...shownUser } = response.body.data
+        const shown = template.endsWith('/share-links') ? shownLink : template === '/api/v1/webhooks' ? shownWebhook : template.startsWith('/api/v1/users') ? shownUser : response.body.data
         // A delivery's detail adds its payload and last answer to what was listed.
         if (location!.includes('/deliveries/')) expect(read.body.data).toMatchObject(shown)
         else expect(read.body.data).toEqual(shown)
@@ -174,7 +188,7 @@ describe('ETag and 304 on every GET', () => {
     expect(patched.body.data.updatedAt).toBe('2099-01-01T00:00:00.001Z')
     expect(patched.headers.get('etag')).not.toBe(read.headers.get('etag'))
     const stale = await call('PATCH', path, { body: { description: 'stale' }, headers: { 'if-match': read.headers.get('etag')! } })
-    expect(stale.status).toBe(409)
+    expect(stale.status).toBe(412)
     // And concurrent changes each get their own version.
     const etags = new Set<string>()
     for (let i = 0; i < 5; i++) {
@@ -191,6 +205,25 @@ describe('ETag and 304 on every GET', () => {
     expect(read.headers.get('etag')).toBe(patched.headers.get('etag'))
     expect((await call('GET', path, { headers: { 'if-none-match': patched.headers.get('etag')! } })).status).toBe(304)
     expect((await call('PATCH', path, { body: { description: 'Again' }, headers: { 'if-match': patched.headers.get('etag')! } })).status).toBe(200)
+  })
+
+  test('every operation that takes If-Match documents 412; a stale tag is 412 PRECONDITION_FAILED and changes nothing', async () => {
+    const takesIfMatch = (operation: any) =>
+      (operation.parameters ?? []).some((parameter: any) => (parameter.in === 'header' && String(parameter.name).toLowerCase() === 'if-match') || /IfMatch$/.test(parameter.$ref ?? ''))
+    const taking = Object.entries(paths).flatMap(([template, item]) =>
+      Object.entries(item)
+        .filter(([, operation]) => takesIfMatch(operation))
+        .map(([method]) => [method, template] as const),
+    )
+    expect(taking.length).toBeGreaterThanOrEqual(12)
+    for (const [method, template] of [...taking, ['patch', '/api/v1/projects/{projectId}/work-items/bulk'] as const])
+      expect(paths[template]![method].responses['412'], `${method} ${template}`).toBeDefined()
+    for (const [, template] of taking.filter(([method]) => method === 'delete')) {
+      const path = fill(template)
+      const stale = await call('DELETE', path, { headers: { 'if-match': 'W/"1.stale"' } })
+      expect({ template, status: stale.status, code: stale.body.errors?.[0]?.code }).toEqual({ template, status: 412, code: 'PRECONDITION_FAILED' })
+      if (paths[template]!.get) expect((await call('GET', path)).status, template).toBe(200)
+    }
   })
 
   test('a caller who cannot see the resource gets 404 for any If-None-Match, never 304', async () => {
@@ -238,15 +271,17 @@ describe('Link on every list', () => {
     const middle = await call('GET', `${base}?status=todo&size=1&page=1`)
     expect(middle.body.meta.totalPages).toBe(3)
     const links = linksOf(middle)
+    // The list takes cursors: `next` goes on by cursor, the others by page number.
     expect(links).toEqual({
       first: `${base}?status=todo&size=1&page=0`,
       prev: `${base}?status=todo&size=1&page=0`,
-      next: `${base}?status=todo&size=1&page=2`,
+      next: `${base}?status=todo&size=1&cursor=${middle.body.meta.nextCursor}`,
       last: `${base}?status=todo&size=1&page=2`,
     })
     const next = await call('GET', links.next!)
-    expect(next.body.meta.page).toBe(2)
-    expect('next' in linksOf(next)).toBe(false)
+    expect(next.body.data).toEqual((await call('GET', links.last!)).body.data)
+    expect(next.body.meta.page).toBeUndefined()
+    expect(linksOf(next)).toEqual({ first: links.first, last: links.last })
     // Past the end: prev leads back to the last page; an empty list still has a first and a last page (0).
     const past = linksOf(await call('GET', `${base}?size=1&page=7`))
     expect(past.prev).toBe(`${base}?size=1&page=2`)
@@ -317,8 +352,8 @@ describe('validation messages name what is allowed', () => {
     expect((await errorsOf({ title: 'x', dueDate: 'tomorrow' }))[0].message).toBe(
       'Invalid field "dueDate": must be a calendar date in the form YYYY-MM-DD (e.g. 2026-11-23) or null.',
     )
-    expect((await errorsOf({ title: 'x', assigneeId: 'me' }))[0].message).toMatch(/^Invalid field "assigneeId": must be a UUID \(e\.g\. [0-9a-f-]{36}\) or null\.$/)
-    expect((await errorsOf({ title: 'x', priority: 9 }))[0].message).toBe('Invalid field "priority": must be an integer from 0 to 4.')
+    expect((await errorsOf({ title: 'x', assigneeId: 'someone' }))[0].message).toMatch(/^Invalid field "assigneeId": must be a UUID \(e\.g\. [0-9a-f-]{36}\), "me" or null\.$/)
+    expect((await errorsOf({ title: 'x', priority: 9 }))[0].message).toBe('Invalid field "priority": must be one of 0, 1, 2, 3, 4.')
     const query = await call('GET', `${items()}?size=abc`)
     expect(query.body.errors[0].message).toBe('Invalid query parameter "size": must be an integer from 1 to 100.')
     const since = await call('GET', '/api/v1/audit-logs?since=yesterday')

@@ -177,6 +177,36 @@ export function hiddenOperations(): Operation[] {
     hidden({ method: 'GET', template: '/account/display', family: 'account-page', auth: 'web-session' }),
     hidden({ method: 'POST', template: '/account/display/rotate', family: 'account-page', auth: 'web-session', form: true, body: object({ csrf: string() }) }),
     hidden({ method: 'GET', template: '/account/assets/account.css', family: 'account-page', auth: 'none' }),
+    hidden({
+      method: 'GET',
+      template: '/account/people',
+      family: 'account-page',
+      auth: 'web-session',
+      query: [{ name: 'status', schema: { anyOf: [{ const: 'active' }, { const: 'deactivated' }, { const: 'invited' }] }, required: false }, { name: 'q', schema: string({ maxLength: 100 }), required: false }, { name: 'cursor', schema: string(), required: false }],
+    }),
+    hidden({
+      method: 'POST',
+      template: '/account/people',
+      family: 'account-page',
+      auth: 'web-session',
+      form: true,
+      body: object({ csrf: string(), email: string({ format: 'email' }), username: string(), displayName: string(), role: { anyOf: [{ const: 'member' }, { const: 'administrator' }] } }, ['csrf', 'email']),
+    }),
+    // Deactivating or demoting the world's users would change every later answer: never with a real id.
+    hidden({
+      method: 'POST',
+      template: '/account/people/{userId}',
+      family: 'account-page',
+      auth: 'web-session',
+      form: true,
+      body: object({ csrf: string(), role: string(), status: string(), list: string(), q: string() }, ['csrf']),
+      destructive: true,
+    }),
+    hidden({ method: 'POST', template: '/account/people/{userId}/invite', family: 'account-page', auth: 'web-session', form: true, body: object({ csrf: string(), list: string(), q: string() }, ['csrf']) }),
+    hidden({ method: 'GET', template: '/account/invite/{token}', family: 'account-page', auth: 'none' }),
+    hidden({ method: 'POST', template: '/account/invite/{token}', family: 'account-page', auth: 'none', form: true, body: object({ csrf: string(), password: string({ minLength: 8 }), confirm: string({ minLength: 8 }) }) }),
+    // The same for the API's twin (the document lists it, with its body: only marked here).
+    hidden({ method: 'PATCH', template: '/api/v1/users/{userId}', family: 'v1', auth: 'key', destructive: true }),
     hidden({ method: 'GET', template: '/docs', family: 'other', auth: 'none' }),
     hidden({ method: 'GET', template: '/docs/json', family: 'other', auth: 'none' }),
     // The landing page and the favicon (a path such as /%2e%2e or /pages/%2e%2e normalises to /).

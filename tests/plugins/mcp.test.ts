@@ -29,9 +29,11 @@ const toolNames = async (scopes: string[]) => {
 }
 
 describe('tools/list', () => {
+  // get_current_user needs no scope (like GET /api/v1/users/me): every key sees it.
   test('shows exactly the tools the key scopes allow', async () => {
-    expect((await toolNames(['work_items:read'])).map((tool) => tool.name).sort()).toEqual(['get_work_item', 'list_work_items'])
+    expect((await toolNames(['work_items:read'])).map((tool) => tool.name).sort()).toEqual(['get_current_user', 'get_work_item', 'list_work_items'])
     expect((await toolNames(['work_items:read', 'entries:read', 'relationships:read'])).map((tool) => tool.name).sort()).toEqual([
+      'get_current_user',
       'get_work_item',
       'list_entries',
       'list_relationships',
@@ -39,12 +41,12 @@ describe('tools/list', () => {
       'project_summary',
       'search_project',
     ])
-    expect((await toolNames(['work_items:write'])).map((tool) => tool.name).sort()).toEqual(['bulk_create_work_items', 'bulk_update_work_items', 'create_work_item', 'delete_work_item', 'update_work_item'])
-    expect(await toolNames([])).toEqual([])
+    expect((await toolNames(['work_items:write'])).map((tool) => tool.name).sort()).toEqual(['bulk_create_work_items', 'bulk_update_work_items', 'create_work_item', 'delete_work_item', 'get_current_user', 'update_work_item'])
+    expect((await toolNames([])).map((tool) => tool.name)).toEqual(['get_current_user'])
     expect((await toolNames(everything)).map((tool) => tool.name).sort()).toEqual(
       [
-        'bulk_create_work_items', 'bulk_update_work_items', 'create_entry', 'create_label', 'create_relationship', 'create_work_item', 'delete_label', 'list_custom_fields', 'list_labels',
-        'list_project_custom_fields', 'update_label', 'delete_entry', 'delete_relationship', 'delete_work_item', 'get_project', 'get_user',
+        'bulk_create_work_items', 'bulk_update_work_items', 'create_entry', 'create_label', 'create_project', 'create_relationship', 'create_work_item', 'delete_label', 'list_custom_fields', 'list_labels',
+        'list_project_custom_fields', 'update_label', 'delete_entry', 'delete_relationship', 'delete_work_item', 'get_project', 'get_user', 'get_current_user', 'list_users', 'invite_user', 'update_user',
         'get_work_item', 'list_audit_logs', 'list_entries', 'list_project_members', 'list_projects', 'list_relationships', 'list_team_members',
         'list_team_projects', 'list_teams', 'list_webhooks', 'list_work_items', 'project_summary', 'reorder_content', 'search_project', 'update_entry', 'update_work_item',
       ].sort(),
