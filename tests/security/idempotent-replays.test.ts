@@ -25,14 +25,16 @@ const call = (method: string, path: string, options: { body?: unknown; headers?:
   api.request(method, path, { key, ...options, unchecked: true })
 const fill = (template: string) => template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? `missing-${name}`)
 
-/** Collects the secrets in an answer: API keys (wtk_), session tokens (wts_), display keys (dpk_), share-link tokens (dsl_), webhook secrets (whsec_). */
+/** Collects the secrets in an answer: API keys (wtk_), session tokens (wts_), invitation tokens (wti_), display keys (dpk_), share-link tokens (dsl_), webhook secrets (whsec_). */
 function collectSecrets(value: unknown): void {
   const text = typeof value === 'string' ? value : JSON.stringify(value ?? null)
-  for (const match of text.matchAll(/\b(?:(?:wtk|wts|dpk|dsl)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{16,})/g)) shown.add(match[0])
+  for (const match of text.matchAll(/\b(?:(?:wtk|wts|wti|dpk|dsl)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{16,})/g)) shown.add(match[0])
 }
 
 /** The body of each documented POST (templates with `{…}` filled from `ids`, in this order). */
 const BODIES: [template: string, body: () => unknown][] = [
+  ['/api/v1/users', () => ({ email: `replayed-${Math.random().toString(36).slice(2)}@example.com` })],
+  ['/api/v1/users/{userId}/invite', () => ({})],
   ['/api/v1/projects', () => ({ name: `Replayed ${Math.random()}` })],
   ['/api/v1/teams', () => ({ name: `Team ${Math.random()}` })],
   ['/api/v1/teams/{teamId}/members', () => ({ userId: ids.memberId })],
@@ -69,6 +71,9 @@ beforeAll(async () => {
   collectSecrets(key)
   paths = (await api.request('GET', '/docs/json', { unchecked: true })).body.paths
   ids.memberId = (await api.createUser(organization)).id
+  const invited = await call('POST', '/api/v1/users', { body: { email: 'fixture-invitee@example.com' } })
+  collectSecrets(invited.body)
+  ids.userId = invited.body.data.id
   const project = await call('POST', '/api/v1/projects', { body: { name: 'Fixture' } })
   ids.projectId = project.body.data.id
   ids.teamId = (await call('POST', '/api/v1/teams', { body: { name: 'Fixture team' } })).body.data.id
@@ -107,6 +112,7 @@ describe('idempotent replays equal their originals', () => {
     }
     // The secrets shown once were replayed too (webhook create and rotation, the share link's url).
     expect([...shown].some((secret) => secret.startsWith('whsec_'))).toBe(true)
+    expect([...shown].some((secret) => secret.startsWith('wti_'))).toBe(true)
   })
 
   test('a replay needs the same credential: another key of the same user does not see the first answer', async () => {
