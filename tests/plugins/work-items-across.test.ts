@@ -361,7 +361,9 @@ describe('cost', () => {
     }
   })
 
-  test("each project's rows are read from its own index in the order's range: priority through the urgency index, the default through the updated index", async () => {
+  // On Citus the plan is the coordinator's (a distributed scan naming no index); the statement's routing to one shard is tests/architecture/citus-hot-paths.test.ts's.
+  const onCitus = Boolean(process.env.TEST_CITUS_URL)
+  test.skipIf(onCitus)(`each project's rows are read from its own index in the order's range: priority through the urgency index, the default through the updated index${onCitus ? ' (skipped on Citus: the plan shown is the coordinator\'s, without the workers\' indexes)' : ''}`, async () => {
     const capture = captureAny(api.service.core.db)
     const plans: Record<string, string[]> = {}
     try {
