@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import { openDatabase, queryRows } from '../../src/db'
 import { createTestDatabase, usingServer, type TestDatabase } from '../helpers/database'
+import { timeLimit } from '../helpers/time'
 
 // The CLI is a separate process, so it needs a database it can open itself: a new database on
 // the server, or an embedded database in a temporary directory.
@@ -83,7 +84,7 @@ describe('operator CLI', () => {
     } finally {
       await database.close()
     }
-  }, 120_000)
+  }, timeLimit(120_000))
 
   test('errors: a JSON object with "error" on stderr, nothing on stdout, non-zero exit', async () => {
     const unknownCommand = await cli('org', 'explode')
@@ -100,7 +101,7 @@ describe('operator CLI', () => {
     expect(badRole.stdout).toBe('')
     expect(json(badRole.stderr)).toMatchObject({ code: 'BAD_REQUEST', flag: 'role' })
     expect(json(badRole.stderr).error).toStartWith('invalid --role (member | administrator | superadministrator): ')
-  }, 120_000)
+  }, timeLimit(120_000))
 
   test('--help and -h print the usage on stdout and exit 0, without a database', async () => {
     for (const help of ['--help', '-h']) {
@@ -127,7 +128,7 @@ describe('operator CLI', () => {
     const none = await cli()
     expect(none.code).toBe(2)
     expect(json(none.stderr).error).toStartWith('no command given (commands: setup, org create, ')
-  }, 120_000)
+  }, timeLimit(120_000))
 
   test('key create: --scopes all grants every scope of the enabled plugins; an unknown scope lists the valid ones; errors name the flag', async () => {
     const { id: orgId } = json((await cli('org', 'create', '--name', 'Scopes')).stdout)
@@ -160,7 +161,7 @@ describe('operator CLI', () => {
     const badOrg = await cli('user', 'create', '--org', 'acme', '--email', 'x@example.com', '--username', 'x', '--name', 'X', '--role', 'member', '--password', 'long enough password')
     expect(json(badOrg.stderr)).toMatchObject({ flag: 'org', error: expect.stringMatching(/^invalid --org \(/) })
     expect(badOrg.stderr).not.toContain('organizationId')
-  }, 120_000)
+  }, timeLimit(120_000))
 
   test('user list: the users of an organization by username, with --status; --org needed once there are several', async () => {
     const { id: orgId } = json((await cli('org', 'create', '--name', 'Listed')).stdout)
@@ -185,5 +186,5 @@ describe('operator CLI', () => {
     expect(json(unnamed.stderr)).toMatchObject({ code: 'BAD_REQUEST', flag: 'org', error: expect.stringContaining('several organizations') })
     const badStatus = await cli('user', 'list', '--org', orgId, '--status', 'gone')
     expect(json(badStatus.stderr)).toMatchObject({ flag: 'status' })
-  }, 120_000)
+  }, timeLimit(120_000))
 })

@@ -12,6 +12,7 @@ import { ListCache } from '../../src/http/list-cache'
 import { Page } from '../../src/http/answer'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestResponse, type TestService, type TestUser } from '../helpers/service'
+import { timeLimit } from '../helpers/time'
 
 let instances: TestService[]
 let truth: TestService
@@ -155,7 +156,7 @@ describe('cached list reads', () => {
     // The walk did reach the caches: repeated reads were answered from them.
     for (const instance of instances) expect(instance.service.core.lists.stats.hits).toBeGreaterThan(100)
     expect(truth.service.core.lists.stats.hits).toBe(0)
-  })
+  }, timeLimit(60_000))
 
   test('the ETag answers If-None-Match with 304 and no row read, until a write changes the list', async () => {
     const [a, b] = instances as [TestService, TestService]

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { timeLimit } from '../helpers/time'
 
 /**
  * How long a real process may take to start (or to say why not) before the test gives up on it:
@@ -9,7 +10,7 @@ import { join } from 'node:path'
  * other test files takes tens of seconds; each test's own limit is above it.
  */
 const START_MS = 90_000
-const TEST_MS = 120_000
+const TEST_MS = timeLimit(120_000)
 
 /** Starts the real entry with `env` and returns its exit code and stderr. */
 async function startProcess(env: Record<string, string>) {
