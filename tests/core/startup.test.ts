@@ -224,7 +224,7 @@ test('started through a shell that is then killed (npm start): the service stops
     shell.child.kill('SIGKILL')
     // It notices within a second and then stops its database: how long that takes on a busy
     // machine is not the promise, so the wait is long and ends as soon as the process is gone.
-    for (const deadline = Date.now() + 90_000; alive() && Date.now() < deadline; ) await Bun.sleep(50)
+    for (const deadline = Date.now() + timeLimit(90_000); alive() && Date.now() < deadline; ) await Bun.sleep(50)
     expect(alive()).toBe(false)
   } finally {
     // Whatever happened above, neither the shell nor the service outlives the test.
