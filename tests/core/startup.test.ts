@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { exited } from '../helpers/process'
 import { timeLimit } from '../helpers/time'
 
 /**
@@ -211,14 +212,7 @@ describe('a running instance: what it says while it starts, serves and stops, an
 test('started through a shell that is then killed (npm start): the service stops instead of running on as an orphan', async () => {
   const shell = run(['sh', '-c', `"${process.execPath}" entries/bun.ts & echo "child $!" 1>&2; wait`], { DATABASE_URL: 'pglite://memory', PORT: '0', LOG_LEVEL: 'info', SERVICE_CONFIG: '' })
   const child = Number((await shell.waitFor(/child (\d+)/))[1])
-  const alive = () => {
-    try {
-      process.kill(child, 0)
-      return true
-    } catch {
-      return false
-    }
-  }
+  const alive = () => !exited(child)
   try {
     await shell.waitFor(LISTENING)
     shell.child.kill('SIGKILL')
