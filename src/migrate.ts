@@ -12,7 +12,8 @@ import { hasCitus, isSchemaPlaced, placeTables, prepareCitusTransaction, type Pl
 import { queryRows, type Database } from './db'
 
 export const MIGRATIONS_FOLDER = './migrations'
-const LOCK_KEY = 7_210_331_114 // arbitrary, constant: "worktrack migrations"
+/** The advisory lock migrations run under (arbitrary, constant: "worktrack migrations"). */
+export const MIGRATION_LOCK_KEY = 7_210_331_114
 
 /** Reads the journal; throws if the folder is missing. */
 export function readMigrations(folder = MIGRATIONS_FOLDER): MigrationMeta[] {
@@ -45,7 +46,11 @@ export async function migrate(db: Database, migrations: readonly MigrationMeta[]
 export async function applyMigrations(db: Database, options: MigrationOptions = {}): Promise<MigrationOutcome> {
   const migrations = options.migrations ?? readMigrations()
   return db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_KEY})`)
+    // database.statementTimeoutMs bounds requests, not this: an index built over a large table (or
+    // the wait for another instance's migration, or a busy Citus cluster's placement checks) may
+    // rightly take longer, and cancelling it would refuse the start.
+    await tx.execute(sql`set local statement_timeout = 0`)
+    await tx.execute(sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`)
     const citus = await hasCitus(tx)
     if (citus) await prepareCitusTransaction(tx)
     await tx.execute(sql`create schema if not exists drizzle`)

@@ -9,6 +9,8 @@ import { rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
+import { openDatabase } from '../../src/db'
+import { applyMigrations, MIGRATION_LOCK_KEY } from '../../src/migrate'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
 import { call, expectUnavailable, seedProject, serverSkipReason, skipNote, startServiceProcess, type ServiceProcess } from './service-process'
 
@@ -75,4 +77,39 @@ test.skipIf(!!serverSkipReason)(
     expect(service.alive()).toBe(true)
   },
   30_000,
+)
+
+test.skipIf(!!serverSkipReason)(
+  `start-up's migrations are not bound by it: one waiting past the timeout for another instance's migration completes${skipNote(serverSkipReason, 'migration under a statement timeout')}`,
+  async () => {
+    const fresh = await createTestDatabase()
+    const migrator = await openDatabase(fresh.url, { maxConnections: 1, statementTimeoutMs: 50 })
+    const holder = postgres(fresh.url, { max: 2, onnotice: () => {} })
+    try {
+      // Another instance migrating: it holds the migrations' lock, in its own transaction.
+      const other = await holder.reserve()
+      await other`begin`
+      await other`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`
+      let failure: unknown
+      const migrating = applyMigrations(migrator.db).catch((error) => {
+        failure = error
+      })
+      // The server tells when the wait has lasted three times the timeout (or the wait ended).
+      const waitedLong = async () =>
+        (
+          await holder`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'
+            and query like '%pg_advisory_xact_lock%' and now() - query_start > interval '150 milliseconds'`
+        ).length > 0
+      for (const deadline = Date.now() + 20_000; !failure && !(await waitedLong()) && Date.now() < deadline; ) await Bun.sleep(10)
+      await other`commit`
+      other.release()
+      await migrating
+      expect(failure).toBeUndefined()
+    } finally {
+      await holder.end({ timeout: 1 })
+      await migrator.close()
+      await fresh.close()
+    }
+  },
+  60_000,
 )
