@@ -131,7 +131,10 @@ describe('sign-in and sessions', () => {
       )
       return performance.now() - started
     }
-    const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+    // The fastest of each: a busy machine only ever adds time (the median of eight, used before,
+    // missed the bound once in CI beside the other suites), and a missing hash for an unknown email
+    // would make even its slowest try several times faster than a wrong password's fastest.
+    const fastest = (values: number[]) => Math.min(...values)
     const unknown: number[] = []
     const wrong: number[] = []
     // Eight tries stays under the account throttle (10), which would answer early.
@@ -140,7 +143,7 @@ describe('sign-in and sessions', () => {
       unknown.push(await time(`nobody${i}@example.com`))
       wrong.push(await time(target.email))
     }
-    const ratio = median(unknown) / median(wrong)
+    const ratio = fastest(unknown) / fastest(wrong)
     expect(ratio).toBeGreaterThan(0.6)
     expect(ratio).toBeLessThan(1.6)
   })

@@ -21,11 +21,13 @@ const DAILY_LIMIT = 60
 const LIMIT_CALLS = 96
 /**
  * How soon a revocation or deactivation reaches every instance. On the one-machine Citus cluster
- * (three instances and three nodes on two cores; a revoked key's re-read looks it up by hash on
- * every shard) the first 401 came 0.7 to 2.06 s after the answer over the runs of 2026-11-27, so
- * the bound there is 3 s: still a notice's work, the key cache keeping a key for 300 s otherwise.
+ * (three instances under the mixed load and three nodes on two cores) the time includes the probe
+ * that sees the 401, and a revoked key's re-read looks it up by hash on every shard: the first 401
+ * came 0.7 to 2.06 s after the answer over the runs of 2026-11-27, and past 3 s once in CI
+ * (2026-11-29), so the bound there is 10 s. That is still a notice's work, which the control key
+ * below proves: without a notice the key cache keeps a key for 300 s.
  */
-const PROPAGATION_MS = process.env.TEST_CITUS_URL ? 3000 : 1000
+const PROPAGATION_MS = process.env.TEST_CITUS_URL ? 10_000 : 1000
 /**
  * bun's default is 5 s per test (bunfig has no per-test setting); these wait on three processes.
  * On the one-machine Citus cluster the push test alone took 17.9 s (2026-11-27, most of it signing
@@ -51,7 +53,7 @@ async function diagnosed<T>(body: () => Promise<T>): Promise<T> {
 const since = (start: number) => Math.round(performance.now() - start)
 
 /** Polls `probe` on one instance until it answers 401; returns ms since `start` (Infinity on timeout). */
-async function until401(instance: Instance, probe: () => Promise<Exchange>, start: number, timeoutMs = 3000): Promise<number> {
+async function until401(instance: Instance, probe: () => Promise<Exchange>, start: number, timeoutMs = PROPAGATION_MS): Promise<number> {
   for (;;) {
     const answer = await probe()
     if (answer.status === 401) return performance.now() - start
@@ -127,7 +129,7 @@ describe.skipIf(!usingServer())('scale-out: three instances on one database (nee
     TEST_TIMEOUT_MS,
   )
 
-  test('a key revoked through one instance is refused by every instance within 1 s, although each had it cached', () =>
+  test(`a key revoked through one instance is refused by every instance within ${PROPAGATION_MS / 1000} s, although each had it cached`, () =>
     diagnosed(async () => {
       const session = await signIn(instances[0]!, fx.revokee)
       const created = await expectCall(instances[1]!, 201, 'POST', '/account/api/keys', { bearer: session, body: { name: 'scale probe', scopes: ['users:read'] } })
@@ -165,7 +167,7 @@ describe.skipIf(!usingServer())('scale-out: three instances on one database (nee
     TEST_TIMEOUT_MS,
   )
 
-  test("a deactivated user's keys and sessions stop on every instance within 1 s", () =>
+  test(`a deactivated user's keys and sessions stop on every instance within ${PROPAGATION_MS / 1000} s`, () =>
     diagnosed(async () => {
       const { secret } = await cluster.seed.createKey(fx.leaver.id, ['users:read'])
       const session = await signIn(instances[1]!, fx.leaver)
