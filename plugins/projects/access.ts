@@ -120,6 +120,9 @@ export function createProjectAccess(db: Database, groups = createAccessGroups(db
   }
   return {
     visibleProjects: (actor) => sql`select p.id from projects p where ${visibleProjects(actor)}`,
+    viewerCondition: (organization, project, user) =>
+      sql`exists (select 1 from user_directory vu where vu.id = ${user} and vu.organization_id = ${organization} and vu.status = 'active'
+        and (vu.role = 'superadministrator' or ${levelOf(project, organization, user)} is not null))`,
     async requireProjectAccess(actor, projectId, required, executor: Executor = db) {
       const row = await check(actor, projectId, executor, false)
       const access = { projectId: row.id, organizationId: row.organizationId, level: row.level }

@@ -55,6 +55,12 @@ export interface ProjectAccessService {
    */
   visibleProjects(actor: Actor): SQL
   /**
+   * A condition, for statements of other plugins, that the organization's active user `user` can
+   * view `project` now (each a column or a bound value): the same rule as the check, set-based, so
+   * one statement can keep, of many users, those who see a project (notifications' fan-out).
+   */
+  viewerCondition(organization: SQL, project: SQL, user: SQL): SQL
+  /**
    * Of `projectIds`, those the organization's user can see now by the same rule (none for a
    * deactivated user): for work done later on someone's behalf, such as webhook deliveries. One
    * statement; the user's role is read in it.

@@ -6,7 +6,7 @@
  * key, another organization's, or a project the caller cannot see.
  */
 import { sql, type SQL } from 'drizzle-orm'
-import type { Database } from '../../src/db'
+import type { Database, Executor } from '../../src/db'
 import { ApiError, notFound } from '../../src/http/errors'
 import { isUuid } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
@@ -41,12 +41,15 @@ type Finders = ReturnType<typeof finders>
 const LOCATE = finders(sql.raw('w.id, w.project_id as "projectId"'))
 
 /** The organization's work item named by `ref` (an id or a key), read by `statements`; undefined when there is none. */
-async function find<T>(db: Database, statements: Finders, organizationId: string, ref: string): Promise<T | undefined> {
+async function find<T>(db: Executor, statements: Finders, organizationId: string, ref: string): Promise<T | undefined> {
   if (isUuid(ref)) return (await runStatement<T>(db, statements.id, { id: ref, organization: organizationId }))[0]
   const key = parseWorkItemKey(ref)
   if (!key) return undefined
   return (await runStatement<T>(db, statements.key, { key: key.projectKey, number: key.number, organization: organizationId }))[0]
 }
+
+/** The organization's work item named by `ref` (an id or a key), its id and project; undefined when there is none. */
+export const locateWorkItem = (executor: Executor, organizationId: string, ref: string) => find<{ id: string; projectId: string }>(executor, LOCATE, organizationId, ref)
 
 /** `work`, its 404s (an invisible project's included) answered as one: the reference names a work item, and never tells what was missing. */
 async function asOne404<T>(work: Promise<T>): Promise<T> {

@@ -17,6 +17,8 @@ export interface PageMeta {
   totalPages: number
   /** The cursor of the next page (null on the last), on lists that take cursors. */
   nextCursor?: string | null
+  /** The inbox's unread threads (not done), whatever its filters (its route documents it). */
+  unreadCount?: number
 }
 
 /** A handler returns a Page for a paginated list; the envelope puts its meta beside the data. */
@@ -55,7 +57,8 @@ function metaText(requestId: string, page?: PageMeta): string {
   if (!page) return `{"requestId":${id}}`
   const at = page.page === undefined ? '' : `"page":${page.page},`
   const next = page.nextCursor === undefined ? '' : `,"nextCursor":${page.nextCursor === null ? 'null' : `"${page.nextCursor}"`}`
-  return `{"requestId":${id},${at}"size":${page.size},"totalItems":${page.totalItems},"totalPages":${page.totalPages}${next}}`
+  const unread = page.unreadCount === undefined ? '' : `,"unreadCount":${page.unreadCount}`
+  return `{"requestId":${id},${at}"size":${page.size},"totalItems":${page.totalItems},"totalPages":${page.totalPages}${next}${unread}}`
 }
 
 /** The envelope's text around `data`, JSON already (a cached page's rows are never re-encoded). */

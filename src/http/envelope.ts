@@ -2,6 +2,7 @@
  * The envelope hook of the enveloped route groups and the envelope's schemas (OpenAPI and the
  * `response` maps of routes). What is written, and its validators, come from answer.ts.
  */
+import type { TProperties } from '@sinclair/typebox'
 import { t, type TSchema } from 'elysia'
 import { Answer, answerBody, answerEtag, envelope, envelopeText, locationOf, noneMatchHits, notModified, Page, pageLinks } from './answer'
 import { CachedPage } from './list-cache'
@@ -83,8 +84,12 @@ export const Envelope = <T extends TSchema>(data: T) =>
   t.Object({ data, errors: t.Array(ErrorItemSchema, { maxItems: 0 }), meta: RequestMeta })
 
 /** Response schema of a paginated list. */
-export const PageEnvelope = <T extends TSchema>(item: T) =>
-  t.Object({ data: t.Array(item), errors: t.Array(ErrorItemSchema, { maxItems: 0 }), meta: PageMetaSchema })
+export const PageEnvelope = <T extends TSchema>(item: T, extraMeta: TProperties = {}) =>
+  t.Object({
+    data: t.Array(item),
+    errors: t.Array(ErrorItemSchema, { maxItems: 0 }),
+    meta: Object.keys(extraMeta).length ? t.Object({ ...PageMetaSchema.properties, ...extraMeta }) : PageMetaSchema,
+  })
 
 /**
  * What each error status means: the one table behind every route's documented error answers
