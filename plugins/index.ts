@@ -11,6 +11,7 @@ import docs from './docs'
 import entries from './entries'
 import labels from './labels'
 import mcp from './mcp'
+import notifications from './notifications'
 import projects from './projects'
 import push from './push'
 import relationships from './relationships'
@@ -20,4 +21,4 @@ import users from './users'
 import webhooks from './webhooks'
 import workItems from './work-items'
 
-export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, labels, customFields, entries, relationships, contentOrder, search, auditLog, mcp, account, display, push, alerts, webhooks, docs]
+export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, labels, customFields, entries, notifications, relationships, contentOrder, search, auditLog, mcp, account, display, push, alerts, webhooks, docs]

@@ -38,6 +38,7 @@ const OVERRIDES: Readonly<Record<string, string>> = {
   'DELETE /api/v1/pages/{pageId}/messages/{messageId}': 'cancelMessage',
   'GET /api/v1/users/me/notifications': 'getNotificationPreferences',
   'PUT /api/v1/users/me/notifications': 'replaceNotificationPreferences',
+  'POST /api/v1/notifications/mark-read': 'markNotificationsRead',
   // Actions on a resource are named by their verb, not as a created sub-resource.
   'POST /api/v1/webhooks/{webhookId}/rotate-secret': 'rotateWebhookSecret',
   'POST /api/v1/users/{userId}/invite': 'reissueUserInvitation',

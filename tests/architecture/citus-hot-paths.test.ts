@@ -20,6 +20,8 @@ import { createLogger } from '../../src/log'
 import { captureStatements, type CapturedStatement, type StatementCapture } from '../helpers/statement-capture'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
 import { createClusterDatabase, type ClusterDatabase } from '../helpers/citus-cluster'
+import { NotificationFanout } from '../../plugins/notifications/fanout'
+import { ProjectAccessRef } from '../../plugins/projects/api'
 
 const CITUS_URL = process.env.TEST_CITUS_URL
 
@@ -115,9 +117,10 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     handle = await openDatabase(cluster.url, { maxConnections: 4 })
     api = await startTestService({
       database: { ...handle, url: cluster.url },
-      plugins: ['auth', 'users', 'teams', 'projects', 'work-items', 'labels', 'custom-fields', 'entries', 'relationships', 'content-order', 'search', 'audit-log', 'mcp', 'account', 'webhooks', 'docs'],
-      // Events are recorded in the writes' transactions (the change feed's outbox); nothing is delivered.
-      config: { webhooks: { workers: false, allowPrivateTargets: true } },
+      plugins: ['auth', 'users', 'teams', 'projects', 'work-items', 'labels', 'custom-fields', 'entries', 'notifications', 'relationships', 'content-order', 'search', 'audit-log', 'mcp', 'account', 'webhooks', 'docs'],
+      // Events and notification activities are recorded in the writes' transactions (the change
+      // feed's outboxes); nothing is delivered or fanned out but where a test drives it.
+      config: { webhooks: { workers: false, allowPrivateTargets: true }, notifications: { workers: false } },
       log: createLogger('silent'),
     })
     coordinator = postgres(cluster.url, { max: 1, onnotice: () => {} })
@@ -378,6 +381,35 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
       'audit log (project, counted)': () => ok('GET', `/api/v1/projects/${projectId}/audit-logs`),
       'audit log (organization, counted)': () => ok('GET', '/api/v1/audit-logs'),
       'project summary (maintained counts)': () => ok('POST', '/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'project_summary', arguments: { projectId } } }, headers: { accept: 'application/json, text/event-stream' } }),
+    })
+    expect(problems).toEqual([])
+  })
+
+  test('notifications: the fan-out of queued changes, the inbox, a thread read, mark-read and watching run on one shard', async () => {
+    const access = api.service.core.services.get(ProjectAccessRef)
+    const fanout = new NotificationFanout(api.service.core.db, access, { concurrency: 1, batchSize: 50, pollIntervalMs: 1000 })
+    const other = await api.createUser(user.organizationId, 'member')
+    const otherKey = (await api.createKey(other.id, api.service.core.scopes.map((scope) => scope.name))).secret
+    await ok('POST', `/api/v1/projects/${projectId}/members`, { body: { userId: other.id, accessLevel: 'viewer' } })
+    await ok('PUT', `/api/v1/projects/${projectId}/subscription`, { key: otherKey })
+    await ok('POST', `/api/v1/work-items/${workItemId}/entries`, { body: { body: `Thanks @${other.username}` } })
+    await ok('PATCH', `/api/v1/projects/${projectId}/work-items/${workItemId}`, { body: { status: 'in_progress', assigneeId: other.id } })
+    let threadId = ''
+    const problems = await spanningStatements({
+      'notification fan-out (claim, hold, fan out, done)': async () => {
+        const handled = await api.service.core.db.transaction((tx) => fanout.fanOut(tx, user.organizationId, 50))
+        if (handled < 2) throw new Error(`the fan-out handled ${handled} changes`)
+      },
+      'watch a work item, read the subscription': async () => {
+        await ok('PUT', `/api/v1/work-items/${workItemId}/subscription`, { key: otherKey })
+        await ok('GET', `/api/v1/work-items/${workItemId}/subscription`, { key: otherKey })
+      },
+      'inbox (with unread count)': async () => {
+        const inbox = await ok('GET', '/api/v1/notifications?reason=mentioned', { key: otherKey })
+        threadId = inbox.body.data[0].id
+      },
+      'thread read': () => ok('PATCH', `/api/v1/notifications/${threadId}`, { key: otherKey, body: { read: true } }),
+      'mark-read (a project)': () => ok('POST', '/api/v1/notifications/mark-read', { key: otherKey, body: { projectId } }),
     })
     expect(problems).toEqual([])
   })

@@ -64,6 +64,8 @@ export interface Endpoint {
   targeted: boolean
   /** Changes state when it succeeds (each success then gets a fresh world). */
   mutates: boolean
+  /** A POST that acts rather than creates (mark-read): 200, not 201. */
+  action?: boolean
   /** The MCP tool that calls the same service function, if any, and its arguments. */
   tool?: string
   args?: (world: World) => Record<string, unknown>
@@ -113,6 +115,15 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'GET', route: '/api/v1/work-items/{workItemId}', path: (w) => `/api/v1/work-items/${w.workItemKey}`, scopes: ['work_items:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'get_work_item', args: (w) => ({ workItemId: w.workItemKey }) },
   { method: 'PATCH', route: '/api/v1/work-items/{workItemId}', path: (w) => `/api/v1/work-items/${w.workItemKey.toLowerCase()}`, body: () => ({ title: `Renamed ${unique()}` }), scopes: ['work_items:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'update_work_item', args: (w) => ({ workItemId: w.workItemKey, title: `Renamed ${unique()}` }) },
   { method: 'DELETE', route: '/api/v1/work-items/{workItemId}', path: (w) => `/api/v1/work-items/${w.workItemId}`, scopes: ['work_items:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'delete_work_item', args: (w) => ({ workItemId: w.workItemKey }) },
+  // Watching and the inbox: the caller's own state, not audited (so not `mutates`); a thread's PATCH is its owner's alone (tests/plugins/notifications.test.ts).
+  { method: 'GET', route: '/api/v1/work-items/{workItemId}/subscription', path: (w) => `/api/v1/work-items/${w.workItemKey}/subscription`, scopes: ['work_items:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false },
+  { method: 'PUT', route: '/api/v1/work-items/{workItemId}/subscription', path: (w) => `/api/v1/work-items/${w.workItemId}/subscription`, scopes: ['work_items:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'watch_work_item', args: (w) => ({ workItemId: w.workItemKey }) },
+  { method: 'DELETE', route: '/api/v1/work-items/{workItemId}/subscription', path: (w) => `/api/v1/work-items/${w.workItemId}/subscription`, scopes: ['work_items:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false },
+  { method: 'GET', route: '/api/v1/projects/{projectId}/subscription', path: (w) => `/api/v1/projects/${w.projectId}/subscription`, scopes: ['work_items:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false },
+  { method: 'PUT', route: '/api/v1/projects/{projectId}/subscription', path: (w) => `/api/v1/projects/${w.projectId}/subscription`, scopes: ['work_items:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false },
+  { method: 'DELETE', route: '/api/v1/projects/{projectId}/subscription', path: (w) => `/api/v1/projects/${w.projectId}/subscription`, scopes: ['work_items:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false },
+  { method: 'GET', route: '/api/v1/notifications', path: () => '/api/v1/notifications', scopes: ['notifications:read'], rule: { kind: 'any' }, targeted: false, mutates: false, tool: 'list_notifications', args: () => ({}) },
+  { method: 'POST', route: '/api/v1/notifications/mark-read', path: () => '/api/v1/notifications/mark-read', body: () => ({}), scopes: ['notifications:write'], rule: { kind: 'any' }, targeted: false, mutates: false, action: true, tool: 'mark_notifications_read', args: () => ({}) },
   { method: 'GET', route: '/api/v1/work-items/{workItemId}/entries', path: (w) => `/api/v1/work-items/${w.workItemId}/entries`, scopes: ['entries:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'list_entries', args: (w) => ({ workItemId: w.workItemId }) },
   { method: 'POST', route: '/api/v1/work-items/{workItemId}/entries', path: (w) => `/api/v1/work-items/${w.workItemId}/entries`, body: () => ({ body: `Note ${unique()}` }), scopes: ['entries:write'], rule: { kind: 'project', level: 'editor' }, targeted: true, mutates: true, tool: 'create_entry', args: (w) => ({ workItemId: w.workItemId, body: `Note ${unique()}` }) },
   { method: 'GET', route: '/api/v1/work-items/{workItemId}/entries/{entryId}', path: (w) => `/api/v1/work-items/${w.workItemId}/entries/${w.entryId}`, scopes: ['entries:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false },
@@ -168,7 +179,7 @@ export interface Expectation {
 export function expectedOutcome(endpoint: Endpoint, key: KeyVariant, role: MatrixRole, sameOrganization: boolean): Expectation {
   if (key === 'none') return { status: 401, code: 'UNAUTHORIZED' }
   if (key === 'without-scope') return { status: 403, code: 'INSUFFICIENT_SCOPE' }
-  const success = { status: endpoint.method === 'POST' ? 201 : 200 }
+  const success = { status: endpoint.method === 'POST' && !endpoint.action ? 201 : 200 }
   const notFound = { status: 404, code: 'NOT_FOUND' }
   const forbidden = { status: 403, code: 'FORBIDDEN' }
   if (endpoint.targeted && !sameOrganization) return notFound

@@ -204,6 +204,10 @@ const CASES: Record<string, Case> = {
     probe: (id) => ({ body: { quietHours: null, mutedPageIds: [ours.memberPage.id, id] }, field: 'mutedPageIds[1]' }),
     refused: () => ({ "another organization's page": theirs.page.id, 'a page of the organization the caller cannot see': ours.page.id }),
   },
+  'POST /api/v1/notifications/mark-read projectId': {
+    probe: (id) => ({ body: { projectId: id }, field: 'projectId' }),
+    refused: () => ({ "another organization's project": theirs.project.id, 'a project of the organization the caller cannot see': ours.hiddenProject.id }),
+  },
   'POST /api/v1/webhooks projectId': {
     probe: (id) => ({ body: { url: 'http://127.0.0.1:9/hook', events: ['work_item.created'], projectId: id }, field: 'projectId' }),
     refused: () => ({ "another organization's project": theirs.project.id, 'a project of the organization the caller cannot see': ours.hiddenProject.id }),

@@ -33,10 +33,10 @@ self.onmessage = async (event: MessageEvent<LaneTask>) => {
     if (!usingServer()) await pgliteTemplate()
     // One trusted proxy hop, so hostile X-Forwarded-For values reach the client-address code;
     // no webhook delivery workers (fuzzed webhooks would otherwise be sent to real addresses), and
-    // no alert sweep (a rule it fires writes while a refused request is in flight, which the change
-    // log would charge to that request).
+    // no alert sweep and no notification fan-out (each writes, after the commit of an earlier
+    // request, while a refused request is in flight, which the change log would charge to it).
     const logged: LoggedError[] = []
-    const api = await startTestService({ config: { server: { trustProxy: 1 }, webhooks: { workers: false }, alerts: { workers: false } }, log: errorRecorder(logged) })
+    const api = await startTestService({ config: { server: { trustProxy: 1 }, webhooks: { workers: false }, alerts: { workers: false }, notifications: { workers: false } }, log: errorRecorder(logged) })
     try {
       const fuzzer = new Fuzzer(api, logged)
       try {

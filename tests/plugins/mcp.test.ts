@@ -31,7 +31,8 @@ const toolNames = async (scopes: string[]) => {
 describe('tools/list', () => {
   // get_current_user needs no scope (like GET /api/v1/users/me): every key sees it.
   test('shows exactly the tools the key scopes allow', async () => {
-    expect((await toolNames(['work_items:read'])).map((tool) => tool.name).sort()).toEqual(['get_current_user', 'get_work_item', 'list_work_items'])
+    // watch_work_item: watching is the caller's own state, and needs only the read scope (as its REST route).
+    expect((await toolNames(['work_items:read'])).map((tool) => tool.name).sort()).toEqual(['get_current_user', 'get_work_item', 'list_work_items', 'watch_work_item'])
     expect((await toolNames(['work_items:read', 'entries:read', 'relationships:read'])).map((tool) => tool.name).sort()).toEqual([
       'get_current_user',
       'get_work_item',
@@ -40,6 +41,7 @@ describe('tools/list', () => {
       'list_work_items',
       'project_summary',
       'search_project',
+      'watch_work_item',
     ])
     expect((await toolNames(['work_items:write'])).map((tool) => tool.name).sort()).toEqual(['bulk_create_work_items', 'bulk_update_work_items', 'create_work_item', 'delete_work_item', 'get_current_user', 'update_work_item'])
     expect((await toolNames([])).map((tool) => tool.name)).toEqual(['get_current_user'])
@@ -49,6 +51,7 @@ describe('tools/list', () => {
         'list_project_custom_fields', 'update_label', 'delete_entry', 'delete_relationship', 'delete_work_item', 'get_project', 'get_user', 'get_current_user', 'list_users', 'invite_user', 'update_user',
         'get_work_item', 'list_audit_logs', 'list_entries', 'list_project_members', 'list_projects', 'list_relationships', 'list_team_members',
         'list_team_projects', 'list_teams', 'list_webhooks', 'list_work_items', 'project_summary', 'reorder_content', 'search_project', 'update_entry', 'update_work_item',
+        'list_notifications', 'mark_notifications_read', 'watch_work_item',
       ].sort(),
     )
   })

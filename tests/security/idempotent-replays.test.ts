@@ -56,6 +56,7 @@ const BODIES: [template: string, body: () => unknown][] = [
   ['/api/v1/webhooks/{webhookId}/rotate-secret', () => undefined],
   ['/api/v1/webhooks/{webhookId}/test', () => undefined],
   ['/api/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver', () => undefined],
+  ['/api/v1/notifications/mark-read', () => ({})],
 ]
 
 /** What must equal between an answer and its replay: all but the request id. */
