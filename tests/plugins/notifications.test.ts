@@ -7,6 +7,10 @@
  * commit, so each test waits for them with a deadline.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql as fragment } from 'drizzle-orm'
+import { queryRows } from '../../src/db'
+import { NotificationFanout } from '../../plugins/notifications/fanout'
+import { ProjectAccessRef } from '../../plugins/projects/api'
 import { sqlOn, timeLimit } from '../helpers/database'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
@@ -173,5 +177,38 @@ describe('what is never shown', () => {
       expect(response.status).toBe(404)
     }
     expect((await sql<{ n: number }>('select count(*)::int as n from work_item_subscriptions where user_id = $1', [outsider.id]))[0]!.n).toBe(0)
+  })
+})
+
+describe('exactly once', () => {
+  test('a fan-out rolled back after it wrote (a crash before its commit) leaves the change to be fanned out again, once', async () => {
+    // A service of its own, whose workers fan nothing out: the test drives the fan-out.
+    const quiet = await startTestService({ config: { notifications: { workers: false } } })
+    try {
+      const { db } = quiet.service.core
+      const fanout = new NotificationFanout(db, quiet.service.core.services.get(ProjectAccessRef), { concurrency: 1, batchSize: 10, pollIntervalMs: 1000 })
+      const own = await createProjectFixture(quiet)
+      const count = async (table: string, workItemId: string) =>
+        (await queryRows<{ n: number }>(db, fragment`select count(*)::int as n from ${fragment.identifier(table)} where work_item_id = ${workItemId}`))[0]!.n
+      const item = await own.as('owner', 'POST', `/api/v1/projects/${own.projectId}/work-items`, { title: 'Crash course', assigneeId: own.users.viewer.id }, 201)
+      const crash = new Error('crashed after writing, before the commit')
+      const attempt = db.transaction(async (tx) => {
+        expect(await fanout.fanOut(tx, own.organizationId, 10)).toBe(1)
+        // Written in this transaction: the thread is there as the crash comes.
+        expect((await queryRows<{ n: number }>(tx, fragment`select count(*)::int as n from notification_threads where work_item_id = ${item.id}`))[0]!.n).toBe(1)
+        throw crash
+      })
+      await expect(attempt).rejects.toBe(crash)
+      // Nothing of it committed; the change is still queued and is fanned out again, once.
+      expect(await count('notification_threads', item.id)).toBe(0)
+      expect(await count('notification_activities', item.id)).toBe(1)
+      expect(await db.transaction((tx) => fanout.fanOut(tx, own.organizationId, 10))).toBe(1)
+      expect(await db.transaction((tx) => fanout.fanOut(tx, own.organizationId, 10))).toBe(0)
+      expect(await count('notification_activities', item.id)).toBe(0)
+      const inbox = await own.as('viewer', 'GET', '/api/v1/notifications', undefined, 200)
+      expect(inbox.map((thread: any) => [thread.workItem.id, thread.reasons])).toEqual([[item.id, ['assigned']]])
+    } finally {
+      await quiet.stop()
+    }
   })
 })
