@@ -239,6 +239,19 @@ export interface Figures {
     errors: number
   }
   push: { devices: number; perRun: number[]; median: number; best: number; exactlyOnce: boolean; peakRssMiB: number | null }
+  notifications: {
+    watchers: number
+    /** Each change's thread updates per second, from the writer's answer to the last thread written. */
+    perRun: number[]
+    median: number
+    /** Every watcher's thread updated exactly once per change. */
+    exactlyOnce: boolean
+    /** Entry POSTs with the fan-out workers off (recording only): on the watched project, on an unwatched one. */
+    watched: Throughput
+    unwatched: Throughput
+    ratio: number
+    peakRssMiB: number
+  }
   'webhooks-delivery': {
     /** Changes per second offered in the paced run. */
     rate: number

@@ -119,6 +119,13 @@ function rowsOf(results: RecordedResults, name: ScenarioName): Row[] {
       const f = results[name]!.figures
       return [{ benchmark: `push: fan-out of one message to ${round(f.devices)} devices`, headline: `${round(f.median)} messages/s median of ${f.perRun.length} (best ${round(f.best)}; exactly once: ${f.exactlyOnce ? 'yes' : 'NO'}; ${rss(f.peakRssMiB)})`, ceiling: '—', ratio: '—', target: TARGETS[name].fanOut, met: f.median >= L.pushMessagesPerSecond && f.exactlyOnce }]
     }
+    case 'notifications': {
+      const f = results[name]!.figures
+      return [
+        { benchmark: `notifications: fan-out of one change to ${round(f.watchers)} watchers`, headline: `${round(f.median)} thread updates/s median of ${f.perRun.length} (exactly once: ${f.exactlyOnce ? 'yes' : 'NO'}; ${rss(f.peakRssMiB)})`, ceiling: '—', ratio: '—', target: TARGETS[name].fanOut, met: f.median >= L.notificationThreadsPerSecond && f.exactlyOnce },
+        { benchmark: 'notifications: `POST …/entries` on a watched project vs an unwatched one (workers off)', headline: `${rps(f.watched.requestsPerSecond)} (${latency(f.watched)})`, ceiling: `${rps(f.unwatched.requestsPerSecond)} unwatched (${latency(f.unwatched)})`, ratio: round(f.ratio, 2), target: TARGETS[name].writer, met: f.ratio >= L.notificationsWriterShare },
+      ]
+    }
     case 'webhooks-delivery': {
       const { paced: p, saturation: s, rate } = results[name]!.figures
       return [

@@ -25,6 +25,10 @@ export const LIMITS = {
   /** rps(1 component) ÷ rps(20 components). */
   pagesTimeRatio: 2,
   pushMessagesPerSecond: 2000,
+  /** Thread updates per second from one change to a project 10,000 users watch. */
+  notificationThreadsPerSecond: 5000,
+  /** Entry POST req/s with 10,000 watchers ÷ without (recording only): at most 10 % slower. */
+  notificationsWriterShare: 1 / 1.1,
   webhooksEventsPerSecond: 1000,
   /** Of the offered rate committed, and of the committed delivered in the same window. */
   webhooksKeptUpShare: 0.95,
@@ -75,6 +79,10 @@ export const TARGETS = {
   },
   push: {
     fanOut: `One message reaches 10,000 devices at ${L.pushMessagesPerSecond.toLocaleString('en-US')} messages/s or more, each device exactly once.`,
+  },
+  notifications: {
+    fanOut: `One change to a project 10,000 users watch becomes their 10,000 thread updates at ${L.notificationThreadsPerSecond.toLocaleString('en-US')} a second or more, each user's once.`,
+    writer: `A comment on a work item of a project 10,000 users watch costs its writer no more than one on an unwatched project: at least ${L.notificationsWriterShare.toFixed(2)}× the requests per second (the change is queued, not fanned out, in its transaction).`,
   },
   'webhooks-delivery': {
     keepsUp: `With one webhook, the service keeps up with ${L.webhooksEventsPerSecond.toLocaleString('en-US')} changes/s: ${share(L.webhooksKeptUpShare)} committed and delivered in the same window, none lost, none twice.`,
