@@ -4,8 +4,8 @@
  * organization (`FOR UPDATE SKIP LOCKED`, so no other worker on any instance takes them), and for
  * each one, in the same transaction: holds the work item (`FOR KEY SHARE`, so a deletion waits
  * for this transaction rather than deadlocking with it; a change whose work item is gone is
- * dropped), then in one statement finds who is concerned, keeps those who can view the project
- * now, writes the automatic watches and upserts their threads; then deletes the batch. A crash
+ * dropped), then finds who is concerned and can view the project now (one read), writes the
+ * automatic watches (one insert) and upserts their threads (one upsert); then deletes the batch. A crash
  * anywhere rolls it all back and the changes are claimed again: each change updates each user's
  * thread exactly once.
  *
