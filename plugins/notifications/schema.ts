@@ -111,3 +111,23 @@ export const notificationActivities = pgTable(
     index('notification_activities_due_idx').on(table.organizationId, table.createdAt),
   ],
 )
+
+/**
+ * A user's choice, per reason, of what a thread update does (notifications/preferences.ts): the
+ * reasons whose updates are pushed to their devices, and those that write no thread at all (the
+ * rest reach the inbox only). No row: the defaults, `assigned` and `mentioned` pushed.
+ */
+export const workNotificationSettings = pgTable(
+  'work_notification_settings',
+  {
+    userId: uuid().notNull(),
+    organizationId: organizationReference(),
+    pushReasons: smallint().notNull(),
+    offReasons: smallint().notNull(),
+    updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    tenantKey('work_notification_settings', [table.userId], table.organizationId),
+    userOfRow('work_notification_settings_user_fk', table.userId, table.organizationId),
+  ],
+)

@@ -17,14 +17,18 @@ export interface Claimed {
   platform: string | null
   p256dh: string | null
   auth: string | null
-  pageId: string
+  /** null for a push to one user that no page sent (a notification about work). */
+  pageId: string | null
   attempts: number
   /** `pending`, or `held` (quiet hours ended, or its TTL ran out while held). */
   claimedFrom: 'pending' | 'held'
   messageId: string
-  pageName: string
-  title: string
-  body: string
+  pageName: string | null
+  /** null with `body` null: a data-only message. */
+  title: string | null
+  body: string | null
+  /** A user push's data (null: a page's message, whose data is its page and message). */
+  data: Record<string, string> | null
   sentAt: string
   sendAt: string | null
   priority: 'high' | 'normal'

@@ -14,8 +14,8 @@ const FCM_BATCH = 500
 
 export interface OutgoingPush {
   token: string
-  title: string
-  body: string
+  /** What the device shows; null: a data-only message (the app acts on `data`, nothing is shown). */
+  notification: { title: string; body: string } | null
   data: Record<string, string>
   /** `high` wakes the device at once; `normal` lets it wait. */
   priority: 'high' | 'normal'
@@ -99,7 +99,11 @@ function keepRetryAfter() {
  * the one place its shape is decided, for the FCM sender and the log sender alike.
  */
 export function fcmMessage(push: OutgoingPush, now = Date.now()): Message {
-  const apnsHeaders: Record<string, string> = { 'apns-priority': push.priority === 'high' ? '10' : '5', 'apns-push-type': 'alert' }
+  const shown = push.notification !== null
+  // A data-only message is a background push to APNs, which takes those only at priority 5.
+  const apnsHeaders: Record<string, string> = shown
+    ? { 'apns-priority': push.priority === 'high' ? '10' : '5', 'apns-push-type': 'alert' }
+    : { 'apns-priority': '5', 'apns-push-type': 'background' }
   const webpushHeaders: Record<string, string> = { Urgency: push.priority }
   if (push.ttlSeconds !== null) {
     // APNs: the time after which it gives up (0: deliver once, now or never).
@@ -109,14 +113,14 @@ export function fcmMessage(push: OutgoingPush, now = Date.now()): Message {
   if (push.collapseKey !== null) apnsHeaders['apns-collapse-id'] = push.collapseKey
   return {
     token: push.token,
-    notification: { title: push.title, body: push.body },
+    ...(shown ? { notification: push.notification! } : {}),
     data: push.data,
     android: {
       priority: push.priority,
       ...(push.ttlSeconds === null ? {} : { ttl: push.ttlSeconds * 1000 }),
       ...(push.collapseKey === null ? {} : { collapseKey: push.collapseKey }),
     },
-    apns: { headers: apnsHeaders, payload: { aps: { sound: 'default' } } },
+    apns: { headers: apnsHeaders, payload: { aps: shown ? { sound: 'default' } : { contentAvailable: true } } },
     webpush: { headers: webpushHeaders },
   }
 }

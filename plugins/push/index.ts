@@ -9,7 +9,7 @@ import { describeError, type Logger } from '../../src/log'
 import { definePlugin } from '../../src/plugin'
 import { SessionsRef } from '../auth/api'
 import { DisplayCallsRef, DisplayPagesRef, LivePageExtensionsRef } from '../display/api'
-import { FcmOptionsRef, PageNotifierRef, WebPushAgentRef, type FcmOptions } from './api'
+import { FcmOptionsRef, PageNotifierRef, PreferenceSectionsRef, UserNotifierRef, WebPushAgentRef, type FcmOptions, type PreferenceSection } from './api'
 import { pinnedLookup } from '../../src/net/targets'
 import { openVapidKeys } from './vapid'
 import { WebPushSender } from './webpush'
@@ -21,6 +21,7 @@ import { createPreferences } from './preferences'
 import { pushApiRoutes } from './routes'
 import { messageReportRoutes, preferenceRoutes } from './v1-routes'
 import { createMessages, recordMessage } from './messages'
+import { recordUserPushes } from './user-pushes'
 import { deliveries, devices, messageReceipts, messages, notificationPreferences, pushVapidKeys } from './schema'
 
 const PushConfig = Type.Object({
@@ -119,7 +120,10 @@ export default definePlugin({
       })
     }
     const messages = createMessages({ db, writes, calls: services.get(DisplayCallsRef), pages: services.get(DisplayPagesRef), senderOn: Boolean(sender) })
-    const preferences = createPreferences(writes)
+    // Other plugins' sections of the preferences (work notifications), added in their setup, which runs after this one.
+    const sections: PreferenceSection[] = []
+    services.provide(PreferenceSectionsRef, { add: (section) => void sections.push(section as PreferenceSection) })
+    const preferences = createPreferences(writes, sections)
     services.get(LivePageExtensionsRef).addScript('/push/notify.js')
     services.provide(PageNotifierRef, {
       notify: (tx, notice) =>
@@ -132,7 +136,12 @@ export default definePlugin({
         }),
       dispatched: () => dispatched(),
     })
+    services.provide(UserNotifierRef, {
+      notify: (tx, organizationId, pushes) => recordUserPushes(tx, organizationId, pushes, sender ? 'pending' : 'undelivered'),
+      dispatched: () => dispatched(),
+    })
     return {
+      sections,
       messages,
       preferences,
       sessions: services.get(SessionsRef),
@@ -143,6 +152,6 @@ export default definePlugin({
     }
   },
 
-  routes: ({ db, http, log }, { preferences, ...bound }) =>
-    new Elysia({ name: 'push' }).use(pushApiRoutes({ db, log, ...bound })).use(messageReportRoutes(http.v1, bound.messages)).use(preferenceRoutes(http.v1, preferences)),
+  routes: ({ db, http, log }, { preferences, sections, ...bound }) =>
+    new Elysia({ name: 'push' }).use(pushApiRoutes({ db, log, ...bound })).use(messageReportRoutes(http.v1, bound.messages)).use(preferenceRoutes(http.v1, preferences, sections)),
 })

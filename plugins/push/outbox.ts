@@ -27,16 +27,20 @@ export interface Senders {
   webPush: WebPushSender | null
 }
 
+/** The `data` of a claimed delivery's push, as FCM and the service worker get it: a user push's own (with its message), or its page and message. */
+export function pushData(row: Pick<Claimed, 'data' | 'pageName' | 'messageId' | 'sendAt' | 'sentAt'>): Record<string, string> {
+  const sentAt = isoFromText(row.sendAt ?? row.sentAt)
+  return row.data ? { ...row.data, messageId: row.messageId, sentAt } : { pageName: row.pageName ?? '', messageId: row.messageId, sentAt }
+}
+
 /**
- * What a browser's service worker receives (decrypted): the notification and the fields a click
- * needs; the same fields as an FCM push's `data`, plus the page's id.
+ * What a browser's service worker receives (decrypted): the notification (none for a data-only
+ * message) and the fields a click needs; the same fields as an FCM push's `data`, plus a page
+ * message's page id.
  */
-export function webPushPayload(row: { title: string; body: string; pageName: string; pageId: string; messageId: string; sendAt: string | null; sentAt: string }) {
-  return {
-    title: row.title,
-    body: row.body,
-    data: { pageName: row.pageName, pageId: row.pageId, messageId: row.messageId, sentAt: isoFromText(row.sendAt ?? row.sentAt) },
-  }
+export function webPushPayload(row: Pick<Claimed, 'title' | 'body' | 'data' | 'pageName' | 'pageId' | 'messageId' | 'sendAt' | 'sentAt'>) {
+  const data = row.pageId ? { ...pushData(row), pageId: row.pageId } : pushData(row)
+  return row.body === null ? { data } : { title: row.title ?? '', body: row.body, data }
 }
 
 /** The NOTIFY channel that announces recorded messages to every instance's workers. */
@@ -93,10 +97,10 @@ export const CLAIM = `with due as (
   where d.organization_id = $3 and d.id = due.id
   returning d.id::text as id, d.organization_id as "organizationId", d.device_token as token, d.attempts, due.state as "claimedFrom",
     v.platform, v.p256dh, v.auth, m.page_id as "pageId",
-    m.id as "messageId", m.page_name as "pageName", coalesce(m.title, m.page_name) as title, m.body, m.created_at as "sentAt", m.send_at as "sendAt",
+    m.id as "messageId", m.page_name as "pageName", coalesce(m.title, m.page_name) as title, m.body, m.data, m.created_at as "sentAt", m.send_at as "sendAt",
     m.priority, m.ttl_seconds as "ttlSeconds", m.collapse_key as "collapseKey", m.critical,
     n.quiet_start as "quietStart", n.quiet_end as "quietEnd", n.time_zone as "timeZone", coalesce(m.page_id = any(n.muted_page_ids), false) as muted,
-    case when u.id is null then 'inactive' when access.sees is null then 'unshared' when v.token is null then 'device' end as lapsed`
+    case when u.id is null then 'inactive' when m.page_id is not null and access.sees is null then 'unshared' when v.token is null then 'device' end as lapsed`
 
 /**
  * The organizations with due deliveries ($1 at most, the longest waiting first; $2 as CLAIM's $4): a read over
@@ -220,9 +224,8 @@ export class PushQueue implements OutboxQueue {
     }
     const pushes = going.map(([row, decision]) => ({
       token: row.token,
-      title: row.title,
-      body: row.body,
-      data: { pageName: row.pageName, messageId: row.messageId, sentAt: isoFromText(row.sendAt ?? row.sentAt) },
+      notification: row.body === null ? null : { title: row.title ?? '', body: row.body },
+      data: pushData(row),
       priority: row.priority,
       ttlSeconds: decision.ttlSeconds,
       collapseKey: row.collapseKey,

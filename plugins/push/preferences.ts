@@ -4,11 +4,13 @@
  * sent to them from those). Kept in `notification_preferences`, one row per user, read by the
  * outbox's claim and by the statement that records a message's deliveries.
  */
+import type { TObject } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { queryText, type Executor } from '../../src/db'
 import { badRequest, requireReferences } from '../../src/http/errors'
 import { isAdministrator, type Actor } from '../../src/services/identity'
 import type { Writes } from '../../src/writes'
+import type { PreferenceSection } from './api'
 import { clockMinutes, isTimeZone, type QuietHours } from './quiet-hours'
 
 /** The most pages one user mutes. */
@@ -41,6 +43,18 @@ export const NotificationPreferences = t.Object(
 export interface Preferences {
   quietHours: QuietHours | null
   mutedPageIds: string[]
+  /** Other plugins' sections (PreferenceSectionsRef), by key. */
+  [section: string]: unknown
+}
+
+/**
+ * The preferences as GET answers them (`input` false: every section in full) or as PUT takes them
+ * (`input` true: each section, and each of its fields, optional: what is left out stays).
+ */
+export function preferencesModel(sections: readonly PreferenceSection[], input: boolean): TObject {
+  if (!sections.length) return NotificationPreferences
+  const added = Object.fromEntries(sections.map((section) => [section.key, input ? t.Optional(t.Partial(section.schema, { additionalProperties: false })) : section.schema]))
+  return t.Object({ ...NotificationPreferences.properties, ...added }, { additionalProperties: false, title: input ? 'NotificationPreferencesInput' : 'NotificationPreferences' })
 }
 
 interface Row {
@@ -57,7 +71,7 @@ const NONE: Preferences = { quietHours: null, mutedPageIds: [] }
  * left out, so what a GET answers a PUT accepts again; the stored list keeps them until the next
  * PUT (a page gone sends nothing anyway).
  */
-async function read(executor: Executor, actor: Actor): Promise<Preferences> {
+async function readOwn(executor: Executor, actor: Actor): Promise<Preferences> {
   const [row] = await queryText<Row>(
     executor,
     `select n.quiet_start as "quietStart", n.quiet_end as "quietEnd", n.time_zone as "timeZone",
@@ -99,11 +113,17 @@ function check(input: Preferences): Preferences {
   return { quietHours: quiet ? { start: quiet.start, end: quiet.end, timeZone: quiet.timeZone } : null, mutedPageIds }
 }
 
-export function createPreferences(writes: Writes) {
+export function createPreferences(writes: Writes, sections: readonly PreferenceSection[]) {
+  /** This plugin's preferences and every section's. */
+  const read = async (executor: Executor, actor: Actor): Promise<Preferences> => {
+    const [own, ...added] = await Promise.all([readOwn(executor, actor), ...sections.map((section) => section.read(executor, actor))])
+    sections.forEach((section, i) => (own[section.key] = added[i]))
+    return own
+  }
   return {
     get: (actor: Actor) => read(writes.db, actor),
 
-    /** Replaces the caller's preferences, with its audit record, in one transaction. */
+    /** Replaces the caller's preferences (of each section, what the body holds), with its audit record, in one transaction. */
     put(actor: Actor, input: Preferences): Promise<Preferences> {
       const next = check(input)
       return writes.change(actor, null, async ({ tx, audit }) => {
@@ -118,8 +138,10 @@ export function createPreferences(writes: Writes) {
               time_zone = excluded.time_zone, muted_page_ids = excluded.muted_page_ids, updated_at = excluded.updated_at`,
           [actor.userId, actor.organizationId, quiet?.start ?? null, quiet?.end ?? null, quiet?.timeZone ?? null, next.mutedPageIds, new Date().toISOString()],
         )
-        await audit({ action: 'notification_preferences.updated', resourceType: 'user', resourceId: actor.userId!, changes: { before: { ...before }, after: { ...next } } })
-        return next
+        for (const section of sections) if (input[section.key] !== undefined) await section.write(tx, actor, input[section.key] as never)
+        const after = await read(tx, actor)
+        await audit({ action: 'notification_preferences.updated', resourceType: 'user', resourceId: actor.userId!, changes: { before: { ...before }, after: { ...after } } })
+        return after
       })
     },
   }

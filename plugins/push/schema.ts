@@ -1,6 +1,6 @@
 /** Devices (FCM tokens) of users, and the durable outbox: messages and one delivery per device. */
 import { sql } from 'drizzle-orm'
-import { bigint, boolean, check, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { bigint, boolean, check, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { primaryId, rowId, tenantKey, tenantReference } from '../../src/schema'
 import { doneBy, organizationReference, userOfRow } from '../auth/schema'
 import { pageOfRow } from '../display/schema'
@@ -36,12 +36,18 @@ export const messages = pgTable(
   {
     id: rowId(),
     organizationId: organizationReference(),
-    pageId: uuid().notNull(),
-    pageName: text().notNull(),
+    /** The page it was sent to; null for a push to one user that no page sent (a notification about work). */
+    pageId: uuid(),
+    pageName: text(),
     /** The notification title when it is not the page's name (alerts: `⚠ <component title>`). */
     title: text(),
-    body: text().notNull(),
+    /** null: a data-only message (nothing is shown; the app or service worker acts on `data`). */
+    body: text(),
+    /** The push's `data` when it is not a page's (a user push: `{type: "work", threadId, …}`); string values, as FCM takes them. */
+    data: jsonb().$type<Record<string, string>>(),
     senderId: uuid(),
+    /** A user push's user (its devices are its recipients); null for a page's message. */
+    recipientId: uuid(),
     createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     /** FCM's android priority / apns-priority / Web Push Urgency: `high` (the default) or `normal`. */
     priority: text({ enum: ['high', 'normal'] }).notNull().default('high'),
@@ -58,7 +64,9 @@ export const messages = pgTable(
     tenantKey('messages', [table.id], table.organizationId),
     pageOfRow('messages_page_fk', table.pageId, table.organizationId),
     doneBy('messages_sender_fk', table.senderId, table.organizationId),
+    userOfRow('messages_recipient_fk', table.recipientId, table.organizationId),
     index('messages_page_idx').on(table.pageId, table.createdAt),
+    check('messages_addressed_check', sql`(${table.pageId} is not null and ${table.pageName} is not null and ${table.body} is not null) or (${table.recipientId} is not null and ${table.data} is not null)`),
   ],
 )
 

@@ -8,7 +8,8 @@ import { Timestamp, UuidString } from '../../src/http/models'
 import { cursorParameter, pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
 import type { MessageService } from './messages'
-import { NotificationPreferences, type PreferenceService } from './preferences'
+import type { PreferenceSection } from './api'
+import { preferencesModel, type Preferences, type PreferenceService } from './preferences'
 
 const tags = ['Dashboards']
 const MessageReport = t.Object(
@@ -69,18 +70,24 @@ export function messageReportRoutes(v1: V1Kit, messages: MessageService) {
 }
 
 /** `GET/PUT /api/v1/users/me/notifications`: the caller's push preferences, by API key or mobile session. */
-export function preferenceRoutes(v1: V1Kit, preferences: PreferenceService) {
+export function preferenceRoutes(v1: V1Kit, preferences: PreferenceService, sections: readonly PreferenceSection[]) {
+  const answer = preferencesModel(sections, false)
+  const input = preferencesModel(sections, true)
+  const named = sections.map((section) => ` \`${section.key}\``).join(',')
   return new Elysia({ name: 'push-preferences', prefix: '/api/v1/users/me' })
     .use(v1)
     .get('/notifications', ({ actor }) => preferences.get(actor), {
       signedIn: true,
-      response: responses(Envelope(NotificationPreferences)),
-      detail: { tags: ['Users'], summary: 'Your push preferences: quiet hours and muted pages (none until you set them).' },
+      response: responses(Envelope(answer)),
+      detail: { tags: ['Users'], summary: `Your push preferences: quiet hours and muted pages (none until you set them)${named ? `, and${named}` : ''}.` },
     })
-    .put('/notifications', ({ actor, body }) => preferences.put(actor, body), {
+    .put('/notifications', ({ actor, body }) => preferences.put(actor, body as Preferences), {
       signedIn: true,
-      body: NotificationPreferences,
-      response: responses(Envelope(NotificationPreferences)),
-      detail: { tags: ['Users'], summary: 'Replace your push preferences. Applies to pushes not yet gone out, scheduled ones included.' },
+      body: input,
+      response: responses(Envelope(answer)),
+      detail: {
+        tags: ['Users'],
+        summary: `Replace your push preferences. Applies to pushes not yet gone out, scheduled ones included.${named ? ` Of${named}, what the body leaves out stays as it is.` : ''}`,
+      },
     })
 }

@@ -339,6 +339,9 @@ describe('scheduling and cancelling', () => {
   })
 })
 
+/** The preferences as answered: the push plugin's, and the notifications plugin's `work` section at its defaults. */
+const withWork = (own: Record<string, unknown>) => ({ ...own, work: { assigned: 'push', mentioned: 'push', status_changed: 'inbox', commented: 'inbox', created: 'inbox' } })
+
 describe('notification preferences', () => {
   test('none until set; PUT replaces them; by any API key or a mobile session; never another user\'s', async () => {
     const page = await newPage()
@@ -352,30 +355,30 @@ describe('notification preferences', () => {
     for (const credential of [noScopeKey, someone.session]) {
       const response = await preferences(credential)
       expect(response.status).toBe(200)
-      expect(response.body.data).toEqual(empty)
+      expect(response.body.data).toEqual(withWork(empty))
     }
 
     const chosen = { quietHours: { start: '22:00', end: '07:00', timeZone: 'Europe/Berlin' }, mutedPageIds: [page.id, second.id] }
     const put = await preferences(someone.session, chosen)
     expect(put.status).toBe(200)
-    expect(put.body.data).toEqual(chosen)
-    expect((await preferences(noScopeKey)).body.data).toEqual(chosen)
-    expect((await preferences(other.session)).body.data).toEqual(empty)
+    expect(put.body.data).toEqual(withWork(chosen))
+    expect((await preferences(noScopeKey)).body.data).toEqual(withWork(chosen))
+    expect((await preferences(other.session)).body.data).toEqual(withWork(empty))
 
     // Replaced as a whole; an id given twice (in any case) is kept once, in the order given.
     const next = { quietHours: null, mutedPageIds: [second.id.toUpperCase(), page.id, second.id] }
     const replaced = await preferences(noScopeKey, next)
     expect(replaced.status).toBe(200)
-    expect(replaced.body.data).toEqual({ quietHours: null, mutedPageIds: [second.id, page.id] })
-    expect((await preferences(someone.session)).body.data).toEqual({ quietHours: null, mutedPageIds: [second.id, page.id] })
+    expect(replaced.body.data).toEqual(withWork({ quietHours: null, mutedPageIds: [second.id, page.id] }))
+    expect((await preferences(someone.session)).body.data).toEqual(withWork({ quietHours: null, mutedPageIds: [second.id, page.id] }))
 
     const audits = await sql<{ changes: unknown; resourceType: string }>(
       `select changes, resource_type as "resourceType" from audit_logs where action = 'notification_preferences.updated' and resource_id = $1 order by occurred_at, id`,
       [someone.user.id],
     )
     expect(audits).toEqual([
-      { resourceType: 'user', changes: { before: empty, after: chosen } },
-      { resourceType: 'user', changes: { before: chosen, after: { quietHours: null, mutedPageIds: [second.id, page.id] } } },
+      { resourceType: 'user', changes: { before: withWork(empty), after: withWork(chosen) } },
+      { resourceType: 'user', changes: { before: withWork(chosen), after: withWork({ quietHours: null, mutedPageIds: [second.id, page.id] }) } },
     ])
   })
 
@@ -384,12 +387,12 @@ describe('notification preferences', () => {
     const someone = await member(kept)
     for (const page of [revoked, deleted]) expect((await api.request('POST', `/api/v1/pages/${page.id}/access`, { key: fx.creatorKey, body: { userId: someone.user.id } })).status).toBe(201)
     const chosen = { quietHours: null, mutedPageIds: [deleted.id, kept.id, revoked.id] }
-    expect((await preferences(someone.session, chosen)).body.data).toEqual(chosen)
+    expect((await preferences(someone.session, chosen)).body.data).toEqual(withWork(chosen))
 
     expect((await api.request('DELETE', `/api/v1/pages/${revoked.id}/access/${someone.user.id}`, { key: fx.creatorKey })).status).toBe(200)
     expect((await api.request('DELETE', `/api/v1/pages/${deleted.id}`, { key: fx.creatorKey })).status).toBe(200)
     const read = await preferences(someone.session)
-    expect(read.body.data).toEqual({ quietHours: null, mutedPageIds: [kept.id] })
+    expect(read.body.data).toEqual(withWork({ quietHours: null, mutedPageIds: [kept.id] }))
     const again = await preferences(someone.session, read.body.data)
     expect(again.status).toBe(200)
     expect(again.body.data).toEqual(read.body.data)
@@ -437,7 +440,7 @@ describe('notification preferences', () => {
       const forged = await api.request(method, '/api/v1/users/me/notifications', { key: `wts_${'A'.repeat(43)}`, ...(method === 'PUT' ? { body: kept } : {}) })
       expect(forged.status).toBe(401)
     }
-    expect((await preferences(someone.session)).body.data).toEqual(kept)
+    expect((await preferences(someone.session)).body.data).toEqual(withWork(kept))
   })
 })
 

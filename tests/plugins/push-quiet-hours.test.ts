@@ -111,6 +111,7 @@ const row = (overrides: Partial<Row> = {}): Row => ({
   pageName: 'ops',
   title: 'ops',
   body: 'disk full',
+  data: null,
   sentAt: '2026-06-01 12:00:00+00',
   sendAt: null,
   priority: 'high',
