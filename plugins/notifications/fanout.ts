@@ -22,6 +22,8 @@ import type { OutboxQueue } from '../../src/outbox-runner'
 import { compileStatement, runStatement } from '../../src/statements'
 import type { ProjectAccessService } from '../projects/api'
 import { ACTIVITY_CHANNEL, type ActivityDetail, type ActivityKind } from './activity'
+import { DEFAULT_PUSH } from './preferences'
+import type { WorkPushes } from './pushes'
 import { REASON_BIT } from './reasons'
 
 export interface FanoutOptions {
@@ -77,9 +79,11 @@ const bit = (reason: keyof typeof REASON_BIT) => sql.raw(String(REASON_BIT[reaso
 /**
  * Who one change concerns, with their reasons' bits: the new assignee, the active users
  * mentioned, and (for a watch bit) the work item's watchers and the project's, less those who
- * ignore the work item; then those who can view the project now, less the actor. One read, every
+ * ignore the work item; then those who can view the project now, less the actor, less the reasons
+ * each has set to `off` (none left: no thread), with the reasons each has set to `push`. One read, every
  * table named with the organization (on Citus, one shard). Columns are named in the first branch,
- * not in a column list after the CTE's name (which a Citus coordinator's plan loses).
+ * not in a column list after the CTE's name (which a Citus coordinator's plan loses); the user's
+ * settings are read by scalar subqueries, as a join with them is one Citus would repartition.
  */
 function recipientsStatement(access: ProjectAccessService) {
   const { organization, item, project, actor, assignee, mentions, watchBit } = P
@@ -96,9 +100,15 @@ function recipientsStatement(access: ProjectAccessService) {
         where ${watchBit}::int > 0 and ps.project_id = ${project} and ps.organization_id = ${organization}
           and not exists (select 1 from work_item_subscriptions i where i.work_item_id = ${item} and i.user_id = ps.user_id and i.organization_id = ${organization} and not i.watching)
     )
-    select c.user_id as "userId", bit_or(c.bits)::int as bits from c
-    where c.user_id is distinct from ${actor}::uuid and ${visible}
-    group by c.user_id`)
+    select g."userId", (g.bits & ~g.off)::int as bits, g.push from (
+      select c.user_id as "userId", bit_or(c.bits)::int as bits,
+        coalesce((select ws.off_reasons from work_notification_settings ws where ws.user_id = c.user_id and ws.organization_id = ${organization}), 0)::int as off,
+        coalesce((select ws.push_reasons from work_notification_settings ws where ws.user_id = c.user_id and ws.organization_id = ${organization}), ${sql.raw(String(DEFAULT_PUSH))})::int as push
+      from c
+      where c.user_id is distinct from ${actor}::uuid and ${visible}
+      group by c.user_id
+    ) g
+    where g.bits & ~g.off <> 0`)
 }
 
 /**
@@ -148,6 +158,7 @@ export class NotificationFanout implements OutboxQueue {
     private readonly db: Database,
     access: ProjectAccessService,
     private readonly options: FanoutOptions,
+    private readonly pushes: WorkPushes,
   ) {
     this.concurrency = options.concurrency
     this.pollIntervalMs = options.pollIntervalMs
@@ -171,18 +182,20 @@ export class NotificationFanout implements OutboxQueue {
       1,
       async (organizationId, share) => {
         if (stopping()) return 0
-        const count = await this.db.transaction((tx) => this.fanOut(tx, organizationId, share))
-        handled += count
-        return count
+        const { changes, queued } = await this.db.transaction((tx) => this.fanOut(tx, organizationId, share))
+        if (queued) this.pushes.dispatched()
+        handled += changes
+        return changes
       },
       () => {},
     )
     return { handled, full: handled >= wanted }
   }
 
-  /** Claims up to `wanted` changes of the organization, fans each out and deletes them, in `tx`; how many. */
-  async fanOut(tx: Transaction, organizationId: string, wanted: number): Promise<number> {
+  /** Claims up to `wanted` changes of the organization, fans each out (threads, then pushes) and deletes them, in `tx`; how many, and the pushes' deliveries queued. */
+  async fanOut(tx: Transaction, organizationId: string, wanted: number): Promise<{ changes: number; queued: number }> {
     const claimed = await queryText<Claimed>(tx, CLAIM, [organizationId, wanted])
+    let queued = 0
     for (const change of claimed) {
       const [held] = await queryText<{ projectId: string }>(tx, HOLD, [organizationId, change.workItemId])
       if (!held) continue
@@ -198,7 +211,7 @@ export class NotificationFanout implements OutboxQueue {
         excerpt: detail.excerpt,
         at: change.createdAt,
       }
-      const recipients = await runStatement<{ userId: string; bits: number }>(tx, this.recipients, values)
+      const recipients = (await runStatement<{ userId: string; bits: number; push: number }>(tx, this.recipients, values)).map((row) => ({ userId: row.userId, bits: Number(row.bits), push: Number(row.push) }))
       // The creator or the entry's author, the assignee and the mentioned watch it from now on.
       const watchers = new Map<string, string>()
       if (detail.watcher) watchers.set(detail.watcher, change.kind === 'commented' ? 'commented' : 'created')
@@ -206,9 +219,10 @@ export class NotificationFanout implements OutboxQueue {
         if (bits & (REASON_BIT.assigned | REASON_BIT.mentioned)) watchers.set(userId, bits & REASON_BIT.assigned ? 'assigned' : 'mentioned')
       if (watchers.size) await runStatement(tx, WATCH, { ...values, userIds: [...watchers.keys()], reasons: [...watchers.values()] })
       if (recipients.length)
-        await runStatement(tx, UPSERT_THREADS, { ...values, userIds: recipients.map((row) => row.userId), bits: recipients.map((row) => Number(row.bits)) })
+        await runStatement(tx, UPSERT_THREADS, { ...values, userIds: recipients.map((row) => row.userId), bits: recipients.map((row) => row.bits) })
+      queued += await this.pushes.changed(tx, { organizationId, workItemId: change.workItemId, projectId: held.projectId, actorId: change.actorId, kind: change.kind, detail }, recipients)
     }
     if (claimed.length) await queryText(tx, DONE, [organizationId, claimed.map((change) => change.id)])
-    return claimed.length
+    return { changes: claimed.length, queued }
   }
 }

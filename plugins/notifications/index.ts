@@ -2,16 +2,21 @@
  * The `notifications` plugin: people learn about their work. Changes to work items and entries
  * are queued in their transactions (one row each, whoever watches) and fanned out, by the core
  * outbox runner, into one inbox thread per user and work item: the assignee, the mentioned and the
- * watchers of the work item and of its project, as far as they can view it.
+ * watchers of the work item and of its project, as far as they can view it. With the push plugin,
+ * a thread update is pushed to the user's devices when its reason is one they push (by default
+ * `assigned` and `mentioned`), and a thread read or done is cleared from them.
  */
 import { Type } from '@sinclair/typebox'
 import { definePlugin } from '../../src/plugin'
 import { ProjectAccessRef } from '../projects/api'
+import { PreferenceSectionsRef, UserNotifierRef } from '../push/api'
 import { WorkItemsRef } from '../work-items/api'
 import { activityObserver } from './activity'
 import { NotificationFanout } from './fanout'
+import { workPreferenceSection } from './preferences'
+import { workPushes } from './pushes'
 import { notificationRoutes } from './routes'
-import { notificationActivities, notificationThreads, projectSubscriptions, workItemSubscriptions } from './schema'
+import { notificationActivities, notificationThreads, projectSubscriptions, workItemSubscriptions, workNotificationSettings } from './schema'
 import { createSubscriptions } from './subscriptions'
 import { createThreads } from './threads'
 import { notificationTools } from './tools'
@@ -27,8 +32,10 @@ export default definePlugin({
   name: 'notifications',
   description: 'Watching work items and projects, and an inbox of one thread per work item: assignments, mentions, comments, status changes and new work.',
   dependencies: ['auth', 'projects', 'work-items', 'entries'],
+  // With push: threads are pushed to the user's devices, and the preferences per reason are part of theirs.
+  optionalDependencies: ['push'],
   config: NotificationsConfig,
-  tables: { workItemSubscriptions, projectSubscriptions, notificationThreads, notificationActivities },
+  tables: { workItemSubscriptions, projectSubscriptions, notificationThreads, notificationActivities, workNotificationSettings },
   scopes: [
     { name: 'notifications:read', description: 'Read your inbox.' },
     { name: 'notifications:write', description: 'Mark your threads read, unread or done.' },
@@ -43,10 +50,12 @@ export default definePlugin({
 
   async setup({ db, writes, services, changes, outboxes, config, onStop }) {
     const access = services.get(ProjectAccessRef)
+    const pushes = workPushes(services.find(UserNotifierRef))
+    services.find(PreferenceSectionsRef)?.add(workPreferenceSection)
     onStop(changes.observe(activityObserver))
-    await outboxes.run(new NotificationFanout(db, access, config), { workers: config.workers })
+    await outboxes.run(new NotificationFanout(db, access, config, pushes), { workers: config.workers })
     return {
-      threads: createThreads({ db, writes, access }),
+      threads: createThreads({ db, writes, access, pushes }),
       subscriptions: createSubscriptions({ db, access, workItems: services.get(WorkItemsRef) }),
     }
   },

@@ -20,7 +20,7 @@ export function notificationRoutes(v1: V1Kit, threads: Threads, subscriptions: S
   return new Elysia({ name: 'notifications', prefix: '/api/v1' })
     .use(v1)
     .get('/notifications', ({ actor, query }) => threads.list(actor, query as Record<string, unknown>, pageRequest(query)), {
-      scopes: ['notifications:read'],
+      scopesOrSession: ['notifications:read'],
       query: ThreadQuery,
       response: responses(PageEnvelope(NotificationThread, UnreadCount)),
       detail: {
@@ -30,14 +30,14 @@ export function notificationRoutes(v1: V1Kit, threads: Threads, subscriptions: S
       },
     })
     .patch('/notifications/:notificationId', ({ actor, params, body }) => threads.update(actor, params.notificationId, body), {
-      scopes: ['notifications:write'],
+      scopesOrSession: ['notifications:write'],
       params: ThreadParams,
       body: ThreadPatch,
       response: responses(Envelope(NotificationThread)),
       detail: { tags, summary: 'Mark your thread read (`{read: true}`), unread (`{read: false}`) or done (`{done: true}`). Another user\'s thread is 404.' },
     })
     .post('/notifications/mark-read', ({ actor, body, idempotency }) => threads.markRead(actor, body, idempotency), {
-      scopes: ['notifications:write'],
+      scopesOrSession: ['notifications:write'],
       body: MarkReadInput,
       response: responses(Envelope(MarkedRead)),
       detail: { tags, summary: 'Mark your unread threads read: all, those with activity before `before`, or those of `projectId`.' },

@@ -17,6 +17,7 @@ import { isoFromText, selectListPage } from '../../src/sql'
 import { runQuery } from '../../src/statements'
 import type { Writes } from '../../src/writes'
 import type { ProjectAccessService } from '../projects/api'
+import type { WorkPushes } from './pushes'
 import { REASON_BIT, REASONS, reasonsOf, strongest, type Reason } from './reasons'
 
 export interface ThreadResource {
@@ -96,8 +97,8 @@ export interface ThreadPatch {
   done?: true
 }
 
-export function createThreads(deps: { db: Database; writes: Writes; access: ProjectAccessService; onRead?: (organizationId: string, userId: string, threadIds: string[]) => void }) {
-  const { db, access } = deps
+export function createThreads(deps: { db: Database; writes: Writes; access: ProjectAccessService; pushes: WorkPushes }) {
+  const { db, access, pushes } = deps
 
   /** The caller's own threads, of projects they can view now. */
   const mine = (actor: Actor) => [
@@ -163,8 +164,12 @@ export function createThreads(deps: { db: Database; writes: Writes; access: Proj
             ? sql`unread = true, read_at = null where`
             : undefined
       if (!change) throw badRequest('Send `read` (true or false) or `done` (true).', 'body')
-      await runQuery(db, sql`update notification_threads set ${change} id = ${before.id} and organization_id = ${actor.organizationId} and user_id = ${actor.userId}`)
-      if (patch.done || patch.read === true) deps.onRead?.(actor.organizationId, actor.userId!, [before.id])
+      // A thread that stops being unread is cleared from the user's devices, in the same transaction.
+      const queued = await db.transaction(async (tx) => {
+        const changed = await runQuery(tx, sql`update notification_threads set ${change} id = ${before.id} and organization_id = ${actor.organizationId} and user_id = ${actor.userId} returning id`)
+        return changed.length && before.unread && (patch.done || patch.read) ? pushes.cleared(tx, actor.organizationId, actor.userId!, [before.id]) : 0
+      })
+      if (queued) pushes.dispatched()
       return get(actor, threadId)
     },
 
@@ -180,18 +185,24 @@ export function createThreads(deps: { db: Database; writes: Writes; access: Proj
       }
       // A unit of work without a list scope (the read state is the user's own, not audited), so an
       // Idempotency-Key replays the first answer rather than marking again.
-      let marked: string[] = []
+      // The threads marked are cleared from the user's devices (the newest MAX_CLEARED), in the same transaction.
+      let queued = 0
       const answer = await deps.writes.change(
         actor,
         null,
         async ({ tx }) => {
-          const rows = await runQuery<{ id: string }>(tx, sql`update notification_threads t set unread = false, read_at = now() where ${sql.join(conditions, sql` and `)} returning t.id`)
-          marked = rows.map((row) => row.id)
+          const rows = await runQuery<{ id: string; at: string }>(
+            tx,
+            sql`update notification_threads t set unread = false, read_at = now() where ${sql.join(conditions, sql` and `)} returning t.id, t.activity_at as at`,
+          )
+          // The time uncast (the drivers give it as text): Citus allows no cast to text, which is stable, in RETURNING.
+          const newest = rows.sort((a, b) => Date.parse(isoFromText(b.at)) - Date.parse(isoFromText(a.at))).map((row) => row.id)
+          queued = await pushes.cleared(tx, actor.organizationId, actor.userId!, newest)
           return { marked: rows.length }
         },
         request,
       )
-      if (marked.length) deps.onRead?.(actor.organizationId, actor.userId!, marked)
+      if (queued) pushes.dispatched()
       return answer
     },
   }

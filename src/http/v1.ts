@@ -5,7 +5,7 @@
  * (conventions.ts; the X-RateLimit-* headers come from the Bearer check).
  */
 import { Elysia } from 'elysia'
-import { actorOf, AuthenticatorRef, requireScopes, type Actor } from '../services/identity'
+import { actorOf, AuthenticatorRef, requireScopes, type Actor, type Principal } from '../services/identity'
 import type { ServiceRegistry } from '../services/registry'
 import { Replay, type Writes } from '../writes'
 import { Answer } from './answer'
@@ -27,8 +27,36 @@ function throwIfNulInQuery(query: Record<string, unknown> | undefined): void {
       throw badRequest(`The query parameter ${name} contains the character U+0000 (NUL), which text cannot hold.`, name)
 }
 
+/**
+ * After the credential: the body and query checks every route runs, then the `actor` (merged into
+ * the context by Elysia).
+ */
+function admitted(principal: Principal, request: Request, body: unknown, query: Record<string, unknown> | undefined, set: { headers: Record<string, unknown> }) {
+  throwIfNotJson(request, body)
+  throwIfBodyProblem(body)
+  throwIfNulInQuery(query)
+  return { actor: actorOf(principal, 'rest', requestIdOf(set as never)) }
+}
+
 /** Builds the kit for one app; `seed` keeps two apps in one process apart. */
 export function createV1Kit(services: ServiceRegistry, writes: Writes, seed: string) {
+  /**
+   * `idempotency`: a POST's Idempotency-Key, which the route hands to the service's write
+   * (its unit of work records the answer); the answer is sealed under a key derived from the
+   * credential and the Idempotency-Key (idempotency.ts).
+   */
+  function withIdempotency({ actor, request, path, body }: any) {
+    // POSTs, and the bulk PATCH (one transaction whose answer is recorded with it).
+    const key = request.method === 'POST' || (request.method === 'PATCH' && path.endsWith('/bulk')) ? request.headers.get(IDEMPOTENCY_HEADER) : null
+    const idempotency = key === null || !actor.apiKeyId ? undefined : idempotentRequest(actor, bearerToken(request.headers.get('authorization'))!, key, path, body)
+    return { actor: actor as Actor, idempotency: idempotency as IdempotentRequest | undefined }
+  }
+  async function replayIfAnswered({ idempotency }: any) {
+    if (!idempotency) return
+    const answer = await storedAnswer(writes.db, idempotency)
+    if (answer) return new Replay(answer.value, answer.status, answer.location)
+  }
+
   return new Elysia({ name: 'api-v1', seed })
     .macro({
       /**
@@ -42,28 +70,10 @@ export function createV1Kit(services: ServiceRegistry, writes: Writes, seed: str
         async transform({ request, body, query, set }: any): Promise<any> {
           const principal = await services.get(AuthenticatorRef).authenticateBearer(request.headers.get('authorization'), set.headers)
           requireScopes(principal, required)
-          throwIfNotJson(request, body)
-          throwIfBodyProblem(body)
-          throwIfNulInQuery(query)
-          // Merged into the context by Elysia.
-          return { actor: actorOf(principal, 'rest', requestIdOf(set)) }
+          return admitted(principal, request, body, query, set)
         },
-        /**
-         * `idempotency`: a POST's Idempotency-Key, which the route hands to the service's write
-         * (its unit of work records the answer); the answer is sealed under a key derived from the
-         * credential and the Idempotency-Key (idempotency.ts).
-         */
-        resolve({ actor, request, path, body }: any) {
-          // POSTs, and the bulk PATCH (one transaction whose answer is recorded with it).
-          const key = request.method === 'POST' || (request.method === 'PATCH' && path.endsWith('/bulk')) ? request.headers.get(IDEMPOTENCY_HEADER) : null
-          const idempotency = key === null || !actor.apiKeyId ? undefined : idempotentRequest(actor, bearerToken(request.headers.get('authorization'))!, key, path, body)
-          return { actor: actor as Actor, idempotency: idempotency as IdempotentRequest | undefined }
-        },
-        async beforeHandle({ idempotency }: any) {
-          if (!idempotency) return
-          const answer = await storedAnswer(writes.db, idempotency)
-          if (answer) return new Replay(answer.value, answer.status, answer.location)
-        },
+        resolve: withIdempotency,
+        beforeHandle: replayIfAnswered,
         detail: {
           // The scopes in the requirement too, so a generated client (and Swagger UI) can read them.
           security: [{ bearerAuth: [...required] }],
@@ -78,10 +88,7 @@ export function createV1Kit(services: ServiceRegistry, writes: Writes, seed: str
       signedIn: (_on: true) => ({
         async transform({ request, body, query, set }: any): Promise<any> {
           const principal = await services.get(AuthenticatorRef).authenticateUser(request.headers.get('authorization'), set.headers)
-          throwIfNotJson(request, body)
-          throwIfBodyProblem(body)
-          throwIfNulInQuery(query)
-          return { actor: actorOf(principal, 'rest', requestIdOf(set)) }
+          return admitted(principal, request, body, query, set)
         },
         resolve({ actor }: any) {
           return { actor: actor as Actor }
@@ -89,6 +96,24 @@ export function createV1Kit(services: ServiceRegistry, writes: Writes, seed: str
         detail: {
           security: [{ bearerAuth: [] }, { sessionToken: [] }],
           description: 'Requires any valid API key, or a mobile session token (POST /account/api/sessions).',
+        },
+      }),
+      /**
+       * `scopesOrSession: ['notifications:read']` on a route about the caller's own things that
+       * their app reads too: an API key holding every listed scope, or a mobile session token
+       * (the user's own app, which holds no scopes); the `actor` in the handler's context.
+       */
+      scopesOrSession: (required: readonly string[]) => ({
+        async transform({ request, body, query, set }: any): Promise<any> {
+          const principal = await services.get(AuthenticatorRef).authenticateUser(request.headers.get('authorization'), set.headers)
+          if (principal.key) requireScopes(principal, required)
+          return admitted(principal, request, body, query, set)
+        },
+        resolve: withIdempotency,
+        beforeHandle: replayIfAnswered,
+        detail: {
+          security: [{ bearerAuth: [...required] }, { sessionToken: [] }],
+          description: `Requires an API key with the scope(s) \`${required.join('`, `')}\`, or a mobile session token (POST /account/api/sessions).`,
         },
       }),
     })

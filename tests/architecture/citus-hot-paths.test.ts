@@ -21,6 +21,8 @@ import { captureStatements, type CapturedStatement, type StatementCapture } from
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
 import { createClusterDatabase, type ClusterDatabase } from '../helpers/citus-cluster'
 import { NotificationFanout } from '../../plugins/notifications/fanout'
+import { workPushes } from '../../plugins/notifications/pushes'
+import { UserNotifierRef } from '../../plugins/push/api'
 import { ProjectAccessRef } from '../../plugins/projects/api'
 
 const CITUS_URL = process.env.TEST_CITUS_URL
@@ -387,7 +389,7 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
 
   test('notifications: the fan-out of queued changes, the inbox, a thread read, mark-read and watching run on one shard', async () => {
     const access = api.service.core.services.get(ProjectAccessRef)
-    const fanout = new NotificationFanout(api.service.core.db, access, { concurrency: 1, batchSize: 50, pollIntervalMs: 1000 })
+    const fanout = new NotificationFanout(api.service.core.db, access, { concurrency: 1, batchSize: 50, pollIntervalMs: 1000 }, workPushes(api.service.core.services.find(UserNotifierRef)))
     const other = await api.createUser(user.organizationId, 'member')
     const otherKey = (await api.createKey(other.id, api.service.core.scopes.map((scope) => scope.name))).secret
     await ok('POST', `/api/v1/projects/${projectId}/members`, { body: { userId: other.id, accessLevel: 'viewer' } })
@@ -397,7 +399,7 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     let threadId = ''
     const problems = await spanningStatements({
       'notification fan-out (claim, hold, fan out, done)': async () => {
-        const handled = await api.service.core.db.transaction((tx) => fanout.fanOut(tx, user.organizationId, 50))
+        const { changes: handled } = await api.service.core.db.transaction((tx) => fanout.fanOut(tx, user.organizationId, 50))
         if (handled < 2) throw new Error(`the fan-out handled ${handled} changes`)
       },
       'watch a work item, read the subscription': async () => {

@@ -25,11 +25,13 @@ describe('OpenAPI document', () => {
     const operations = Object.entries<any>(document.paths).filter(([path]) => path.startsWith('/api/v1/'))
     expect(operations.length).toBeGreaterThan(0)
     const known = new Set(api.service.core.scopes.map((scope) => scope.name))
-    // The routes about the caller themselves also take the app's mobile session (`signedIn`).
+    // The routes about the caller themselves also take the app's mobile session: any key (`signedIn`), or a key with scopes (`scopesOrSession`: the inbox).
     const signedIn = new Set(['/api/v1/users/me/notifications'])
+    const inbox = (path: string) => path.startsWith('/api/v1/notifications')
     for (const [path, methods] of operations)
       for (const operation of Object.values<any>(methods)) {
         if (signedIn.has(path)) expect(operation.security).toEqual([{ bearerAuth: [] }, { sessionToken: [] }])
+        else if (inbox(path)) expect(operation.security).toEqual([{ bearerAuth: [expect.stringMatching(/^notifications:(read|write)$/)] }, { sessionToken: [] }])
         else expect(operation.security).toEqual([{ bearerAuth: expect.any(Array) }])
         // Which scopes, exactly: tests/core/openapi-schemas.test.ts asks each route.
         for (const scope of operation.security[0].bearerAuth) expect(known.has(scope), `${path}: ${scope}`).toBe(true)

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql as fragment } from 'drizzle-orm'
 import { queryRows } from '../../src/db'
 import { NotificationFanout } from '../../plugins/notifications/fanout'
+import { workPushes } from '../../plugins/notifications/pushes'
+import { UserNotifierRef } from '../../plugins/push/api'
 import { ProjectAccessRef } from '../../plugins/projects/api'
 import { sqlOn, timeLimit } from '../helpers/database'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
@@ -186,14 +188,14 @@ describe('exactly once', () => {
     const quiet = await startTestService({ config: { notifications: { workers: false } } })
     try {
       const { db } = quiet.service.core
-      const fanout = new NotificationFanout(db, quiet.service.core.services.get(ProjectAccessRef), { concurrency: 1, batchSize: 10, pollIntervalMs: 1000 })
+      const fanout = new NotificationFanout(db, quiet.service.core.services.get(ProjectAccessRef), { concurrency: 1, batchSize: 10, pollIntervalMs: 1000 }, workPushes(quiet.service.core.services.find(UserNotifierRef)))
       const own = await createProjectFixture(quiet)
       const count = async (table: string, workItemId: string) =>
         (await queryRows<{ n: number }>(db, fragment`select count(*)::int as n from ${fragment.identifier(table)} where work_item_id = ${workItemId}`))[0]!.n
       const item = await own.as('owner', 'POST', `/api/v1/projects/${own.projectId}/work-items`, { title: 'Crash course', assigneeId: own.users.viewer.id }, 201)
       const crash = new Error('crashed after writing, before the commit')
       const attempt = db.transaction(async (tx) => {
-        expect(await fanout.fanOut(tx, own.organizationId, 10)).toBe(1)
+        expect((await fanout.fanOut(tx, own.organizationId, 10)).changes).toBe(1)
         // Written in this transaction: the thread is there as the crash comes.
         expect((await queryRows<{ n: number }>(tx, fragment`select count(*)::int as n from notification_threads where work_item_id = ${item.id}`))[0]!.n).toBe(1)
         throw crash
@@ -202,8 +204,8 @@ describe('exactly once', () => {
       // Nothing of it committed; the change is still queued and is fanned out again, once.
       expect(await count('notification_threads', item.id)).toBe(0)
       expect(await count('notification_activities', item.id)).toBe(1)
-      expect(await db.transaction((tx) => fanout.fanOut(tx, own.organizationId, 10))).toBe(1)
-      expect(await db.transaction((tx) => fanout.fanOut(tx, own.organizationId, 10))).toBe(0)
+      expect((await db.transaction((tx) => fanout.fanOut(tx, own.organizationId, 10))).changes).toBe(1)
+      expect((await db.transaction((tx) => fanout.fanOut(tx, own.organizationId, 10))).changes).toBe(0)
       expect(await count('notification_activities', item.id)).toBe(0)
       const inbox = await own.as('viewer', 'GET', '/api/v1/notifications', undefined, 200)
       expect(inbox.map((thread: any) => [thread.workItem.id, thread.reasons])).toEqual([[item.id, ['assigned']]])
