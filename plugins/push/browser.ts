@@ -3,7 +3,8 @@
  * adds the button; a click asks the browser for permission, registers the service worker below,
  * subscribes with the VAPID public key and registers the subscription for the signed-in user
  * (`POST /push/subscriptions`, with the page's own session cookie). The service worker shows each
- * push as a notification; a click on one opens its page. Served from this plugin, same-origin, so
+ * push as a notification (a work notification tagged with its thread, so a thread shows once);
+ * a `work.read` message closes its thread's; a click on one opens its page. Served from this plugin, same-origin, so
  * the pages' CSP (`script-src 'self'`) allows them.
  */
 
@@ -19,12 +20,20 @@ self.addEventListener('push', (event) => {
     message = { body: event.data ? event.data.text() : '' }
   }
   const data = message.data || {}
-  event.waitUntil(self.registration.showNotification(message.title || 'Dashboard', { body: message.body || '', data, tag: data.messageId }))
+  // A thread read or done elsewhere: its notification is closed here.
+  if (data.type === 'work.read') {
+    event.waitUntil(self.registration.getNotifications({ tag: data.threadId }).then((shown) => shown.forEach((each) => each.close())))
+    return
+  }
+  // One notification per thread (its latest), per page message otherwise.
+  const work = data.type === 'work'
+  event.waitUntil(self.registration.showNotification(message.title || 'Dashboard', { body: message.body || '', data, tag: work ? data.threadId : data.messageId, renotify: work }))
 })
 self.addEventListener('notificationclick', (event) => {
   event.notification.close()
-  const name = event.notification.data && event.notification.data.pageName
-  event.waitUntil(self.clients.openWindow(name ? '/pages/' + encodeURIComponent(name) : '/pages'))
+  const data = event.notification.data || {}
+  const name = data.pageName
+  event.waitUntil(self.clients.openWindow(data.type === 'work' ? '/account' : name ? '/pages/' + encodeURIComponent(name) : '/pages'))
 })
 `
 
