@@ -252,6 +252,28 @@ export interface Figures {
     ratio: number
     peakRssMiB: number
   }
+  'work-push': {
+    /** Assignees (one device each), assignments a second, seconds of assignments, assignments made. */
+    users: number
+    rate: number
+    seconds: number
+    assignments: number
+    /** Assignments per second actually sent. */
+    offeredPerSecond: number
+    /** Push latency (ms) from the work item's new `updatedAt` (its transaction's start, before the commit): an upper bound of commit → FCM, judged. */
+    fromStart: { p50: number; p90: number; p99: number; max: number }
+    /** The same from the PATCH's answer at the client (after the commit): a lower bound. */
+    fromAnswer: { p50: number; p90: number; p99: number; max: number }
+    /** Answered assignments whose push never reached the fake FCM; assignments not answered 200; work pushes sent more than once. */
+    missing: number
+    failed: number
+    duplicates: number
+    /** The PATCH's own latency at the client under the load, ms. */
+    patch: Latency
+    /** The wrk background mix (list reads and comments that notify nobody) during the assignments. */
+    background: Throughput & { requests: number; serverErrors: number; socketErrors: number; statuses: Record<string, number> }
+    peakRssMiB: number
+  }
   'webhooks-delivery': {
     /** Changes per second offered in the paced run. */
     rate: number

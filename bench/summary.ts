@@ -126,6 +126,19 @@ function rowsOf(results: RecordedResults, name: ScenarioName): Row[] {
         { benchmark: 'notifications: `POST …/entries` on a watched project vs an unwatched one (workers off)', headline: `${rps(f.watched.requestsPerSecond)} (${latency(f.watched)})`, ceiling: `${rps(f.unwatched.requestsPerSecond)} unwatched (${latency(f.unwatched)})`, ratio: round(f.ratio, 2), target: TARGETS[name].writer, met: f.ratio >= L.notificationsWriterShare },
       ]
     }
+    case 'work-push': {
+      const f = results[name]!.figures
+      return [
+        {
+          benchmark: `work-push: assignment → push to the assignee's device at ${round(f.rate)}/s under a mixed load`,
+          headline: `p99 ${round(f.fromStart.p99)} ms from the transaction's start (p50 ${round(f.fromStart.p50)} / p90 ${round(f.fromStart.p90)} / max ${round(f.fromStart.max)} ms; from the answer p99 ${round(f.fromAnswer.p99)} ms); missing ${f.missing}, failed ${f.failed}; background ${rps(f.background.requestsPerSecond)}, 5xx ${f.background.serverErrors}; ${rss(f.peakRssMiB)}`,
+          ceiling: '—',
+          ratio: '—',
+          target: TARGETS[name].latency,
+          met: f.fromStart.p99 <= L.workPushP99Ms && f.missing === 0 && f.failed === 0,
+        },
+      ]
+    }
     case 'webhooks-delivery': {
       const { paced: p, saturation: s, rate } = results[name]!.figures
       return [
