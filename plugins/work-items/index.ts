@@ -10,7 +10,8 @@ import { createWorkItemRefs, locateWorkItem } from './keys'
 import { workItemModels } from './model'
 import { workItemRoutes } from './routes'
 import { acrossRoutes } from './across-routes'
-import { workItemCounters, workItemCounts, workItems } from './schema'
+import { workItemCounters, workItemCounts, workItems, workItemViews } from './schema'
+import { viewRoutes } from './view-routes'
 import { BULK_MAX, createWorkItems, workItemsFace } from './service'
 import { workItemTools } from './tools'
 
@@ -18,7 +19,7 @@ export default definePlugin({
   name: 'work-items',
   description: 'Work items of a project: viewers read, editors write; per-project numbers that never repeat.',
   dependencies: ['auth', 'projects'],
-  tables: { workItems, workItemCounters, workItemCounts },
+  tables: { workItems, workItemCounters, workItemCounts, workItemViews },
   readModels: {
     work_item_documents: 'Every work item column the API shows, plus search_vector (search, summaries, content order).',
     work_item_status_counts: 'How many work items each project has per status, maintained with every change (the project summary).',
@@ -43,6 +44,11 @@ export default definePlugin({
     let models: ReturnType<typeof workItemModels> | undefined
     return { workItems, refs, models: () => (models ??= workItemModels(extensions, BULK_MAX)) }
   },
-  routes: ({ http }, { workItems, refs, models }) => new Elysia({ name: 'work-items-all' }).use(workItemRoutes(http.v1, workItems, models())).use(workItemRefRoutes(http.v1, refs, models())).use(acrossRoutes(http.v1, workItems, models())),
+  routes: ({ http }, { workItems, refs, models }) =>
+    new Elysia({ name: 'work-items-all' })
+      .use(workItemRoutes(http.v1, workItems, models()))
+      .use(workItemRefRoutes(http.v1, refs, models()))
+      .use(acrossRoutes(http.v1, workItems, models()))
+      .use(viewRoutes(http.v1, workItems.views)),
   tools: (_context, { workItems, refs, models }) => workItemTools(workItems, models(), refs),
 })

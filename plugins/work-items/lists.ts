@@ -8,7 +8,7 @@ import { sql, type SQL } from 'drizzle-orm'
 import { listTotal, type CountTable } from '../../src/counts'
 import type { Database } from '../../src/db'
 import type { ListCache } from '../../src/http/list-cache'
-import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import { andListQueries, listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import { Page } from '../../src/http/answer'
 import { pageMeta, type PageRequest } from '../../src/http/pagination'
 import type { Actor } from '../../src/services/identity'
@@ -19,6 +19,14 @@ import type { WorkItemExtension } from './api'
 import { acrossRequest, acrossStatement } from './across'
 import { fromWorkItemText, WORK_ITEM_ACROSS_LIST, WORK_ITEM_LIST, workItemColumns, type WorkItemQuery, type WorkItemResource, type WorkItemTextRow } from './model'
 
+/** What of a saved view (views.ts) a list applies: its filters, as query parameters, and its sort. */
+export interface SavedView {
+  filters: Record<string, string | string[]>
+  sort: string | null
+}
+
+const viewInput = (view: SavedView): WorkItemQuery => ({ ...view.filters, ...(view.sort ? { sort: view.sort } : {}) }) as WorkItemQuery
+
 /** The project's maintained counts per status (work_item_counts), moved by the unit of work of each change. */
 export const WORK_ITEM_COUNTS: CountTable = { table: 'work_item_counts', scope: 'project_id', key: 'status', filter: 'status' }
 
@@ -28,9 +36,11 @@ export const WORK_ITEM_COUNTS: CountTable = { table: 'work_item_counts', scope: 
  * counts when the filters are at most `status`, else a count over the index of the filters).
  * `columns`: every column a work item shows, in the statement's organization.
  */
-function listRead(columns: (organization: SQL) => SQL, shape: ListShape, actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest) {
+function listRead(columns: (organization: SQL) => SQL, shape: ListShape, actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest, view?: SavedView) {
   const scope = { project: param(projectId), organization: param(actor.organizationId) }
-  const query = parseListQuery(shape, input, { scope, caller: actor.userId })
+  const own = parseListQuery(shape, input, { scope, caller: actor.userId })
+  // A saved view's filters and sort, with the request's parameters ANDed on top (its sort wins).
+  const query = view ? andListQueries(parseListQuery(shape, viewInput(view), { scope, caller: actor.userId }), own, Boolean(input.sort)) : own
   const identity = listIdentity(shape, `${actor.organizationId} ${projectId}`, query)
   const after = readCursor(request, identity, query.order)
   const statement = (): ListStatement => {
@@ -58,9 +68,11 @@ export interface WorkItemListDeps {
   extensions: readonly WorkItemExtension[]
   /** Every column a work item shows, its own and the extensions', in the statement's `organization` (service.ts). */
   columns: (organization: SQL) => SQL
+  /** The saved view a list request names (`view`), readable by the caller in the project; else 400 naming `view` (views.ts). */
+  view(actor: Actor, projectId: string, viewId: string): Promise<SavedView>
 }
 
-export function createWorkItemLists({ db, lists, access, extensions, columns }: WorkItemListDeps) {
+export function createWorkItemLists({ db, lists, access, extensions, columns, view }: WorkItemListDeps) {
   /** The filters and sorts of `base` for this request: its own, the extensions', and the organization's dynamic ones it names. */
   const listShape = async (base: ListShape, organizationId: string, input: WorkItemQuery): Promise<ListShape> => {
     if (!extensions.length) return base
@@ -87,10 +99,21 @@ export function createWorkItemLists({ db, lists, access, extensions, columns }: 
      * cached page of that version answers without reading rows, else one statement (listRead).
      */
     async list(actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest) {
-      const read = listRead(columns, await listShape(WORK_ITEM_LIST, actor.organizationId, input), actor, projectId, input, request)
+      const { view: viewId, ...own } = input as WorkItemQuery & { view?: unknown }
+      if (viewId === undefined || viewId === '') {
+        const read = listRead(columns, await listShape(WORK_ITEM_LIST, actor.organizationId, own), actor, projectId, own, request)
+        const { version } = await access.listAccess(actor, projectId)
+        return lists.page(read.key, version, () => selectListPage<WorkItemTextRow, WorkItemResource>(db, read.statement(), request, fromWorkItemText))
+      }
+      // A saved view: the project's access first (404 before anything of the view is said), then the view (one more read).
       const { version } = await access.listAccess(actor, projectId)
+      const saved = await view(actor, projectId, String(viewId))
+      const read = listRead(columns, await listShape(WORK_ITEM_LIST, actor.organizationId, { ...viewInput(saved), ...own }), actor, projectId, own, request, saved)
       return lists.page(read.key, version, () => selectListPage<WorkItemTextRow, WorkItemResource>(db, read.statement(), request, fromWorkItemText))
     },
+
+    /** The project list's filters and sorts for these parameters (views.ts checks a view's filters with them). */
+    shape: (organizationId: string, input: Record<string, unknown>) => listShape(WORK_ITEM_LIST, organizationId, input as WorkItemQuery),
 
     /**
      * The work items of every project the caller can view (`projectId`: of those among these

@@ -141,12 +141,19 @@ export function workItemModels(extensions: readonly WorkItemExtension[], bulkMax
   )
   const filters = Object.assign({}, WORK_ITEM_LIST.filters, ...extensions.map((extension) => extension.filters ?? {}))
   const dynamic = extensions.flatMap((extension) => (extension.dynamic ? [`\`${extension.dynamic.prefix}<key>\`: ${extension.dynamic.description}`] : []))
-  const queryOf = (shape: ListShape) =>
-    t.Object({ ...pageQuery(), ...cursorParameter(), ...filterParameters({ ...shape, filters: { ...shape.filters, ...filters } }) }, {
+  const queryOf = (shape: ListShape, extra = {}) =>
+    t.Object({ ...pageQuery(), ...cursorParameter(), ...filterParameters({ ...shape, filters: { ...shape.filters, ...filters } }), ...extra }, {
       additionalProperties: true,
       ...(dynamic.length ? { description: dynamic.join(' ') } : {}),
     })
-  const query = queryOf(WORK_ITEM_LIST)
+  const query = queryOf(WORK_ITEM_LIST, {
+    view: t.Optional(
+      t.String({
+        description:
+          "A saved view's id (`GET /api/v1/projects/{projectId}/views`): its filters and sort apply, the other parameters are ANDed on top and `sort` given here wins. One you cannot read in this project is 400 naming `view`.",
+      }),
+    ),
+  })
   return {
     item,
     query,

@@ -1,6 +1,6 @@
 /** Work items, and the per-project counter their numbers come from. */
 import { sql } from 'drizzle-orm'
-import { check, date, index, integer, pgTable, pgView, text, timestamp, uniqueIndex, uuid, type PgColumn } from 'drizzle-orm/pg-core'
+import { boolean, check, date, index, integer, jsonb, pgTable, pgView, text, timestamp, uniqueIndex, uuid, type PgColumn } from 'drizzle-orm/pg-core'
 import { rowId, tenantKey, tenantReference, timestamps, tsvector } from '../../src/schema'
 import { doneBy, organizationReference } from '../auth/schema'
 import { projectOfRow } from '../projects/schema'
@@ -80,6 +80,32 @@ export const workItemCounts = pgTable(
     // No CHECK (items >= 0): PostgreSQL checks the row an upsert proposes, so a decrement
     // (proposed as a row of -1) would fail before it met the existing row.
     projectOfRow('work_item_counts_project_fk', table.projectId, table.organizationId),
+  ],
+)
+
+/**
+ * Saved views: a name for a set of the work-item list's filters (as query parameters: strings, a
+ * repeated parameter as an array) and a sort, private to its creator or shared with the project's
+ * viewers (views.ts).
+ */
+export const workItemViews = pgTable(
+  'work_item_views',
+  {
+    id: rowId(),
+    organizationId: organizationReference(),
+    projectId: uuid().notNull(),
+    name: text().notNull(),
+    filters: jsonb().$type<Record<string, string | string[]>>().notNull(),
+    sort: text(),
+    shared: boolean().notNull().default(false),
+    createdBy: uuid().notNull(),
+    ...timestamps,
+  },
+  (table) => [
+    tenantKey('work_item_views', [table.id], table.organizationId),
+    projectOfRow('work_item_views_project_fk', table.projectId, table.organizationId),
+    doneBy('work_item_views_creator_fk', table.createdBy, table.organizationId),
+    index('work_item_views_project_idx').on(table.projectId, table.name),
   ],
 )
 

@@ -20,6 +20,7 @@ import { assertLevel, type ProjectAccessService } from '../projects/api'
 import type { WorkItemExtension, WorkItemsFace } from './api'
 import { fromWorkItemText, workItemColumns, workItemModels, type WorkItemInput, type WorkItemPatch, type WorkItemResource, type WorkItemTextRow } from './model'
 import { createWorkItemLists, WORK_ITEM_COUNTS } from './lists'
+import { createViews } from './views'
 import { workItems, type WorkItemRow } from './schema'
 
 /** The organization's work item `id`, as a condition (its primary key). */
@@ -115,7 +116,9 @@ export class BulkFailure extends ApiError {
 export type BulkPatch = WorkItemPatch & { id: string; ifMatch?: string } & Record<string, unknown>
 
 export function createWorkItems({ db, lists, writes, access, users, extensions }: WorkItemDeps) {
-  const workItemLists = createWorkItemLists({ db, lists, access, extensions, columns: (organization) => columnsOf(extensions, organization) })
+  // Saved views (views.ts) are checked with the list's filters, and a list applies one: each names the other, bound once.
+  const workItemLists = createWorkItemLists({ db, lists, access, extensions, columns: (organization) => columnsOf(extensions, organization), view: (actor, projectId, viewId) => views.resolve(actor, projectId, viewId) })
+  const views = createViews({ writes, access, listShape: workItemLists.shape })
   const checkAssignee = async (executor: Executor, actor: Actor, assigneeId: string | null | undefined) => {
     if (assigneeId) await users.requireActiveUser(executor, actor.organizationId, assigneeId, 'assigneeId')
   }
@@ -248,6 +251,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
 
     // The project's list and the list across projects (lists.ts).
     ...workItemLists,
+    views,
 
     async get(actor: Actor, projectId: string, workItemId: string) {
       await access.requireProjectAccess(actor, projectId, 'viewer')

@@ -35,7 +35,10 @@ const ListProjects = t.Optional(
 /** Each tool's arguments under one set of work item models. */
 const inputs = (models: WorkItemModels) => ({
   // Custom-field filters (`field.<key>`) are the organization's own: taken besides the listed arguments.
-  list: t.Object({ projectId: ListProjects, ...pageArguments(), ...cursorParameter(), ...models.filterArguments }, { additionalProperties: t.String({ maxLength: 2000 }) }),
+  list: t.Object(
+    { projectId: ListProjects, viewId: t.Optional(UuidString({ description: "A saved view of the project (`list_views`): its filters and sort apply, the other arguments on top. Needs one `projectId`." })), ...pageArguments(), ...cursorParameter(), ...models.filterArguments },
+    { additionalProperties: t.String({ maxLength: 2000 }) },
+  ),
   create: t.Object({ projectId: UuidString(), ...models.input.properties }, { additionalProperties: false }),
   update: t.Object({ ...target, ...models.patch.properties }, { additionalProperties: false, minProperties: 2 }),
   bulkCreate: t.Object({ projectId: UuidString(), ...models.bulkCreate.properties }, { additionalProperties: false }),
@@ -59,11 +62,20 @@ export function workItemTools(workItems: WorkItemService, models: WorkItemModels
       readOnly: true,
       input: general.list,
       describe: described('list'),
-      run: (actor, { projectId, ...query }) => {
+      run: (actor, { projectId, viewId, ...query }) => {
         const projects = projectId as string | undefined
-        if (isUuid(projects)) return workItems.list(actor, projects, query, pageRequest(query))
+        if (isUuid(projects)) return workItems.list(actor, projects, viewId === undefined ? query : { ...query, view: viewId }, pageRequest(query))
+        if (viewId !== undefined) throw badRequest('A view is of one project: name it in `projectId`.', 'viewId')
         return workItems.across(actor, projects === undefined ? query : { ...query, projectId: projects }, pageRequest(query))
       },
+    }),
+    defineTool({
+      name: 'list_views',
+      description: "The saved views of a project you can view: your private ones and the shared ones, by name. Apply one with `list_work_items {projectId, viewId}`.",
+      scopes: ['work_items:read'],
+      readOnly: true,
+      input: t.Object({ projectId: UuidString(), shared: t.Optional(t.Union([t.Literal('true'), t.Literal('false')])), ...pageArguments(), ...cursorParameter() }, { additionalProperties: false }),
+      run: (actor, { projectId, ...query }) => workItems.views.list(actor, projectId, query, pageRequest(query)),
     }),
     defineTool({
       name: 'get_work_item',

@@ -368,3 +368,20 @@ function parseSort(shape: ListShape, text: string): OrderTerm[] | string {
 /** The identity a list's cursors carry: a digest of the list, its scope and its query. */
 export const listIdentity = (shape: ListShape, scope: string, query: { canonical: string }) =>
   createHash('sha256').update(`${shape.name}\n${scope}\n${query.canonical}`).digest('base64url').slice(0, 16)
+
+/**
+ * Two list queries of one shape ANDed: a saved view's (`base`) and the request's parameters on
+ * top. Every condition of both holds; the order is the request's when it named a sort
+ * (`topSorted`), else the view's. A filter both name is two conditions, so the values of both
+ * stay apart (and a maintained count, which reads one filter's values, is not used for them).
+ */
+export function andListQueries(base: ListQuery, top: ListQuery, topSorted: boolean): ListQuery {
+  const values: Record<string, ParsedFilter> = { ...base.values }
+  for (const [key, value] of Object.entries(top.values)) values[key in values ? `${key}&` : key] = value
+  return {
+    conditions: [...base.conditions, ...top.conditions],
+    values,
+    order: topSorted ? top.order : base.order,
+    canonical: `view(${base.canonical})&${top.canonical}${topSorted ? '' : '&sorted-by-view'}`,
+  }
+}

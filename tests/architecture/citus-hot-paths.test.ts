@@ -244,6 +244,11 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
         await ok('GET', `/api/v1/projects/${projectId}/work-items?size=1&cursor=${first.body.meta.nextCursor}`)
       },
       'work-item list (past the end: the total alone)': () => ok('GET', `/api/v1/projects/${projectId}/work-items?size=100&page=3`),
+      'work-item list through a saved view (the view read, then the list; saving and listing views)': async () => {
+        const view = await ok('POST', `/api/v1/projects/${projectId}/views`, { body: { name: 'Open', filters: { status: 'todo,in_progress' }, sort: 'priority' } })
+        await ok('GET', `/api/v1/projects/${projectId}/views`)
+        await ok('GET', `/api/v1/projects/${projectId}/work-items?view=${view.body.data.id}&priority=gte:0&size=1`)
+      },
       'work items across projects (cold, cached, a cursor page, counted)': async () => {
         const first = await ok('GET', '/api/v1/work-items?size=1&sort=priority')
         await ok('GET', '/api/v1/work-items?size=1&sort=priority')

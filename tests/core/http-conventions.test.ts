@@ -53,6 +53,7 @@ beforeAll(async () => {
   ids.workItemId = items[0].id
   ids.entryId = (await create('/api/v1/work-items/{workItemId}/entries', { body: 'A note' })).id
   ids.relationshipId = (await create('/api/v1/projects/{projectId}/relationships', { sourceWorkItemId: items[0].id, targetWorkItemId: items[1].id, type: 'blocks' })).id
+  ids.viewId = (await create('/api/v1/projects/{projectId}/views', { name: 'Open', filters: { status: 'todo' } })).id
   ids.secondProjectId = (await call('POST', '/api/v1/projects', { body: { name: 'Second' } })).body.data.id
   ids.pageId = (await create('/api/v1/pages', { name: `board-${Date.now().toString(36)}`, title: 'Board' })).id
   ids.pageName = (await call('GET', fill('/api/v1/pages/{pageId}'))).body.data.name

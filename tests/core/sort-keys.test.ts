@@ -34,7 +34,7 @@ describe('sort keys', () => {
   test('every list that takes sort names the refused key and lists the keys it takes', async () => {
     const sorted = lists.filter((list) => list.keys)
     expect(sorted.map((list) => list.path.replace(/[0-9a-f-]{36}/g, '{id}')).sort()).toEqual(
-      ['/api/v1/notifications', '/api/v1/projects/{id}/relationships', '/api/v1/projects/{id}/work-items', '/api/v1/work-items', '/api/v1/work-items/{id}/entries'].sort(),
+      ['/api/v1/notifications', '/api/v1/projects/{id}/relationships', '/api/v1/projects/{id}/views', '/api/v1/projects/{id}/work-items', '/api/v1/work-items', '/api/v1/work-items/{id}/entries'].sort(),
     )
     for (const list of sorted) {
       const good = list.keys![0]!

@@ -32,12 +32,13 @@ describe('tools/list', () => {
   // get_current_user needs no scope (like GET /api/v1/users/me): every key sees it.
   test('shows exactly the tools the key scopes allow', async () => {
     // watch_work_item: watching is the caller's own state, and needs only the read scope (as its REST route).
-    expect((await toolNames(['work_items:read'])).map((tool) => tool.name).sort()).toEqual(['get_current_user', 'get_work_item', 'list_work_items', 'watch_work_item'])
+    expect((await toolNames(['work_items:read'])).map((tool) => tool.name).sort()).toEqual(['get_current_user', 'get_work_item', 'list_views', 'list_work_items', 'watch_work_item'])
     expect((await toolNames(['work_items:read', 'entries:read', 'relationships:read'])).map((tool) => tool.name).sort()).toEqual([
       'get_current_user',
       'get_work_item',
       'list_entries',
       'list_relationships',
+      'list_views',
       'list_work_items',
       'project_summary',
       'search_project',
@@ -51,7 +52,7 @@ describe('tools/list', () => {
         'list_project_custom_fields', 'update_label', 'delete_entry', 'delete_relationship', 'delete_work_item', 'get_project', 'get_user', 'get_current_user', 'list_users', 'invite_user', 'update_user',
         'get_work_item', 'list_audit_logs', 'list_entries', 'list_project_members', 'list_projects', 'list_relationships', 'list_team_members',
         'list_team_projects', 'list_teams', 'list_webhooks', 'list_work_items', 'project_summary', 'reorder_content', 'search_project', 'update_entry', 'update_work_item',
-        'list_notifications', 'mark_notifications_read', 'watch_work_item',
+        'list_notifications', 'mark_notifications_read', 'watch_work_item', 'list_views',
       ].sort(),
     )
   })
@@ -66,7 +67,7 @@ describe('tools/list', () => {
       expect(tool.inputSchema.type).toBe('object')
     }
     expect(byName.get('create_work_item')!.inputSchema.required).toEqual(['projectId', 'title'])
-    expect(Object.keys(byName.get('list_work_items')!.inputSchema.properties!)).toEqual(['projectId', 'page', 'size', 'cursor', 'status', 'assigneeId', 'priority', 'createdAt', 'updatedAt', 'dueDate', 'label', 'sort'])
+    expect(Object.keys(byName.get('list_work_items')!.inputSchema.properties!)).toEqual(['projectId', 'viewId', 'page', 'size', 'cursor', 'status', 'assigneeId', 'priority', 'createdAt', 'updatedAt', 'dueDate', 'label', 'sort'])
   })
 
   test('a disabled plugin takes its tools with it', async () => {
