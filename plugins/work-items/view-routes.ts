@@ -53,7 +53,7 @@ export function viewRoutes(v1: V1Kit, views: Views) {
       response: responses(PageEnvelope(View)),
       detail: { tags, summary: "Your private views of the project and its shared ones, by name (viewer). Apply one with `GET …/work-items?view=<id>`." },
     })
-    .post('', ({ actor, params, body }) => views.create(actor, params.projectId, body), {
+    .post('', ({ actor, params, body, idempotency }) => views.create(actor, params.projectId, body, idempotency), {
       scopes: ['work_items:write'],
       params: ProjectParams,
       body: ViewInput,

@@ -11,6 +11,7 @@ import { queryText, type Executor } from '../../src/db'
 import { created, type Page } from '../../src/http/answer'
 import { ApiError, badRequest, forbidden, notFound, type ErrorItem } from '../../src/http/errors'
 import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
+import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid, uuidv7 } from '../../src/ids'
 import type { Actor } from '../../src/services/identity'
@@ -152,23 +153,29 @@ export function createViews({ writes, access, listShape }: ViewDeps) {
       )
     },
 
-    async create(actor: Actor, projectId: string, input: ViewInput) {
+    /** Saves a view; an Idempotency-Key (`request`) replays the first answer. */
+    async create(actor: Actor, projectId: string, input: ViewInput, request?: IdempotentRequest) {
       await check(actor, input.filters, input.sort)
-      return writes.change(actor, null, async ({ tx, audit }) => {
-        const { level } = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
-        if (input.shared) requireShareable(level)
-        const [{ n } = { n: 0 }] = await queryText<{ n: number }>(tx, 'select count(*)::int as n from work_item_views where organization_id = $1 and project_id = $2', [actor.organizationId, projectId])
-        if (n >= MAX_VIEWS_PER_PROJECT) throw badRequest(`A project holds at most ${MAX_VIEWS_PER_PROJECT} views.`, 'name')
-        const [row] = await queryText<ViewRow>(
-          tx,
-          `insert into work_item_views as v (id, organization_id, project_id, name, filters, sort, shared, created_by)
-            values ($1, $2, $3, $4, $5::jsonb, $6, $7, $8) returning ${RETURNED}`,
-          [uuidv7(), actor.organizationId, projectId, input.name, JSON.stringify(input.filters), input.sort ?? null, input.shared ?? false, actor.userId],
-        )
-        const view = toView(row!)
-        await audit({ action: 'work_item_view.created', resourceType: 'work_item_view', resourceId: view.id, projectId, changes: { after: { ...view } } })
-        return created(view, `/api/v1/projects/${projectId}/views/${view.id}`)
-      })
+      return writes.change(
+        actor,
+        null,
+        async ({ tx, audit }) => {
+          const { level } = await access.requireProjectAccess(actor, projectId, 'viewer', tx)
+          if (input.shared) requireShareable(level)
+          const [{ n } = { n: 0 }] = await queryText<{ n: number }>(tx, 'select count(*)::int as n from work_item_views where organization_id = $1 and project_id = $2', [actor.organizationId, projectId])
+          if (n >= MAX_VIEWS_PER_PROJECT) throw badRequest(`A project holds at most ${MAX_VIEWS_PER_PROJECT} views.`, 'name')
+          const [row] = await queryText<ViewRow>(
+            tx,
+            `insert into work_item_views as v (id, organization_id, project_id, name, filters, sort, shared, created_by)
+              values ($1, $2, $3, $4, $5::jsonb, $6, $7, $8) returning ${RETURNED}`,
+            [uuidv7(), actor.organizationId, projectId, input.name, JSON.stringify(input.filters), input.sort ?? null, input.shared ?? false, actor.userId],
+          )
+          const view = toView(row!)
+          await audit({ action: 'work_item_view.created', resourceType: 'work_item_view', resourceId: view.id, projectId, changes: { after: { ...view } } })
+          return created(view, `/api/v1/projects/${projectId}/views/${view.id}`)
+        },
+        request,
+      )
     },
 
     /** Changes what the body names (`filters` replaces them). */

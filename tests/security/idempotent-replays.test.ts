@@ -41,6 +41,7 @@ const BODIES: [template: string, body: () => unknown][] = [
   ['/api/v1/projects/{projectId}/members', () => ({ userId: ids.memberId, accessLevel: 'viewer' })],
   ['/api/v1/projects/{projectId}/teams', () => ({ teamId: ids.teamId, accessLevel: 'viewer' })],
   ['/api/v1/projects/{projectId}/work-items', () => ({ title: 'Replayed item' })],
+  ['/api/v1/projects/{projectId}/views', () => ({ name: `View ${Math.random()}`, filters: { status: 'todo' } })],
   ['/api/v1/projects/{projectId}/work-items/bulk', () => ({ items: [{ title: 'Replayed one' }, { title: 'Replayed two', labels: [ids.labelId] }] })],
   ['/api/v1/labels', () => ({ name: `Label ${Math.random()}` })],
   ['/api/v1/custom-fields', () => ({ key: `k${Math.random().toString(36).slice(2, 10)}`, name: 'Replayed', type: 'number' })],
