@@ -6,7 +6,6 @@
  */
 import { sql } from 'drizzle-orm'
 import type { Database } from '../../src/db'
-import { ApiError, notFound } from '../../src/http/errors'
 import type { Actor } from '../../src/services/identity'
 import { runQuery } from '../../src/statements'
 import type { ProjectAccessService } from '../projects/api'
@@ -22,23 +21,8 @@ export interface Subscription {
   reason: string | null
 }
 
-const NO_SUCH_ITEM = 'No such work item.'
-
 export function createSubscriptions(deps: { db: Database; access: ProjectAccessService; workItems: WorkItemsFace }) {
   const { db, access, workItems } = deps
-
-  /** The work item named by `ref` (id or key) in a project the caller can view; one 404 otherwise. */
-  async function visibleItem(actor: Actor, ref: string) {
-    const item = await workItems.locate(db, actor.organizationId, ref)
-    if (!item) throw notFound(NO_SUCH_ITEM)
-    try {
-      await access.requireProjectAccess(actor, item.projectId, 'viewer')
-    } catch (error) {
-      // The project's own 404 would tell that the work item exists.
-      throw error instanceof ApiError && error.status === 404 ? notFound(NO_SUCH_ITEM) : error
-    }
-    return item
-  }
 
   async function itemSubscription(actor: Actor, item: { id: string; projectId: string }): Promise<Subscription> {
     const [row] = await runQuery<{ watching: boolean | null; reason: string | null; project: boolean }>(
@@ -53,7 +37,7 @@ export function createSubscriptions(deps: { db: Database; access: ProjectAccessS
 
   /** Sets the caller's own row for the work item: a watch (`manual`) or an ignore. */
   async function setItem(actor: Actor, ref: string, watching: boolean): Promise<Subscription> {
-    const item = await visibleItem(actor, ref)
+    const item = await workItems.locate(actor, ref)
     await runQuery(
       db,
       sql`insert into work_item_subscriptions (work_item_id, user_id, organization_id, project_id, watching, reason)
@@ -72,7 +56,7 @@ export function createSubscriptions(deps: { db: Database; access: ProjectAccessS
   }
 
   return {
-    getItem: async (actor: Actor, ref: string) => itemSubscription(actor, await visibleItem(actor, ref)),
+    getItem: async (actor: Actor, ref: string) => itemSubscription(actor, await workItems.locate(actor, ref)),
     watchItem: (actor: Actor, ref: string) => setItem(actor, ref, true),
     ignoreItem: (actor: Actor, ref: string) => setItem(actor, ref, false),
 

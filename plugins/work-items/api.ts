@@ -42,11 +42,11 @@ export interface WorkItemsFace {
    */
   projectOf(executor: Executor, organizationId: string, workItemId: string, share?: boolean): Promise<string | undefined>
   /**
-   * The work item of the organization named by `ref`, its id or its key (`ENG-123`, any case, an
-   * old project key too), with its project; undefined when there is none. One statement; the
-   * caller checks access to the project (and answers one 404 for whatever is missing).
+   * The work item named by `ref`, its id or its key (`ENG-123`, any case, an old project key too),
+   * with its project, when the caller can view that project; one 404 for whatever is missing (an
+   * invisible project never tells that the work item exists). Two statements.
    */
-  locate(executor: Executor, organizationId: string, ref: string): Promise<{ id: string; projectId: string } | undefined>
+  locate(actor: Actor, ref: string): Promise<{ id: string; projectId: string }>
   /**
    * Of `ids`, those of work items in the organization's project. With `share` (a transaction that
    * will add a row pointing at them), their key-share locks are taken now, in id order: a work item

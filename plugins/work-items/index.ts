@@ -6,7 +6,7 @@ import { UserDirectoryRef } from '../auth/api'
 import { ProjectAccessRef } from '../projects/api'
 import { WorkItemsRef, type WorkItemExtension } from './api'
 import { workItemRefRoutes } from './item-routes'
-import { createWorkItemRefs, locateWorkItem } from './keys'
+import { createWorkItemRefs, visibleWorkItem } from './keys'
 import { workItemModels } from './model'
 import { workItemRoutes } from './routes'
 import { acrossRoutes } from './across-routes'
@@ -36,8 +36,8 @@ export default definePlugin({
     // Properties other plugins add (labels, custom fields): registered in their setup, which runs
     // after this one and before any route or tool is built.
     const extensions: WorkItemExtension[] = []
-    services.provide(WorkItemsRef, { ...workItemsFace, locate: locateWorkItem, extend: (extension) => void extensions.push(extension) })
     const access = services.get(ProjectAccessRef)
+    services.provide(WorkItemsRef, { ...workItemsFace, locate: visibleWorkItem(db, access), extend: (extension) => void extensions.push(extension) })
     const workItems = createWorkItems({ db, lists, writes, extensions, access, users: services.get(UserDirectoryRef) })
     // A work item by id or key (`ENG-123`), its project not named: keys.ts.
     const refs = createWorkItemRefs({ db, access, workItems, extensions })

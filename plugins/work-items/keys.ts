@@ -48,8 +48,6 @@ async function find<T>(db: Executor, statements: Finders, organizationId: string
   return (await runStatement<T>(db, statements.key, { key: key.projectKey, number: key.number, organization: organizationId }))[0]
 }
 
-/** The organization's work item named by `ref` (an id or a key), its id and project; undefined when there is none. */
-export const locateWorkItem = (executor: Executor, organizationId: string, ref: string) => find<{ id: string; projectId: string }>(executor, LOCATE, organizationId, ref)
 
 /** `work`, its 404s (an invisible project's included) answered as one: the reference names a work item, and never tells what was missing. */
 async function asOne404<T>(work: Promise<T>): Promise<T> {
@@ -57,6 +55,16 @@ async function asOne404<T>(work: Promise<T>): Promise<T> {
     return await work
   } catch (error) {
     throw error instanceof ApiError && error.status === 404 ? notFound(NO_SUCH) : error
+  }
+}
+
+/** The face's `locate` (api.ts): the work item named by `ref` in a project the caller can view, its id and project; one 404 otherwise. */
+export function visibleWorkItem(db: Executor, access: ProjectAccessService) {
+  return async (actor: Actor, ref: string): Promise<{ id: string; projectId: string }> => {
+    const found = await find<{ id: string; projectId: string }>(db, LOCATE, actor.organizationId, ref)
+    if (!found) throw notFound(NO_SUCH)
+    await asOne404(access.requireProjectAccess(actor, found.projectId, 'viewer'))
+    return found
   }
 }
 
