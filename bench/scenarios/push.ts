@@ -4,12 +4,10 @@
  * service runs in its own process (tests/helpers/push-worker.ts: the real service plus the
  * redirect to the fake); the fake runs in this process.
  */
-import { rmSync } from 'node:fs'
 import { sql } from 'drizzle-orm'
 import { queryRows, queryText } from '../../src/db'
-import { startFakeFcm } from '../../tests/helpers/fake-fcm'
 import { seededDatabase } from '../lib/database'
-import { startProcess } from '../lib/processes'
+import { startPushService } from '../lib/push-service'
 import { recordResult, sectionHead, writeSection } from '../lib/results'
 import { round } from '../lib/stats'
 import { displayKey } from '../seed/display'
@@ -52,14 +50,8 @@ const seed = () =>
 
 export async function run(): Promise<void> {
   const { url, seeded } = await seed()
-  const fcm = await startFakeFcm()
-  const caFile = `/tmp/worktrack-bench-fcm-ca-${process.pid}.pem`
-  await Bun.write(caFile, fcm.ca)
-  const service = await startProcess(
-    [process.execPath, 'tests/helpers/push-worker.ts'],
-    { DATABASE_URL: url, FAKE_FCM_PORT: String(fcm.port), FAKE_FCM_CA: caFile, PUSH_CONFIG: JSON.stringify({}), SERVICE_CONFIG: '' },
-    PORT,
-  )
+  const pushService = await startPushService(url, PORT)
+  const { fcm, service } = pushService
   const runs: Array<{ messageId: string; seconds: number; perSecond: number; postMs: number; firstMs: number }> = []
   let exactlyOnce = true
   let rss = 0
@@ -94,9 +86,7 @@ export async function run(): Promise<void> {
     }
     rss = service.peakRssMiB()
   } finally {
-    await service.stop()
-    await fcm.close()
-    rmSync(caFile, { force: true })
+    await pushService.stop()
   }
   const best = runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a))
   const median = [...runs].sort((a, b) => a.perSecond - b.perSecond)[Math.floor(runs.length / 2)]!

@@ -15,14 +15,13 @@
  * before the commit, so the send's arrival − `updatedAt` is an upper bound. The target is judged
  * on the upper bound.
  */
-import { rmSync } from 'node:fs'
 import { sql } from 'drizzle-orm'
 import type { Figures } from '../figures'
 import { queryRows, queryText } from '../../src/db'
-import { startFakeFcm, type RecordedSend } from '../../tests/helpers/fake-fcm'
+import type { RecordedSend } from '../../tests/helpers/fake-fcm'
 import { cpuMeter, type CpuShare } from '../lib/cpu'
 import { seededDatabase } from '../lib/database'
-import { startProcess } from '../lib/processes'
+import { startPushService } from '../lib/push-service'
 import { recordResult, sectionHead, writeSection } from '../lib/results'
 import { percentile, round } from '../lib/stats'
 import { wrk, type WrkRequest } from '../lib/wrk'
@@ -85,14 +84,8 @@ interface Assignment {
 
 export async function run(): Promise<void> {
   const { url, seeded } = await seed()
-  const fcm = await startFakeFcm()
-  const caFile = `/tmp/worktrack-bench-fcm-ca-${process.pid}.pem`
-  await Bun.write(caFile, fcm.ca)
-  const service = await startProcess(
-    [process.execPath, 'tests/helpers/push-worker.ts'],
-    { DATABASE_URL: url, FAKE_FCM_PORT: String(fcm.port), FAKE_FCM_CA: caFile, PUSH_CONFIG: JSON.stringify({}), SERVICE_CONFIG: '' },
-    PORT,
-  )
+  const pushService = await startPushService(url, PORT)
+  const { fcm, service } = pushService
   const base = `http://127.0.0.1:${PORT}`
   const json = { authorization: `Bearer ${seeded.secret}`, 'content-type': 'application/json' }
   /** The first work push the fake received for each work item, and how many it received. */
@@ -211,9 +204,7 @@ export async function run(): Promise<void> {
     lastAnswerToLastPushMs = lastPush - lastAnswer
     peakRssMiB = service.peakRssMiB()
   } finally {
-    await service.stop()
-    await fcm.close()
-    rmSync(caFile, { force: true })
+    await pushService.stop()
   }
 
   const answered = assignments.filter((a) => a.status === 200)
