@@ -70,6 +70,8 @@ export async function listPeople(db: Database, actor: Actor, query: PeopleQuery,
   if (status !== 'active' && !administrator) throw forbidden('Only an administrator or superadministrator may list deactivated or invited users.')
   const q = query.q === undefined || query.q === '' ? undefined : query.q
   if (q !== undefined && q.length > PEOPLE_Q_MAX) throw badRequest(`At most ${PEOPLE_Q_MAX} characters.`, 'q')
+  // PostgreSQL text holds no NUL: such a search could match nothing, and the statement would fail (22021).
+  if (q?.includes('\0')) throw badRequest('A search cannot hold a NUL character.', 'q')
   const order = parseListQuery(PEOPLE_LIST, {})
   // The list's identity holds all that decides its rows, so a cursor continues only its own list.
   const identity = listIdentity(PEOPLE_LIST, `${actor.organizationId}\n${status}\n${administrator ? 'administrator' : 'member'}\n${q ?? ''}`, order)
