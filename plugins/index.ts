@@ -19,6 +19,7 @@ import search from './search'
 import teams from './teams'
 import users from './users'
 import webhooks from './webhooks'
+import workDashboards from './work-dashboards'
 import workItems from './work-items'
 
-export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, labels, customFields, entries, notifications, relationships, contentOrder, search, auditLog, mcp, account, display, push, alerts, webhooks, docs]
+export const registry: readonly AnyPlugin[] = [auth, users, teams, projects, workItems, labels, customFields, entries, notifications, relationships, contentOrder, search, auditLog, mcp, account, display, push, alerts, workDashboards, webhooks, docs]

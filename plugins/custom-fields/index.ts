@@ -4,6 +4,7 @@ import { definePlugin } from '../../src/plugin'
 import { UserDirectoryRef } from '../auth/api'
 import { ProjectAccessRef } from '../projects/api'
 import { WorkItemsRef } from '../work-items/api'
+import { CustomFieldsRef, customFieldsFace } from './api'
 import { FieldValues } from './model'
 import { customFieldRoutes } from './routes'
 import { customFields, projectCustomFields, workItemFieldValues } from './schema'
@@ -30,6 +31,7 @@ export default definePlugin({
   events: crudEvents('custom_field', 'A custom field definition'),
 
   setup({ db, services, lists, writes }) {
+    services.provide(CustomFieldsRef, customFieldsFace)
     services.get(WorkItemsRef).extend({
       property: 'fields',
       schema: FieldValues,

@@ -126,3 +126,36 @@ export interface LivePageExtensions {
 }
 
 export const LivePageExtensionsRef = serviceRef<LivePageExtensions>('display.live-page', 'display')
+
+/** A component as its feeder sees it. */
+export interface FedComponent {
+  id: string
+  pageId: string
+  type: string
+  title: string | null
+  /** The plugin feeding it (`work`), or null: display calls feed it. */
+  feed: string | null
+  feedLabel: string | null
+}
+
+/**
+ * Components fed by a plugin instead of display calls (work sources): display calls to them are
+ * 409 componentBound, their data is written by the feeder and drawn like any other.
+ */
+export interface ComponentFeeds {
+  /** The component of a page the actor sees (404: the page or the component is not theirs to see). */
+  visible(actor: Actor, pageId: string, componentId: string): Promise<FedComponent>
+  /** The component of a page the actor may edit, locked in `tx` (404 as `visible`, 403 for the page's viewers). */
+  editable(tx: Transaction, actor: Actor, pageId: string, componentId: string): Promise<FedComponent>
+  /** Marks the component fed by `feed.name` (drawn with `feed.label` under its title), or fed by display calls again (null), in `tx`. */
+  setFeed(tx: Transaction, organizationId: string, componentId: string, feed: { name: string; label: string } | null): Promise<void>
+  /**
+   * Replaces the data of a component `feed` feeds (its type's data, checked), stamped now, in `tx`:
+   * its page, or undefined when it is gone, fed otherwise or of another type. Call `changed` once `tx` commits.
+   */
+  write(tx: Transaction, organizationId: string, componentId: string, feed: string, data: { type: string } & Record<string, unknown>): Promise<string | undefined>
+  /** Tells live viewers on every instance, and this instance's listeners (alerts), that the component's data changed (after the commit). */
+  changed(organizationId: string, pageId: string, componentId: string): void
+}
+
+export const ComponentFeedsRef = serviceRef<ComponentFeeds>('display.feeds', 'display')

@@ -10,7 +10,7 @@ import { describeError } from '../../src/log'
 import { definePlugin } from '../../src/plugin'
 import { SessionsRef, UserDirectoryRef, UserLifecycleRef } from '../auth/api'
 import { TeamDirectoryRef, TeamEventsRef } from '../teams/api'
-import { DisplayAccountsRef, DisplayCallsRef, DisplayPagesRef, DisplayUpdatesRef, FragmentCacheRef, LivePageExtensionsRef } from './api'
+import { ComponentFeedsRef, DisplayAccountsRef, DisplayCallsRef, DisplayPagesRef, DisplayUpdatesRef, FragmentCacheRef, LivePageExtensionsRef } from './api'
 import { createDisplayAccount, createDisplayAccounts, setDailyLimit } from './calls/accounts'
 import { createDisplayCalls, displayCallRecorder } from './calls/calls'
 import { ChangeNotifier } from './calls/changes'
@@ -24,6 +24,7 @@ import { ShareViewLimits } from './live/view-limits'
 import { DISPLAY_CHANNEL } from './pages/channels'
 import { dashboardRoutes } from './pages/routes'
 import { createPages, findPage } from './pages/service'
+import { createComponentFeeds } from './pages/feeds'
 import { createShareLinks } from './pages/share-links'
 import { components, displayAccounts, displayUsage, pageAccess, pages, pageShareLinks } from './schema'
 
@@ -117,6 +118,7 @@ export default definePlugin({
     if (context.background) await streams.watch(events, services.get(TeamEventsRef))
     const notifier = new ChangeNotifier(db, (error) => log.warn('could not notify live viewers', describeError(error)))
     services.provide(DisplayUpdatesRef, { onComponentsChanged: (listener) => notifier.listen(listener) })
+    services.provide(ComponentFeedsRef, createComponentFeeds(db, notifier))
     await events.subscribe(DISPLAY_CHANNEL, (changes: PageChange[]) => {
       for (const change of changes) void streams.publish(change)
     })

@@ -107,6 +107,13 @@ export const components = pgTable(
     dataTimestamp: doublePrecision(),
     /** Rises with every change of data or settings: the version live pages cache the component's SVG under. */
     version: integer().notNull().default(0),
+    /**
+     * The plugin feeding the component's data instead of display calls (`work`: a work source), and
+     * what it is fed from in a few words (`ENG · open bugs`, drawn under the title); null: display
+     * calls feed it. A display call to a fed component is 409 componentBound.
+     */
+    feed: text(),
+    feedLabel: text(),
     ...timestamps,
   },
   (table) => [

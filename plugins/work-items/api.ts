@@ -55,6 +55,16 @@ export interface WorkItemsFace {
    */
   inProject(executor: Executor, organizationId: string, projectId: string, ids: readonly string[], share?: boolean): Promise<string[]>
   /**
+   * The work items of the project that a saved view (`viewId`; null: the whole project) shows the
+   * actor, as a subquery to select from: rows `{id, status, priority, assigneeId, createdAt,
+   * startedAt, closedAt}` plus the extensions' properties as the API shows them (`labels`:
+   * `[{id, name, color}]`, `fields`: `{key: value}`), filtered exactly as the list filters them
+   * (dashboards measure it). 404 when the actor cannot view the project; 400 naming `view` when they
+   * cannot read the view there. It names the organization and the project, bound (one shard).
+   * With the view's name. `executor`: a transaction to read in (PGlite has one connection).
+   */
+  matching(actor: Actor, projectId: string, viewId: string | null, executor?: Executor): Promise<{ items: SQL; viewName: string | null }>
+  /**
    * Adds a property to work items (labels, custom fields): shown on every read, accepted on
    * create and PATCH (bulk included), filterable. Called in a plugin's `setup`; the work item
    * document and tools are built after every setup, so a disabled plugin's property is nowhere.

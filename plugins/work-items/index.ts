@@ -37,8 +37,8 @@ export default definePlugin({
     // after this one and before any route or tool is built.
     const extensions: WorkItemExtension[] = []
     const access = services.get(ProjectAccessRef)
-    services.provide(WorkItemsRef, { ...workItemsFace, locate: visibleWorkItem(db, access), extend: (extension) => void extensions.push(extension) })
     const workItems = createWorkItems({ db, lists, writes, extensions, access, users: services.get(UserDirectoryRef) })
+    services.provide(WorkItemsRef, { ...workItemsFace, locate: visibleWorkItem(db, access), matching: workItems.matching, extend: (extension) => void extensions.push(extension) })
     // A work item by id or key (`ENG-123`), its project not named: keys.ts.
     const refs = createWorkItemRefs({ db, access, workItems, extensions })
     let models: ReturnType<typeof workItemModels> | undefined

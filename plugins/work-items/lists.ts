@@ -6,7 +6,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm'
 import { listTotal, type CountTable } from '../../src/counts'
-import type { Database } from '../../src/db'
+import type { Database, Executor } from '../../src/db'
 import type { ListCache } from '../../src/http/list-cache'
 import { andListQueries, listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
 import { Page } from '../../src/http/answer'
@@ -23,6 +23,7 @@ import { fromWorkItemText, WORK_ITEM_ACROSS_LIST, WORK_ITEM_LIST, workItemColumn
 export interface SavedView {
   filters: Record<string, string | string[]>
   sort: string | null
+  name?: string
 }
 
 const viewInput = (view: SavedView): WorkItemQuery => ({ ...view.filters, ...(view.sort ? { sort: view.sort } : {}) }) as WorkItemQuery
@@ -69,12 +70,12 @@ export interface WorkItemListDeps {
   /** Every column a work item shows, its own and the extensions', in the statement's `organization` (service.ts). */
   columns: (organization: SQL) => SQL
   /** The saved view a list request names (`view`), readable by the caller in the project; else 400 naming `view` (views.ts). */
-  view(actor: Actor, projectId: string, viewId: string): Promise<SavedView>
+  view(actor: Actor, projectId: string, viewId: string, executor?: Executor): Promise<SavedView>
 }
 
 export function createWorkItemLists({ db, lists, access, extensions, columns, view }: WorkItemListDeps) {
   /** The filters and sorts of `base` for this request: its own, the extensions', and the organization's dynamic ones it names. */
-  const listShape = async (base: ListShape, organizationId: string, input: WorkItemQuery): Promise<ListShape> => {
+  const listShape = async (base: ListShape, organizationId: string, input: WorkItemQuery, executor: Executor = db): Promise<ListShape> => {
     if (!extensions.length) return base
     const filters = { ...base.filters }
     const sorts = { ...base.sorts }
@@ -85,7 +86,7 @@ export function createWorkItemLists({ db, lists, access, extensions, columns, vi
       if (!dynamic) continue
       const named = Object.keys(input).some((key) => key.startsWith(dynamic.prefix)) || sort.includes(dynamic.prefix)
       if (!named) continue
-      const loaded = await dynamic.load(db, organizationId)
+      const loaded = await dynamic.load(executor, organizationId)
       Object.assign(filters, loaded.filters)
       Object.assign(sorts, loaded.sorts)
     }
@@ -110,6 +111,26 @@ export function createWorkItemLists({ db, lists, access, extensions, columns, vi
       const saved = await view(actor, projectId, String(viewId))
       const read = listRead(columns, await listShape(WORK_ITEM_LIST, actor.organizationId, { ...viewInput(saved), ...own }), actor, projectId, own, request, saved)
       return lists.page(read.key, version, () => selectListPage<WorkItemTextRow, WorkItemResource>(db, read.statement(), request, fromWorkItemText))
+    },
+
+    /**
+     * The work items of the project that a saved view shows the actor (without one: all of them),
+     * as a subquery of rows `{id, status, priority, assigneeId, createdAt, startedAt, closedAt}` and
+     * the extensions' properties (`labels`, `fields`), filtered exactly as the list filters them:
+     * what dashboards measure. 404 when the actor cannot view the project, 400 naming `view` when
+     * they cannot read the view there. The subquery names the organization and project, bound.
+     */
+    async matching(actor: Actor, projectId: string, viewId: string | null, executor: Executor = db): Promise<{ items: SQL; viewName: string | null }> {
+      await access.requireProjectAccess(actor, projectId, 'viewer', executor)
+      const saved = viewId ? await view(actor, projectId, viewId, executor) : undefined
+      const input = saved ? viewInput(saved) : ({} as WorkItemQuery)
+      const scope = { project: param(projectId), organization: param(actor.organizationId) }
+      const query = parseListQuery(await listShape(WORK_ITEM_LIST, actor.organizationId, input, executor), input, { scope, caller: actor.userId })
+      const extended = extensions.map((extension) => sql`, ${extension.column(scope.organization)} as ${sql.raw(`"${extension.property}"`)}`)
+      const conditions = [sql`w.project_id = ${scope.project}`, sql`w.organization_id = ${scope.organization}`, ...query.conditions]
+      const items = sql`(select w.id, w.status, w.priority, w.assignee_id as "assigneeId", w.created_at as "createdAt", w.started_at as "startedAt", w.closed_at as "closedAt"${sql.join(extended, sql``)}
+        from work_items w where ${sql.join(conditions, sql` and `)})`
+      return { items, viewName: saved?.name ?? null }
     },
 
     /** The project list's filters and sorts for these parameters (views.ts checks a view's filters with them). */

@@ -24,6 +24,10 @@ export const workItems = pgTable(
     position: integer().notNull(),
     createdBy: uuid(),
     ...timestamps,
+    /** When it first entered `in_progress` (kept after it leaves): the start of its cycle time. */
+    startedAt: timestamp({ withTimezone: true, mode: 'date' }),
+    /** When it last entered `done` or `cancelled` from an open status (a work item created closed: its creation); null while open. */
+    closedAt: timestamp({ withTimezone: true, mode: 'date' }),
     /** Title weighs more than description in search ranking. */
     searchVector: tsvector().generatedAlwaysAs(
       sql`setweight(to_tsvector('simple', coalesce(title, '')), 'A') || setweight(to_tsvector('simple', coalesce(description, '')), 'B')`,
@@ -118,8 +122,8 @@ export type WorkItemRow = typeof workItems.$inferSelect
 // ---- read models: what other plugins' SQL may read of these tables --------------------------
 
 /**
- * Work items as other plugins read them (search, summaries, content order): every column the API
- * shows, plus the search document. Positions change only through this plugin's public face.
+ * Work items as other plugins read them (search, summaries, content order, dashboards): every
+ * column the API shows, plus the search document and when it started and closed. Positions change only through this plugin's public face.
  */
 export const workItemDocuments = pgView('work_item_documents', {
   id: uuid().notNull(),
@@ -137,8 +141,10 @@ export const workItemDocuments = pgView('work_item_documents', {
   createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
   updatedAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
   searchVector: tsvector(),
+  startedAt: timestamp({ withTimezone: true, mode: 'date' }),
+  closedAt: timestamp({ withTimezone: true, mode: 'date' }),
 }).as(
-  sql`select id, organization_id, project_id, number, title, description, status, priority, assignee_id, due_date, position, created_by, created_at, updated_at, search_vector from work_items`,
+  sql`select id, organization_id, project_id, number, title, description, status, priority, assignee_id, due_date, position, created_by, created_at, updated_at, search_vector, started_at, closed_at from work_items`,
 )
 
 /** The maintained counts per status (work_item_counts) as other plugins read them (the project summary). */

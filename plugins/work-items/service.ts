@@ -23,6 +23,23 @@ import { createWorkItemLists, WORK_ITEM_COUNTS } from './lists'
 import { createViews } from './views'
 import { workItems, type WorkItemRow } from './schema'
 
+const CLOSED: ReadonlySet<string> = new Set(['done', 'cancelled'])
+
+/**
+ * The times a move to `status` sets (`current`: the row before, null for a creation): `started_at`
+ * when it first enters `in_progress`, `closed_at` when it enters `done` or `cancelled` from an open
+ * status (a creation as `done` closes it at once), cleared when it opens again. Dashboards' daily
+ * series and cycle time read them (work_item_documents).
+ */
+function statusTimes(current: Pick<WorkItemRow, 'status' | 'startedAt'> | null, status: string): { startedAt?: SQL<Date>; closedAt?: SQL<Date> | null } {
+  const times: { startedAt?: SQL<Date>; closedAt?: SQL<Date> | null } = {}
+  if (status === current?.status) return times
+  if (status === 'in_progress' && !current?.startedAt) times.startedAt = sql<Date>`now()`
+  if (CLOSED.has(status) && !(current && CLOSED.has(current.status))) times.closedAt = sql<Date>`now()`
+  if (!CLOSED.has(status) && current && CLOSED.has(current.status)) times.closedAt = null
+  return times
+}
+
 /** The organization's work item `id`, as a condition (its primary key). */
 const theWorkItem = (organizationId: string, id: string) => and(eq(workItems.id, id), eq(workItems.organizationId, organizationId))
 
@@ -50,7 +67,7 @@ export const columnsOf = (extensions: readonly WorkItemExtension[], organization
 export { listStatement } from './lists'
 
 /** The plugin's public face (api.ts) without `extend`: ordering and lookups for dependents' transactions. */
-export const workItemsFace: Omit<WorkItemsFace, 'extend' | 'locate'> = {
+export const workItemsFace: Omit<WorkItemsFace, 'extend' | 'locate' | 'matching'> = {
   async lockOrdering(tx, organizationId, projectId, advance = false) {
     const [row] = await queryText<{ lastNumber: number }>(
       tx,
@@ -117,7 +134,7 @@ export type BulkPatch = WorkItemPatch & { id: string; ifMatch?: string } & Recor
 
 export function createWorkItems({ db, lists, writes, access, users, extensions }: WorkItemDeps) {
   // Saved views (views.ts) are checked with the list's filters, and a list applies one: each names the other, bound once.
-  const workItemLists = createWorkItemLists({ db, lists, access, extensions, columns: (organization) => columnsOf(extensions, organization), view: (actor, projectId, viewId) => views.resolve(actor, projectId, viewId) })
+  const workItemLists = createWorkItemLists({ db, lists, access, extensions, columns: (organization) => columnsOf(extensions, organization), view: (actor, projectId, viewId, executor) => views.resolve(actor, projectId, viewId, executor) })
   const views = createViews({ writes, access, listShape: workItemLists.shape })
   const checkAssignee = async (executor: Executor, actor: Actor, assigneeId: string | null | undefined) => {
     if (assigneeId) await users.requireActiveUser(executor, actor.organizationId, assigneeId, 'assigneeId')
@@ -173,6 +190,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
         dueDate: own.dueDate ?? null,
         position: next,
         createdBy: actor.userId,
+        ...statusTimes(null, own.status ?? 'todo'),
       })
       .returning()
     const after: Record<string, unknown> = { number, title: row!.title, status: row!.status, priority: row!.priority, assigneeId: row!.assigneeId, dueDate: row!.dueDate }
@@ -202,7 +220,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions }
     if (!Object.keys(changes.after!).length) return readItem(tx, actor.organizationId, projectId, current.id)
     const [row] = await tx
       .update(workItems)
-      .set({ ...(own as WorkItemPatch), updatedAt: nextUpdatedAt(current.updatedAt) })
+      .set({ ...(own as WorkItemPatch), ...statusTimes(current, (own as WorkItemPatch).status ?? current.status), updatedAt: nextUpdatedAt(current.updatedAt) })
       .where(theWorkItem(actor.organizationId, current.id))
       .returning({ status: workItems.status })
     if (row!.status !== current.status) count(WORK_ITEM_COUNTS, projectId, { [current.status]: -1, [row!.status]: 1 })

@@ -120,8 +120,8 @@ export function createViews({ writes, access, listShape }: ViewDeps) {
 
   return {
     /** The view a list request names (`view`), or 400 naming `view`: unknown, another user's private view, or of another project. */
-    async resolve(actor: Actor, projectId: string, viewId: string): Promise<ViewResource> {
-      return readable(db, actor, projectId, viewId).catch((error) => {
+    async resolve(actor: Actor, projectId: string, viewId: string, executor: Executor = db): Promise<ViewResource> {
+      return readable(executor, actor, projectId, viewId).catch((error) => {
         throw error instanceof ApiError && error.status === 404 ? badRequest('No view with this id that you can read in this project.', 'view') : error
       })
     },

@@ -68,6 +68,10 @@ interface Organization {
   /** The administrator's page, which the member cannot see, and the member's own. */
   page: Json
   memberPage: Json
+  /** A box on the administrator's page, and shared views of the main and the other project. */
+  component: Json
+  view: Json
+  otherView: Json
 }
 
 let api: TestService
@@ -104,7 +108,10 @@ async function organization(name: string): Promise<Organization> {
   await as('admin', 'POST', `/api/v1/projects/${project.id}/custom-fields`, { fieldId: owner.id })
   const page = await as('admin', 'POST', '/api/v1/pages', { name: 'admin-board' })
   const memberPage = await as('member', 'POST', '/api/v1/pages', { name: 'member-board' })
-  return { id, admin, member, deactivated, keys, project, otherProject, hiddenProject, item, secondItem, elsewhereItem, entry, secondEntry, label, team, stage, tier, page, memberPage }
+  const component = await as('admin', 'POST', `/api/v1/pages/${page.id}/components`, { type: 'horizontalBox', title: 'Open' })
+  const view = await as('admin', 'POST', `/api/v1/projects/${project.id}/views`, { name: 'Open', filters: { status: 'todo' }, shared: true })
+  const otherView = await as('admin', 'POST', `/api/v1/projects/${otherProject.id}/views`, { name: 'Open', filters: { status: 'todo' }, shared: true })
+  return { id, admin, member, deactivated, keys, project, otherProject, hiddenProject, item, secondItem, elsewhereItem, entry, secondEntry, label, team, stage, tier, page, memberPage, component, view, otherView }
 }
 
 beforeAll(async () => {
@@ -208,6 +215,14 @@ const CASES: Record<string, Case> = {
     probe: (id) => ({ body: { projectId: id }, field: 'projectId' }),
     refused: () => ({ "another organization's project": theirs.project.id, 'a project of the organization the caller cannot see': ours.hiddenProject.id }),
   },
+  'PUT /api/v1/pages/{pageId}/components/{componentId}/source projectId': {
+    probe: (id) => ({ body: { projectId: id, measure: 'count' }, field: 'projectId' }),
+    refused: () => ({ "another organization's project": theirs.project.id, 'a project of the organization the caller cannot see': ours.hiddenProject.id }),
+  },
+  'PUT /api/v1/pages/{pageId}/components/{componentId}/source viewId': {
+    probe: (id) => ({ body: { projectId: ours.project.id, viewId: id, measure: 'count' }, field: 'viewId' }),
+    refused: () => ({ "another project's view": ours.otherView.id, "another organization's view": theirs.view.id }),
+  },
   'POST /api/v1/webhooks projectId': {
     probe: (id) => ({ body: { url: 'http://127.0.0.1:9/hook', events: ['work_item.created'], projectId: id }, field: 'projectId' }),
     refused: () => ({ "another organization's project": theirs.project.id, 'a project of the organization the caller cannot see': ours.hiddenProject.id }),
@@ -237,7 +252,7 @@ const EXCEPTIONS: Record<string, string> = {
 
 /** The path with our organization's ids for its parameters. */
 function pathOf(template: string): string {
-  const ids: Record<string, string> = { projectId: ours.project.id, workItemId: ours.item.id, teamId: ours.team.id, fieldId: ours.stage.id, pageId: ours.page.id }
+  const ids: Record<string, string> = { projectId: ours.project.id, workItemId: ours.item.id, teamId: ours.team.id, fieldId: ours.stage.id, pageId: ours.page.id, componentId: ours.component.id }
   return template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? `{${name}}`)
 }
 

@@ -139,7 +139,7 @@ describe('operator CLI', () => {
     const { registry } = await import('../../plugins')
     // Every scope, in the order the plugins are mounted (dependencies first).
     expect([...json(all.stdout).scopes].sort()).toEqual(registry.flatMap((plugin) => (plugin.scopes ?? []).map((scope) => scope.name)).sort())
-    const withoutDashboards = await cliWith({ PLUGINS_DISABLED: 'alerts,push,display' }, 'key', 'create', '--user', userId, '--name', 'no dashboards', '--scopes', 'all')
+    const withoutDashboards = await cliWith({ PLUGINS_DISABLED: 'alerts,push,work-dashboards,display' }, 'key', 'create', '--user', userId, '--name', 'no dashboards', '--scopes', 'all')
     expect(withoutDashboards.code).toBe(0)
     expect(json(withoutDashboards.stdout).scopes).toEqual(json(all.stdout).scopes.filter((scope: string) => !scope.startsWith('dashboards:')))
 

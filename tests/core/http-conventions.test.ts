@@ -21,7 +21,10 @@ const call = (method: string, path: string, options: { body?: unknown; headers?:
   api.request(method, path, { key: fx.keys.owner, ...options, unchecked: true })
 
 /** Fills a template's `{name}`s from `ids`. */
-const fill = (template: string) => template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? `missing-${name}`)
+let fedComponentId = ''
+/** A documented path with the ids made below; a component's source is the fed component's. */
+const fill = (template: string) =>
+  template.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'componentId' && template.endsWith('/source') ? fedComponentId : ids[name]) ?? `missing-${name}`)
 
 /** POSTs to `template` and records the answer (which must be 201). */
 async function create(template: string, body: unknown) {
@@ -62,6 +65,11 @@ beforeAll(async () => {
   ids.componentId = (await create('/api/v1/pages/{pageId}/components', { type: 'horizontalBox', title: 'Open items' })).id
   ids.linkId = (await create('/api/v1/pages/{pageId}/share-links', {})).id
   ids.alertId = (await create('/api/v1/pages/{pageId}/components/{componentId}/alerts', { when: 'above', value: 100 })).id
+  // A second component, fed by the project's work (its source): made apart from the records above, since its data changes by itself.
+  const fed = await call('POST', fill('/api/v1/pages/{pageId}/components'), { body: { type: 'verticalBox', title: 'Open work' } })
+  const bound = await call('PUT', `${fill('/api/v1/pages/{pageId}/components')}/${fed.body.data.id}/source`, { body: { projectId: fx.projectId, measure: 'count' } })
+  expect(bound.status, bound.text).toBe(200)
+  fedComponentId = fed.body.data.id
   const message = await api.request('POST', '/api/message', { body: { apiKey: owner.displayApiKey, pageName: ids.pageName, message: 'hello' } })
   expect(message.status, message.text).toBe(200)
   ids.messageId = message.headers.get('x-message-id')!

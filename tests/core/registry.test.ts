@@ -47,7 +47,7 @@ describe('service refs are scoped by declared dependencies', () => {
     const enabled = await startTestService({ registry: [optional, ...registry] })
     expect(found).toBeDefined()
     await enabled.stop()
-    const disabled = await startTestService({ registry: [optional, ...registry], config: { plugins: { disabled: ['alerts', 'push', 'display'] } } })
+    const disabled = await startTestService({ registry: [optional, ...registry], config: { plugins: { disabled: ['alerts', 'push', 'work-dashboards', 'display'] } } })
     expect(found).toBeUndefined()
     await disabled.stop()
   })

@@ -14,6 +14,8 @@ export interface UsageRow {
   type?: string | null
   /** The key's user may feed the page (creator, administrator, or an editor entry). */
   editable?: boolean | null
+  /** The component is fed by a plugin (a work source): display calls to it are 409 componentBound. */
+  bound?: boolean | null
   updatedId?: string | null
   pageId?: string | null
 }

@@ -57,8 +57,14 @@ const charge = (source: SQL, calls: SQL, organization: Operand) => sql`update di
 /** A component `c` with its page `p`. */
 const WITH_ITS_PAGE = sql`join pages p on p.id = c.page_id and p.organization_id = c.organization_id`
 
-/** An update of type `wanted` feeds the component of type `type`: its caller may feed the page (`editable`) and the types match. */
-const feeds = (editable: SQL, type: SQL, wanted: Operand) => sql`${editable} and ${type} = ${wanted}`
+/**
+ * An update of type `wanted` feeds the component of type `type`: its caller may feed the page
+ * (`editable`), the component is not `bound` (fed by a plugin: 409 componentBound) and the types match.
+ */
+const feeds = (editable: SQL, bound: SQL, type: SQL, wanted: Operand) => sql`${editable} and not ${bound} and ${type} = ${wanted}`
+
+/** Whether the component `c` is fed by a plugin (a work source), not by display calls. */
+const BOUND = sql`c.feed is not null`
 
 /** An update at `at` is not older than the data `stored` (equal or newer applies). */
 const notOlder = (stored: SQL, at: Operand) => sql`(${stored} is null or ${at} >= ${stored})`
@@ -105,17 +111,17 @@ const CHARGE_ONLY = compileStatement(sql`with ${LONE_CALL} select ${LONE_USAGE} 
  */
 const COMPONENT_UPDATE = compileStatement(sql`with ${LONE_CALL},
   target as (
-    select c.id, c.type, ${MAY_EDIT_PAGE} as editable
+    select c.id, c.type, ${MAY_EDIT_PAGE} as editable, ${BOUND} as bound
     from components c ${WITH_ITS_PAGE}, ${CALLER}
     where c.id = ${COMPONENT} and c.organization_id = ${ORGANIZATION} and ${MAY_USE_PAGE}
   ),
   updated as (
     ${write(DATA, TIMESTAMP)}
     from target t, charged
-    where c.id = t.id and c.organization_id = ${ORGANIZATION} and ${feeds(sql`t.editable`, sql`t.type`, TYPE)} and ${notOlder(sql`c.data_timestamp`, TIMESTAMP)}
+    where c.id = t.id and c.organization_id = ${ORGANIZATION} and ${feeds(sql`t.editable`, sql`t.bound`, sql`t.type`, TYPE)} and ${notOlder(sql`c.data_timestamp`, TIMESTAMP)}
     returning c.id, c.page_id
   )
-  select ${LONE_USAGE}, (select type from target) as type, (select editable from target) as editable,
+  select ${LONE_USAGE}, (select type from target) as type, (select editable from target) as editable, (select bound from target) as bound,
     (select id from updated) as "updatedId", (select page_id from updated) as "pageId"
   from account a`)
 
@@ -179,7 +185,7 @@ function groupStatement(scope: 'organization' | 'calls'): CompiledStatement {
     from calls c left join charged k on k.user_id = c.user_id
   ),
   target as (
-    select d.ord, d.component_id, d.data, d.ts, d.type as wanted, c.type, c.organization_id, c.page_id, c.data_timestamp, ${MAY_EDIT_PAGE} as editable
+    select d.ord, d.component_id, d.data, d.ts, d.type as wanted, c.type, c.organization_id, c.page_id, c.data_timestamp, ${MAY_EDIT_PAGE} as editable, ${BOUND} as bound
     from decided d cross join lateral (select d.user_id, d.role, ${spanning ? sql`d.organization_id` : sql`${ORGANIZATION}::uuid`} as organization_id) a
       join components c on c.id = d.component_id and c.organization_id = ${organizationOf('d')}
       ${WITH_ITS_PAGE}
@@ -190,7 +196,7 @@ function groupStatement(scope: 'organization' | 'calls'): CompiledStatement {
     select t.ord, t.component_id, t.organization_id, t.page_id, t.data, t.ts,
       ${notOlder(sql`t.data_timestamp`, sql`t.ts`)}
         and t.ts >= coalesce(max(t.ts) over (partition by t.component_id order by t.ord rows between unbounded preceding and 1 preceding), '-infinity') as applied
-    from target t where ${feeds(sql`t.editable`, sql`t.type`, sql`t.wanted`)}
+    from target t where ${feeds(sql`t.editable`, sql`t.bound`, sql`t.type`, sql`t.wanted`)}
   ),
   written as (
     ${write(sql`w.data`, sql`w.ts`)}
@@ -199,7 +205,7 @@ function groupStatement(scope: 'organization' | 'calls'): CompiledStatement {
     returning c.id
   )
   select ${usage(sql`d`, sql`d.charged`, sql`d.calls_after`, organizationOf('d'))},
-    t.type, t.editable, case when e.applied then e.component_id end as "updatedId", case when e.applied then e.page_id end as "pageId",
+    t.type, t.editable, t.bound, case when e.applied then e.component_id end as "updatedId", case when e.applied then e.page_id end as "pageId",
     (select count(*) from written) as written
   from input i left join decided d on d.ord = i.ord left join target t on t.ord = i.ord left join eligible e on e.ord = i.ord
   order by i.ord`)

@@ -46,7 +46,11 @@ const componentUpdate = () =>
       401: invalidApiKeyDoc,
       403: displayErrorDoc("readOnlyAccess: the key's user is a viewer of the page; only editors, its creator and administrators feed it (counted).", ['readOnlyAccess'], charged),
       404: displayErrorDoc("componentNotFound: no such component on a page the key's user can use (counted).", ['componentNotFound'], charged),
-      409: displayErrorDoc('staleUpdate: the component holds data with a later timestamp; not applied (counted).', ['staleUpdate'], charged),
+      409: displayErrorDoc(
+        'staleUpdate: the component holds data with a later timestamp; not applied. componentBound: a work source feeds the component (PUT /api/v1/pages/{pageId}/components/{componentId}/source); delete it first. Both counted.',
+        ['staleUpdate', 'componentBound'],
+        charged,
+      ),
       429: limitExceededDoc,
     },
   })

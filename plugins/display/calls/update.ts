@@ -147,6 +147,13 @@ export async function updateComponent(groups: CallGroups, body: unknown, maxData
   if (!usage.charged) return limitExceeded(usage)
   if (!row.type) return { ok: false, status: 404, usage, error: { message: 'componentNotFound', detail: 'No such component on a page you can use.', field: 'componentId' } }
   if (!row.editable) return readOnly(usage)
+  if (row.bound)
+    return {
+      ok: false,
+      status: 409,
+      usage,
+      error: { message: 'componentBound', detail: 'The component is fed by a work source (PUT /api/v1/pages/{pageId}/components/{componentId}/source); delete the source to feed it through the display API again.', field: 'componentId' },
+    }
   if (row.type !== data.type)
     return { ok: false, status: 400, usage, error: { message: 'componentTypeMismatch', detail: `The component is a ${row.type}; data.type is ${data.type}.`, field: 'data.type' } }
   if (!row.updatedId)

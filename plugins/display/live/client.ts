@@ -32,6 +32,7 @@ body[data-state=ended] .status { color: var(--bad); font-weight: 600; }
 .grid { display: grid; grid-template-columns: repeat(${GRID_COLUMNS}, minmax(0, 1fr)); grid-auto-rows: minmax(${ROW_PX}px, auto); gap: 12px; padding: 0 1.5rem 1.5rem; }
 .component { min-width: 0; background: var(--card); border: 1px solid var(--border); border-radius: 10px; padding: 10px; overflow: hidden; }
 .component h2 { font-size: .95rem; font-weight: 600; margin: 0 0 .4rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.component h2 .source { display: block; font-size: .7em; font-weight: 400; opacity: .7; overflow: hidden; text-overflow: ellipsis; }
 .component-svg { width: 100%; display: block; }
 .marks { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem; margin: 0 0 .4rem; padding: 0; }
 .mark { border-radius: 999px; padding: .05rem .55rem; font-size: .8rem; font-weight: 600; background: var(--border); }

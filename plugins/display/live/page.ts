@@ -72,6 +72,8 @@ export interface ComponentCell {
   id: string
   type: string
   title: string | null
+  /** What feeds it, when a plugin does (`ENG · open bugs`): small, under the title. */
+  feedLabel?: string | null
   x: number
   y: number
   width: number
@@ -94,7 +96,7 @@ const CELL_CLOSE = `
 function cellOpening(component: ComponentCell): string {
   return html`<section class="component" id="component-${component.id}" data-component="${component.id}" data-type="${component.type}" data-version="${component.version}"
     data-x="${component.x}" data-y="${component.y}" style="grid-column: ${Math.min(component.x, 23) + 1} / span ${spanOf(component)}; grid-row: ${component.y + 1} / span ${component.height}">
-    ${component.title ? html`<h2>${component.title}</h2>` : ''}
+    ${component.title || component.feedLabel ? html`<h2>${component.title ?? ''}${component.feedLabel ? html`<small class="source">${component.feedLabel}</small>` : ''}</h2>` : ''}
     `.value
 }
 
@@ -107,7 +109,7 @@ const decoder = new TextDecoder()
 /** A cell as one string (what componentCell gives for the same component and fragment). */
 export const cellHtml = (cell: Cell) => cell.open + decoder.decode(cell.svg) + cell.close
 
-const CELL_COLUMNS = sql`c.id, c.type, c.title, c.x, c.y, c.width, c.height, c.version`
+const CELL_COLUMNS = sql`c.id, c.type, c.title, c.feed_label as "feedLabel", c.x, c.y, c.width, c.height, c.version`
 /** The cells of the page `page` of `organization`, in grid order. */
 const PAGE_CELLS = compileStatement(sql`select ${CELL_COLUMNS} ${FROM_PAGE_COMPONENTS}`)
 /** The cells of the page `page` of `organization` among `componentIds`, with their data. */

@@ -81,7 +81,7 @@ const STILL_VISIBLE = compileStatement(sql`select l.key from unnest(${sql.placeh
 
 /** The component `component` of the page `page` of `organization`, as the API shows it, with its version. */
 const COMPONENT = compileStatement(
-  sql`select ${COMPONENT_COLUMNS}, c.version from components c where c.id = ${sql.placeholder('component')} and c.page_id = ${sql.placeholder('page')} and c.organization_id = ${sql.placeholder('organization')}`,
+  sql`select ${COMPONENT_COLUMNS}, c.version, c.feed_label as "feedLabel" from components c where c.id = ${sql.placeholder('component')} and c.page_id = ${sql.placeholder('page')} and c.organization_id = ${sql.placeholder('organization')}`,
 )
 
 /** The name and title of the page `page` of `organization`. */
@@ -135,10 +135,11 @@ export class LiveStreams {
   }
 
   private async componentEvent(organizationId: string, pageId: string, componentId: string): Promise<[string, unknown]> {
-    const [row] = await runStatement<ComponentTextRow & { version: number }>(this.db, COMPONENT, { component: componentId, page: pageId, organization: organizationId })
+    const [row] = await runStatement<ComponentTextRow & { version: number; feedLabel: string | null }>(this.db, COMPONENT, { component: componentId, page: pageId, organization: organizationId })
     if (!row) return ['removed', { id: componentId }]
-    const component = fromComponentText(row)
-    const cell = { ...component, version: row.version } as ComponentCell
+    const { feedLabel, ...columns } = row
+    const component = fromComponentText(columns)
+    const cell = { ...component, version: row.version, feedLabel } as ComponentCell
     const svg = this.fragments.svg(cell, () => component.data)
     return ['component', { id: component.id, type: component.type, version: row.version, timestamp: component.timestamp, data: component.data, html: componentCell(cell, svg) }]
   }

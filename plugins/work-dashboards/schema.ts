@@ -1,0 +1,60 @@
+/** Dashboard components fed by work (their sources), and the marks that tell a project's sources to recompute. */
+import { sql } from 'drizzle-orm'
+import { check, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { rowId, tenantKey, tenantReference, timestamps } from '../../src/schema'
+import { doneBy, organizationReference } from '../auth/schema'
+import { components } from '../display/schema'
+import { projectOfRow } from '../projects/schema'
+
+export const SOURCE_STATES = ['active', 'suspended'] as const
+
+/**
+ * A component fed by a project's work items (or a saved view of them): which measure, over how
+ * many days, bound by whom. `state` turns `suspended` (with `reason`) when the binder can no longer
+ * view the project or its view, and the component then keeps its last data. `computed_at`: when
+ * its data was last written (the coalescing window starts there).
+ */
+export const componentSources = pgTable(
+  'component_sources',
+  {
+    componentId: uuid().notNull(),
+    organizationId: organizationReference(),
+    pageId: uuid().notNull(),
+    projectId: uuid().notNull(),
+    viewId: uuid(),
+    measure: text().notNull(),
+    rangeDays: integer(),
+    boundBy: uuid().notNull(),
+    state: text({ enum: SOURCE_STATES }).notNull().default('active'),
+    reason: text(),
+    computedAt: timestamp({ withTimezone: true, mode: 'date' }),
+    ...timestamps,
+  },
+  (table) => [
+    tenantKey('component_sources', [table.componentId], table.organizationId),
+    // Deleting the component (or its page, or the project) deletes its source.
+    tenantReference('component_sources_component_fk', [table.componentId, table.organizationId], [components.id, components.organizationId]),
+    projectOfRow('component_sources_project_fk', table.projectId, table.organizationId),
+    doneBy('component_sources_bound_by_fk', table.boundBy, table.organizationId),
+    // The sources a project's change marks for recomputation.
+    index('component_sources_project_idx').on(table.organizationId, table.projectId).where(sql`${table.state} = 'active'`),
+    check('component_sources_state_check', sql`${table.state} in ('active', 'suspended')`),
+    check('component_sources_range_check', sql`${table.rangeDays} is null or ${table.rangeDays} between 1 and 365`),
+  ],
+)
+
+/**
+ * One row per committed change of a project with active sources, written in the change's own
+ * transaction (never waiting on anything: a plain insert); the recompute worker claims and deletes
+ * them, and recomputes each marked project's sources once per claim (the coalescing).
+ */
+export const workSourceMarks = pgTable(
+  'work_source_marks',
+  {
+    id: rowId(),
+    organizationId: organizationReference(),
+    projectId: uuid().notNull(),
+    markedAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [tenantKey('work_source_marks', [table.id], table.organizationId), index('work_source_marks_organization_idx').on(table.organizationId, table.markedAt)],
+)

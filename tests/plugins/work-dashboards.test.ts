@@ -1,0 +1,115 @@
+/**
+ * Components fed by work (work sources): binding checks (page editor, project viewer, the measure
+ * fitting the component's type, the view readable), data equal to what the list counts and kept
+ * current after each change, display calls to a bound component 409 componentBound (counted), the
+ * aggregate only on the page, suspension when the binder loses access, unbinding, audit records.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sqlOn } from '../helpers/database'
+import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
+import { startTestService, type TestService } from '../helpers/service'
+
+let api: TestService
+let fx: ProjectFixture
+const sql = sqlOn(() => api)
+let pageId: string
+const component: Record<string, string> = {}
+const items = () => `/api/v1/projects/${fx.projectId}/work-items`
+const source = (type: string) => `/api/v1/pages/${pageId}/components/${component[type]}/source`
+
+/** Polls `read` until `accept` holds (or fails with the last value after `ms`). */
+async function until<T>(read: () => Promise<T>, accept: (value: T) => boolean, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms
+  let value = await read()
+  while (!accept(value)) {
+    if (Date.now() > deadline) throw new Error(`not reached in ${ms} ms; last: ${JSON.stringify(value)}`)
+    await Bun.sleep(20)
+    value = await read()
+  }
+  return value
+}
+
+const dataOf = async (type: string) => (await fx.as('owner', 'GET', `/api/v1/pages/${pageId}/components/${component[type]}`, undefined, 200)).data
+
+beforeAll(async () => {
+  api = await startTestService()
+  fx = await createProjectFixture(api)
+  const page = await fx.as('owner', 'POST', '/api/v1/pages', { name: `work-${Date.now()}`, title: 'Work' }, 201)
+  pageId = page.id
+  for (const type of ['horizontalBox', 'verticalBox', 'pieChart', 'barChart', 'lineChart'])
+    component[type] = (await fx.as('owner', 'POST', `/api/v1/pages/${pageId}/components`, { type, title: type }, 201)).id
+  await fx.as('owner', 'POST', `/api/v1/pages/${pageId}/access`, { userId: fx.users.viewer.id })
+})
+afterAll(() => api?.stop())
+
+describe('work sources', () => {
+  test('a count follows every change within seconds, and the answer is the source', async () => {
+    const bound = await fx.as('owner', 'PUT', source('verticalBox'), { projectId: fx.projectId, measure: 'count' }, 200)
+    expect(bound).toMatchObject({ componentId: component.verticalBox, projectId: fx.projectId, viewId: null, measure: 'count', range: null, state: 'active', boundBy: fx.users.owner.id })
+    await until(() => dataOf('verticalBox'), (data) => data?.bottomText?.value === '0')
+    const one = await fx.as('owner', 'POST', items(), { title: 'first' }, 201)
+    const started = Date.now()
+    await until(() => dataOf('verticalBox'), (data) => data?.bottomText?.value === '1', 2_000)
+    expect(Date.now() - started).toBeLessThan(2_000)
+    await fx.as('owner', 'DELETE', `${items()}/${one.id}`, undefined, 200)
+    await until(() => dataOf('verticalBox'), (data) => data?.bottomText?.value === '0')
+    expect((await fx.as('viewer', 'GET', source('verticalBox'), undefined, 200)).state).toBe('active')
+  })
+
+  test('byStatus and byPriority show every bucket in order, zeros included; a view narrows them', async () => {
+    await fx.as('owner', 'POST', items(), { title: 'a', status: 'in_progress', priority: 1 }, 201)
+    await fx.as('owner', 'POST', items(), { title: 'b', status: 'done', priority: 3 }, 201)
+    await fx.as('owner', 'PUT', source('pieChart'), { projectId: fx.projectId, measure: 'byStatus' }, 200)
+    const pie = await until(() => dataOf('pieChart'), (data) => data?.points?.length === 4)
+    expect(pie.points.map((p: any) => [p.x, p.y])).toEqual([['To do', 0], ['In progress', 1], ['Done', 1], ['Cancelled', 0]])
+    const view = await fx.as('owner', 'POST', `/api/v1/projects/${fx.projectId}/views`, { name: 'urgent', filters: { priority: '1' }, shared: true }, 201)
+    await fx.as('owner', 'PUT', source('barChart'), { projectId: fx.projectId, viewId: view.id, measure: 'byPriority' }, 200)
+    const bar = await until(() => dataOf('barChart'), (data) => data?.points?.length === 5)
+    expect(bar.points.map((p: any) => [p.x, p.y])).toEqual([['Urgent', 1], ['High', 0], ['Medium', 0], ['Low', 0], ['No priority', 0]])
+    // Only aggregates reach the page: no title, no id.
+    const text = JSON.stringify([pie, bar])
+    expect(text).not.toContain('"a"')
+    expect(text).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/)
+  })
+
+  test('a measure that does not fit, an unknown project or view, and a viewer of the page are refused; nothing bound', async () => {
+    expect((await fx.call('owner', 'PUT', source('horizontalBox'), { projectId: fx.projectId, measure: 'byStatus' })).body.errors[0].field).toBe('measure')
+    expect((await fx.call('owner', 'PUT', source('horizontalBox'), { projectId: fx.projectId, measure: 'sum' })).body.errors[0].field).toBe('measure')
+    expect((await fx.call('owner', 'PUT', source('horizontalBox'), { projectId: crypto.randomUUID(), measure: 'count' })).body.errors[0].field).toBe('projectId')
+    expect((await fx.call('owner', 'PUT', source('horizontalBox'), { projectId: fx.projectId, viewId: crypto.randomUUID(), measure: 'count' })).body.errors[0].field).toBe('viewId')
+    expect((await fx.call('viewer', 'PUT', source('horizontalBox'), { projectId: fx.projectId, measure: 'count' })).status).toBe(403)
+    expect((await fx.call('owner', 'GET', source('horizontalBox'))).status).toBe(404)
+  })
+
+  test('display calls to a bound component are 409 componentBound and counted; after DELETE they apply again', async () => {
+    const key = fx.users.owner.displayApiKey!
+    const data = { type: 'verticalBox', backgroundColor: '#000000', topText: { value: 'x', size: 10, color: '#ffffff' }, bottomText: { value: '42', size: 10, color: '#ffffff' } }
+    const refused = await api.request('POST', '/api/component', { body: { apiKey: key, componentId: component.verticalBox, timestamp: Date.now(), data } })
+    expect(refused.status).toBe(409)
+    expect(refused.body.message).toBe('componentBound')
+    expect(Number(refused.headers.get('x-ratelimit-remaining'))).toBeGreaterThanOrEqual(0)
+    expect((await dataOf('verticalBox')).bottomText.value).not.toBe('42')
+    expect(await fx.as('owner', 'DELETE', source('verticalBox'), undefined, 200)).toEqual({ id: component.verticalBox })
+    expect((await fx.call('owner', 'GET', source('verticalBox'))).status).toBe(404)
+    const applied = await api.request('POST', '/api/component', { body: { apiKey: key, componentId: component.verticalBox, timestamp: Date.now(), data } })
+    expect(applied.status).toBe(200)
+    const audits = await sql<{ action: string }>(`select action from audit_logs where resource_id = $1 and action like 'component_source.%' order by occurred_at, id`, [component.verticalBox])
+    expect(audits.map((row) => row.action)).toEqual(['component_source.bound', 'component_source.unbound'])
+  })
+
+  test('when the binder loses view access the source is suspended at once and the page keeps its last data', async () => {
+    await fx.as('editor', 'POST', `/api/v1/pages`, { name: `editor-${Date.now()}` }, 201).then(async (page) => {
+      const box = (await fx.as('editor', 'POST', `/api/v1/pages/${page.id}/components`, { type: 'horizontalBox', title: 'open' }, 201)).id
+      const path = `/api/v1/pages/${page.id}/components/${box}/source`
+      await fx.as('editor', 'PUT', path, { projectId: fx.projectId, measure: 'count' }, 200)
+      const read = async () => (await fx.as('editor', 'GET', `/api/v1/pages/${page.id}/components/${box}`, undefined, 200)).data
+      const before = await until(read, (data) => data?.middleText?.value !== undefined)
+      await fx.as('owner', 'DELETE', `/api/v1/projects/${fx.projectId}/members/${fx.users.editor.id}`, undefined, 200)
+      expect(await fx.as('editor', 'GET', path, undefined, 200)).toMatchObject({ state: 'suspended', reason: 'projectAccessLost' })
+      await fx.as('owner', 'POST', items(), { title: 'unseen' }, 201)
+      // The change's mark is taken away without writing the component.
+      await until(() => sql<{ n: number }>('select count(*)::int as n from work_source_marks where organization_id = $1', [fx.organizationId]), (rows) => rows[0]!.n === 0)
+      expect(await read()).toEqual(before)
+    })
+  })
+})
