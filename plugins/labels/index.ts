@@ -15,6 +15,7 @@ export default definePlugin({
   description: 'Labels of the organization (administrators manage them), on work items: shown, set by id, filtered by name.',
   dependencies: ['auth', 'work-items'],
   tables: { labels, workItemLabels },
+  readModels: { label_directory: 'Labels as others may read them: id, organization_id, name, color (dashboards name their buckets).' },
   scopes: [
     { name: 'labels:read', description: 'Read labels.' },
     { name: 'labels:write', description: 'Create, rename and delete labels (administrators).' },

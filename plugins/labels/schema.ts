@@ -1,6 +1,6 @@
 /** Labels of an organization, and which work items carry them. */
 import { sql } from 'drizzle-orm'
-import { index, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { index, pgTable, pgView, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { rowId, tenantKey, tenantReference, timestamps } from '../../src/schema'
 import { organizationReference } from '../auth/schema'
 import { workItemOfRow } from '../work-items/schema'
@@ -35,3 +35,13 @@ export const workItemLabels = pgTable(
     index('work_item_labels_label_idx').on(table.labelId, table.projectId, table.workItemId),
   ],
 )
+
+// ---- read models: what other plugins' SQL may read of these tables --------------------------
+
+/** Labels as other plugins read them (dashboards name their buckets): id, organization, name and colour. */
+export const labelDirectory = pgView('label_directory', {
+  id: uuid().notNull(),
+  organizationId: uuid().notNull(),
+  name: text().notNull(),
+  color: text().notNull(),
+}).as(sql`select id, organization_id, name, color from labels`)

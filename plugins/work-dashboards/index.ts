@@ -8,9 +8,10 @@ import { definePlugin } from '../../src/plugin'
 import { CustomFieldsRef } from '../custom-fields/api'
 import { ComponentFeedsRef } from '../display/api'
 import { WorkItemsRef } from '../work-items/api'
-import { markObserver, SourceRecompute } from './recompute'
+import { describeError } from '../../src/log'
+import { markNewDay, markObserver, SourceRecompute, untilNextDay } from './recompute'
 import { sourceRoutes } from './routes'
-import { componentSources, workSourceMarks } from './schema'
+import { componentSources, workSourceCounts, workSourceItems, workSourceMarks } from './schema'
 import { createWorkSources } from './sources'
 
 const WorkDashboardsConfig = Type.Object({
@@ -25,19 +26,29 @@ export default definePlugin({
   name: 'work-dashboards',
   description: "Dashboard components fed by a project's work items: counts, breakdowns, daily series and cycle time, current within seconds.",
   dependencies: ['auth', 'projects', 'work-items', 'display'],
-  // With custom fields: byField:<key> measures.
-  optionalDependencies: ['custom-fields'],
+  // With labels and custom fields: byLabel and byField:<key> measures.
+  optionalDependencies: ['labels', 'custom-fields'],
   config: WorkDashboardsConfig,
-  tables: { componentSources, workSourceMarks },
+  tables: { componentSources, workSourceMarks, workSourceItems, workSourceCounts },
   tags: [{ name: 'Work dashboards', description: "A component's work source: what of a project's work items it shows, kept current within 2 s of each change." }],
 
-  async setup({ db, writes, services, changes, outboxes, config, onStop }) {
-    const deps = { db, work: services.get(WorkItemsRef), feeds: services.get(ComponentFeedsRef), fields: services.find(CustomFieldsRef) }
+  async setup({ db, writes, services, changes, outboxes, config, onStop, background, log }) {
+    const deps = { db, log, work: services.get(WorkItemsRef), feeds: services.get(ComponentFeedsRef), fields: services.find(CustomFieldsRef) }
     const queue = new SourceRecompute(deps, config)
     onStop(changes.observe(markObserver))
     const runner = await outboxes.run(queue, { workers: config.workers })
     queue.wake = (organizationId) => runner.wake(organizationId)
     onStop(() => queue.stop())
+    // Daily series move by a day at each UTC midnight, changes or not.
+    if (background && config.workers) {
+      let timer: ReturnType<typeof setTimeout>
+      const nextDay = () => {
+        timer = setTimeout(() => void markNewDay(db).catch((error) => log.warn('could not mark the daily series of a new day', describeError(error))).finally(nextDay), untilNextDay())
+        timer.unref?.()
+      }
+      nextDay()
+      onStop(() => clearTimeout(timer))
+    }
     return { sources: createWorkSources({ ...deps, writes, wake: (organizationId) => runner.wake(organizationId) }) }
   },
   routes: ({ http }, { sources }) => sourceRoutes(http.v1, sources),

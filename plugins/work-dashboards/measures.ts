@@ -80,11 +80,10 @@ export interface Point {
   color: string
 }
 
-/** What a computation needs besides the items: the organization (names), the field, the label shown on boxes. */
+/** What drawing a source's data needs besides its counts: the organization (names), the field, today. */
 export interface MeasureContext {
   organizationId: string
   field?: SelectField
-  label: string
   /** Today, UTC (YYYY-MM-DD): the last day of a series. */
   today: string
 }
@@ -101,84 +100,122 @@ export function rangeDays(today: string, days: number): string[] {
 }
 
 const UTC_DAY = (column: string) => sql.raw(`((${column} at time zone 'utc')::date)::text`)
+const NO_BUCKETS = sql`'{}'::text[]`
 
-/** Counted buckets `{x, n}` in a fixed order with zero counts, or by count (then name) with `none` when non-zero. */
+/**
+ * The buckets one work item `i` (a row of WorkItemsFace.matching) counts in for `measure`, as a
+ * text[]: `*` (count), its status, its priority, its assignee's id, its labels' ids, its options'
+ * ids ('' for none), `c:<day>` created, `d:<day>` completed (done), `x:<day>` closed (open over
+ * time). The work item's own row only: recomputing after a change reads the changed items alone.
+ */
+export function bucketsOf(measure: Measure, field?: SelectField): SQL {
+  switch (measure.kind) {
+    case 'count':
+      return sql`array['*']`
+    case 'byStatus':
+      return sql`array[i.status::text]`
+    case 'byPriority':
+      return sql`array[i.priority::text]`
+    case 'byAssignee':
+      return sql`array[coalesce(i."assigneeId"::text, '')]`
+    case 'byLabel':
+      return sql`coalesce((select array_agg(l.label->>'id') from json_array_elements(i.labels) l(label)), array[''])`
+    case 'byField': {
+      const key = sql`${field!.key}::text`
+      return field!.multiple
+        ? sql`coalesce((select array_agg(o.option) from json_array_elements_text(case when json_typeof(i.fields->${key}) = 'array' then i.fields->${key} end) o(option)), array[''])`
+        : sql`array[coalesce(i.fields->>${key}, '')]`
+    }
+    case 'createdPerDay':
+      return sql`array['c:' || ${UTC_DAY('i."createdAt"')}]`
+    case 'completedPerDay':
+      return sql`case when i.status = 'done' and i."closedAt" is not null then array['d:' || ${UTC_DAY('i."closedAt"')}] else ${NO_BUCKETS} end`
+    case 'openOverTime':
+      return sql`array['c:' || ${UTC_DAY('i."createdAt"')}] || case when i."closedAt" is not null then array['x:' || ${UTC_DAY('i."closedAt"')}] else ${NO_BUCKETS} end`
+    case 'cycleTimeDays':
+      return NO_BUCKETS
+  }
+  throw new Error(`unknown measure ${measure.kind}`)
+}
+
+/** When a done item with a start closed (cycle time counts it), else null; and its cycle in days. */
+export const DONE_AT = sql`case when i.status = 'done' and i."startedAt" is not null then i."closedAt" end`
+export const CYCLE_DAYS = sql`case when i.status = 'done' and i."startedAt" is not null then extract(epoch from i."closedAt" - i."startedAt") / 86400 end`
+
+/** Counted buckets `{x, n}` in a fixed order, zero counts included, named. */
 function fixedPoints(rows: { x: string | null; n: number }[], buckets: typeof STATUS_BUCKETS): Point[] {
   const counts = new Map(rows.map((row) => [String(row.x), Number(row.n)]))
   return buckets.map((bucket) => ({ x: bucket.name, y: counts.get(bucket.value) ?? 0, color: bucket.color }))
 }
 
+/** Counted buckets by count (then name), at most a chart's points; `none` (no value) last when non-zero. */
 function rankedPoints(rows: { x: string | null; n: number }[], name: (x: string) => string): Point[] {
   const named = rows.filter((row) => row.x !== null && Number(row.n) > 0).map((row) => ({ x: name(row.x!).slice(0, 200), y: Number(row.n) }))
-  named.sort((a, b) => b.y - a.y || a.x.localeCompare(b.x))
+  named.sort((a, b) => b.y - a.y || (a.x < b.x ? -1 : a.x > b.x ? 1 : 0))
   const points = named.slice(0, MAX_POINTS - 1).map((point, i) => ({ ...point, color: PALETTE[i % PALETTE.length]! }))
   const none = rows.find((row) => row.x === null)
   if (none && Number(none.n) > 0) points.push({ x: NONE, y: Number(none.n), color: NONE_COLOR })
   return points
 }
 
-/** The points (or the number and count) of `measure` over `items` (a subquery of WorkItemsFace.matching). */
-export async function compute(executor: Executor, items: SQL, measure: Measure, days: number, context: MeasureContext): Promise<{ points?: Point[]; value?: number; count?: number }> {
+/** A source's counts by bucket (buckets with none left out). */
+export type Counts = ReadonlyMap<string, number>
+
+/**
+ * The points (or the number and count) of `measure` from the source's counts: names read for the
+ * buckets shown (assignees, labels: one statement), the cycle time's median from its done items in
+ * the range (one statement, over those items alone).
+ */
+export async function dataOf(executor: Executor, componentId: string, measure: Measure, counts: Counts, days: number, context: MeasureContext): Promise<{ points?: Point[]; value?: number; count?: number }> {
   const organization = context.organizationId
+  const rows = () => [...counts].map(([x, n]) => ({ x: x === '' ? null : x, n }))
   switch (measure.kind) {
-    case 'count': {
-      const [row] = await run<{ n: number }>(executor, sql`select count(*)::int as n from ${items} i`)
-      return { value: Number(row?.n ?? 0) }
-    }
+    case 'count':
+      return { value: counts.get('*') ?? 0 }
     case 'byStatus':
-      return { points: fixedPoints(await run(executor, sql`select i.status as x, count(*)::int as n from ${items} i group by 1`), STATUS_BUCKETS) }
+      return { points: fixedPoints(rows(), STATUS_BUCKETS) }
     case 'byPriority':
-      return { points: fixedPoints(await run(executor, sql`select i.priority::text as x, count(*)::int as n from ${items} i group by 1`), PRIORITY_BUCKETS) }
-    case 'byAssignee': {
-      const rows = await run<{ x: string | null; name: string | null; n: number }>(
-        executor,
-        sql`select i."assigneeId" as x, min(u.display_name) as name, count(*)::int as n from ${items} i
-          left join user_directory u on u.id = i."assigneeId" and u.organization_id = ${organization} group by 1`,
+      return { points: fixedPoints(rows(), PRIORITY_BUCKETS) }
+    case 'byAssignee':
+    case 'byLabel': {
+      const ids = [...counts.keys()].filter((id) => id !== '')
+      const names = new Map(
+        ids.length
+          ? (
+              await run<{ id: string; name: string }>(
+                executor,
+                measure.kind === 'byAssignee'
+                  ? sql`select id::text, display_name as name from user_directory where organization_id = ${organization} and id = any(${sql.param(ids)}::uuid[])`
+                  : sql`select id::text, name from label_directory where organization_id = ${organization} and id = any(${sql.param(ids)}::uuid[])`,
+              )
+            ).map((row) => [row.id, row.name])
+          : [],
       )
-      const names = new Map(rows.map((row) => [row.x, row.name ?? row.x]))
-      return { points: rankedPoints(rows, (x) => names.get(x) ?? x) }
+      // A label deleted since (its items are counted again without it at the next build) is not shown.
+      return { points: rankedPoints(rows().filter((row) => row.x === null || names.has(row.x)), (x) => names.get(x) ?? x) }
     }
-    case 'byLabel':
-      return { points: rankedPoints(await run(executor, sql`select l.label->>'name' as x, count(*)::int as n from ${items} i left join lateral json_array_elements(i.labels) l(label) on true group by 1`), (x) => x) }
     case 'byField': {
-      const field = context.field!
-      const key = sql`${field.key}`
-      const rows = field.multiple
-        ? await run<{ x: string | null; n: number }>(executor, sql`select o.option as x, count(*)::int as n from ${items} i left join lateral json_array_elements_text(i.fields->${key}) o(option) on true group by 1`)
-        : await run<{ x: string | null; n: number }>(executor, sql`select i.fields->>${key} as x, count(*)::int as n from ${items} i group by 1`)
-      const names = new Map(field.options.map((option) => [option.id, option.name]))
-      return { points: rankedPoints(rows, (x) => names.get(x) ?? x) }
+      const names = new Map(context.field!.options.map((option) => [option.id, option.name]))
+      return { points: rankedPoints(rows(), (x) => names.get(x) ?? x) }
     }
     case 'createdPerDay':
     case 'completedPerDay': {
-      const range = rangeDays(context.today, days)
-      const start = `${range[0]}T00:00:00Z`
-      const rows =
-        measure.kind === 'createdPerDay'
-          ? await run<{ x: string; n: number }>(executor, sql`select ${UTC_DAY('i."createdAt"')} as x, count(*)::int as n from ${items} i where i."createdAt" >= ${start}::timestamptz group by 1`)
-          : await run<{ x: string; n: number }>(
-              executor,
-              sql`select ${UTC_DAY('i."closedAt"')} as x, count(*)::int as n from ${items} i where i.status = 'done' and i."closedAt" >= ${start}::timestamptz group by 1`,
-            )
-      const counts = new Map(rows.map((row) => [row.x, Number(row.n)]))
-      return { points: range.map((day) => ({ x: day, y: counts.get(day) ?? 0, color: PALETTE[0]! })) }
+      const prefix = measure.kind === 'createdPerDay' ? 'c:' : 'd:'
+      return { points: rangeDays(context.today, days).map((day) => ({ x: day, y: counts.get(prefix + day) ?? 0, color: PALETTE[0]! })) }
     }
     case 'openOverTime': {
       const range = rangeDays(context.today, days)
-      const start = `${range[0]}T00:00:00Z`
-      // Open at the end of a day: created by then and not closed by then. Before the range, one total each.
-      const rows = await run<{ k: string; x: string | null; n: number }>(
-        executor,
-        sql`select 'c' as k, case when i."createdAt" >= ${start}::timestamptz then ${UTC_DAY('i."createdAt"')} end as x, count(*)::int as n from ${items} i group by 2
-          union all
-          select 'x', case when i."closedAt" >= ${start}::timestamptz then ${UTC_DAY('i."closedAt"')} end, count(*)::int from ${items} i where i."closedAt" is not null group by 2`,
-      )
-      const before = (k: string) => Number(rows.find((row) => row.k === k && row.x === null)?.n ?? 0)
-      const on = (k: string, day: string) => Number(rows.find((row) => row.k === k && row.x === day)?.n ?? 0)
-      let open = before('c') - before('x')
+      // Open at the end of a day: created by then, less closed by then (an item closes after it is created).
+      let open = 0
+      for (const [bucket, n] of counts) {
+        const day = bucket.slice(2)
+        if (day >= range[0]!) continue
+        if (bucket.startsWith('c:')) open += n
+        else if (bucket.startsWith('x:')) open -= n
+      }
       return {
         points: range.map((day) => {
-          open += on('c', day) - on('x', day)
+          open += (counts.get(`c:${day}`) ?? 0) - (counts.get(`x:${day}`) ?? 0)
           return { x: day, y: open, color: PALETTE[0]! }
         }),
       }
@@ -187,8 +224,8 @@ export async function compute(executor: Executor, items: SQL, measure: Measure, 
       const start = `${rangeDays(context.today, days)[0]}T00:00:00Z`
       const [row] = await run<{ median: number | null; n: number }>(
         executor,
-        sql`select percentile_cont(0.5) within group (order by extract(epoch from i."closedAt" - i."startedAt") / 86400)::float8 as median, count(*)::int as n
-          from ${items} i where i.status = 'done' and i."startedAt" is not null and i."closedAt" >= ${start}::timestamptz`,
+        sql`select percentile_cont(0.5) within group (order by s.cycle_days)::float8 as median, count(*)::int as n
+          from work_source_items s where s.organization_id = ${organization} and s.component_id = ${componentId} and s.done_at >= ${start}::timestamptz`,
       )
       return { value: row?.median === null || row?.median === undefined ? 0 : Math.round(Number(row.median) * 10) / 10, count: Number(row?.n ?? 0) }
     }
@@ -198,16 +235,20 @@ export async function compute(executor: Executor, items: SQL, measure: Measure, 
 
 const text = (value: string, size: number, color: string) => ({ value: value.slice(0, 1000), size, color })
 
-/** The component data of a computation, for a component of `type`. */
-export function componentData(type: string, measure: Measure, result: { points?: Point[]; value?: number; count?: number }, label: string): { type: string } & Record<string, unknown> {
-  const caption = measure.kind === 'cycleTimeDays' ? `${label} · cycle time, days` : label
+/**
+ * The component data of a computation, for a component of `type`. The source's label is drawn
+ * under the title already (display's feed label), so a box names only what its number is.
+ */
+export function componentData(type: string, measure: Measure, result: { points?: Point[]; value?: number; count?: number }): { type: string } & Record<string, unknown> {
+  const cycle = measure.kind === 'cycleTimeDays'
+  const caption = cycle ? 'median days' : 'work items'
   const number = String(result.value ?? 0)
-  const beside = measure.kind === 'cycleTimeDays' ? `${result.count ?? 0} done` : ''
+  const beside = cycle ? `${result.count ?? 0} done` : ''
   switch (type) {
     case 'horizontalBox':
       return { type, backgroundColor: '#1e293b', leftText: text(caption, 18, '#f8fafc'), middleText: text(number, 32, '#38bdf8'), rightText: text(beside, 18, '#cbd5e1'), format: 'exact' }
     case 'verticalBox':
-      return { type, backgroundColor: '#1e293b', topText: text(beside ? `${caption} (${beside})` : caption, 16, '#f8fafc'), bottomText: text(number, 32, '#38bdf8'), format: 'exact' }
+      return { type, backgroundColor: '#1e293b', topText: text(beside ? `${caption} · ${beside}` : caption, 16, '#f8fafc'), bottomText: text(number, 32, '#38bdf8'), format: 'exact' }
     case 'barChart':
       return { type, backgroundColor: '#ffffff', xNumber: false, height: 240, points: result.points ?? [], format: 'exact' }
     case 'lineChart':

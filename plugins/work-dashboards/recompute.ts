@@ -12,17 +12,26 @@
  * Every recomputation checks its binder first: still active, still able to view the project and
  * read the view. When not, the source is suspended and nothing more of the project is written.
  */
+import { sql, type SQL } from 'drizzle-orm'
 import type { ChangeObserver } from '../../src/changes'
 import { queryText, type Database, type Transaction } from '../../src/db'
 import { ApiError } from '../../src/http/errors'
 import { uuidv7 } from '../../src/ids'
+import { toQuery } from '../../src/statements'
+import { describeError, type Logger } from '../../src/log'
 import type { OrganizationRound } from '../../src/organization-round'
 import type { OutboxQueue } from '../../src/outbox-runner'
 import type { Actor, Role } from '../../src/services/identity'
-import type { CustomFieldsFace } from '../custom-fields/api'
+import type { CustomFieldsFace, SelectField } from '../custom-fields/api'
 import type { ComponentFeeds } from '../display/api'
 import type { WorkItemsFace } from '../work-items/api'
-import { compute, componentData, DEFAULT_RANGE_DAYS, type Measure } from './measures'
+import { bucketsOf, componentData, CYCLE_DAYS, dataOf, DEFAULT_RANGE_DAYS, DONE_AT, type Measure } from './measures'
+
+/** Runs a Drizzle SQL statement on `executor`. */
+const runSql = async <T>(executor: Transaction, statement: SQL) => {
+  const { sql: text, params } = toQuery(statement)
+  return queryText<T>(executor, text, params)
+}
 
 /** Wakes the recompute workers on every instance; carries `{organizationId}`. */
 export const SOURCES_CHANNEL = 'work_sources'
@@ -30,19 +39,38 @@ export const SOURCES_CHANNEL = 'work_sources'
 /** The feed name display marks bound components with. */
 export const FEED = 'work'
 
-/** $1 id, $2 organization, $3 project: a mark, when the project has an active source. */
+/** $1 id, $2 organization, $3 project, $4 work item: a mark, when the project has an active source. */
 const MARK = `with m as (
-    insert into work_source_marks (id, organization_id, project_id)
-    select $1, $2, $3 where exists (select 1 from component_sources s where s.organization_id = $2 and s.project_id = $3 and s.state = 'active')
+    insert into work_source_marks (id, organization_id, project_id, work_item_id)
+    select $1, $2, $3, $4 where exists (select 1 from component_sources s where s.organization_id = $2 and s.project_id = $3 and s.state = 'active')
     returning organization_id
   )
   select pg_notify('${SOURCES_CHANNEL}', json_build_object('organizationId', m.organization_id)::text) from m`
 
-/** Marks the project's sources for recomputation in the transaction of every change of its work items. */
+/** $1 organization, $2 measure: its active sources of that measure are built again, their projects marked. */
+const REBUILD = `with r as (
+    update component_sources set built = false where organization_id = $1 and state = 'active' and (measure = $2 or measure like $2 || ':%')
+    returning organization_id, project_id, component_id
+  ),
+  m as (
+    insert into work_source_marks (id, organization_id, project_id)
+    select md5(r.component_id::text || clock_timestamp()::text)::uuid, r.organization_id, r.project_id from r
+    returning organization_id
+  )
+  select pg_notify('${SOURCES_CHANNEL}', json_build_object('organizationId', $1::uuid)::text) where exists (select 1 from m)`
+
+/**
+ * Marks the project's sources for recomputation in the transaction of every change of its work
+ * items (the changed item named); a label or a custom field deleted or changed builds the sources
+ * counting by them again.
+ */
 export const markObserver: ChangeObserver = {
-  wants: (_organizationId, type, projectId) => projectId !== null && type.startsWith('work_item.'),
+  wants: (_organizationId, type, projectId) => (projectId !== null && type.startsWith('work_item.')) || type === 'label.deleted' || type === 'custom_field.updated' || type === 'custom_field.deleted',
   async observe(tx, event) {
-    await queryText(tx, MARK, [uuidv7(), event.organizationId, event.projectId])
+    if (event.type.startsWith('label.')) return void (await queryText(tx, REBUILD, [event.organizationId, 'byLabel']))
+    if (event.type.startsWith('custom_field.')) return void (await queryText(tx, REBUILD, [event.organizationId, 'byField']))
+    const item = (await event.data()) as { id?: string }
+    await queryText(tx, MARK, [uuidv7(), event.organizationId, event.projectId, item?.id ?? null])
   },
 }
 
@@ -51,6 +79,30 @@ export async function markProject(tx: Transaction, organizationId: string, proje
   await queryText(tx, 'insert into work_source_marks (id, organization_id, project_id) values ($1, $2, $3)', [uuidv7(), organizationId, projectId])
   await queryText(tx, `select pg_notify('${SOURCES_CHANNEL}', $1)`, [JSON.stringify({ organizationId })])
 }
+
+/**
+ * A new UTC day moves every daily series and range by one day: marks the projects of the active
+ * sources with a range (no work item named: their data is drawn again, their counts kept).
+ */
+export async function markNewDay(db: Database): Promise<void> {
+  await queryText(
+    db,
+    `with m as (
+      insert into work_source_marks (id, organization_id, project_id)
+      select md5(s.organization_id::text || s.project_id::text || clock_timestamp()::text)::uuid, s.organization_id, s.project_id
+      from (select distinct organization_id, project_id from component_sources where state = 'active' and range_days is not null) s
+      returning organization_id
+    )
+    select pg_notify('${SOURCES_CHANNEL}', json_build_object('organizationId', organization_id)::text) from (select distinct organization_id from m) o`,
+    [],
+  )
+}
+
+/** Milliseconds from `now` to a little after the next UTC midnight. */
+export const untilNextDay = (now = Date.now()) => 86_400_000 - (now % 86_400_000) + 2_000
+
+/** What a source is drawn from, under its component's title: `ENG · Open bugs`, `ENG · all work`. */
+export const sourceLabel = (projectKey: string, viewName: string | null) => `${projectKey} · ${viewName ?? 'all work'}`
 
 /** A source as the recomputation reads it. */
 export interface SourceRow {
@@ -67,6 +119,8 @@ export type SuspendReason = 'projectAccessLost' | 'viewUnavailable' | 'binderDea
 
 export interface SourceDeps {
   db: Database
+  /** Where a source that fails to recompute is told. */
+  log?: Logger
   work: WorkItemsFace
   feeds: ComponentFeeds
   fields: CustomFieldsFace | undefined
@@ -115,11 +169,57 @@ export async function suspend(tx: Transaction, organizationId: string, component
   ])
 }
 
+/** The source's rows and counts, built from all the items the binder sees (a new binding, a changed view): a scan, once. */
+async function build(tx: Transaction, organizationId: string, componentId: string, items: SQL, measure: Measure, field: SelectField | undefined, viewVersion: string | null) {
+  await runSql(tx, sql`delete from work_source_counts where organization_id = ${organizationId} and component_id = ${componentId}`)
+  await runSql(tx, sql`delete from work_source_items where organization_id = ${organizationId} and component_id = ${componentId}`)
+  await runSql(
+    tx,
+    sql`insert into work_source_items (organization_id, component_id, work_item_id, buckets, done_at, cycle_days)
+      select ${organizationId}, ${componentId}, i.id, ${bucketsOf(measure, field)}, ${DONE_AT}, ${CYCLE_DAYS} from ${items} i`,
+  )
+  await runSql(
+    tx,
+    sql`insert into work_source_counts (organization_id, component_id, bucket, items)
+      select s.organization_id, s.component_id, b.bucket, count(*)::int from work_source_items s cross join lateral unnest(s.buckets) as b(bucket)
+      where s.organization_id = ${organizationId} and s.component_id = ${componentId} group by s.organization_id, s.component_id, b.bucket`,
+  )
+  await runSql(tx, sql`update component_sources set built = true, view_version = ${viewVersion} where organization_id = ${organizationId} and component_id = ${componentId}`)
+}
+
 /**
- * Recomputes one source in `tx`: its binder checked (else suspended), its measure computed and
- * written to the component. The page changed (to tell once `tx` commits), or undefined.
+ * The changed items' rows replaced (each item as the binder sees it now: gone, left out by the
+ * view, or in new buckets) and the counts moved by the difference: statements over those items alone.
  */
-export async function recompute(deps: SourceDeps, tx: Transaction, organizationId: string, source: SourceRow): Promise<string | undefined> {
+async function update(tx: Transaction, organizationId: string, componentId: string, items: SQL, measure: Measure, field: SelectField | undefined, changed: readonly string[]) {
+  const removed = await runSql<{ buckets: string[] }>(
+    tx,
+    sql`delete from work_source_items where organization_id = ${organizationId} and component_id = ${componentId} and work_item_id = any(${sql.param(changed)}::uuid[]) returning buckets`,
+  )
+  const added = await runSql<{ buckets: string[] }>(
+    tx,
+    sql`insert into work_source_items (organization_id, component_id, work_item_id, buckets, done_at, cycle_days)
+      select ${organizationId}, ${componentId}, i.id, ${bucketsOf(measure, field)}, ${DONE_AT}, ${CYCLE_DAYS} from ${items} i where i.id = any(${sql.param(changed)}::uuid[])
+      returning buckets`,
+  )
+  const moves = new Map<string, number>()
+  for (const [rows, sign] of [[removed, -1], [added, 1]] as const) for (const row of rows) for (const bucket of row.buckets) moves.set(bucket, (moves.get(bucket) ?? 0) + sign)
+  const moved = [...moves].filter(([, delta]) => delta !== 0)
+  if (!moved.length) return
+  await runSql(
+    tx,
+    sql`insert into work_source_counts (organization_id, component_id, bucket, items)
+      select ${organizationId}::uuid, ${componentId}::uuid, m.bucket, m.delta from unnest(${sql.param(moved.map(([bucket]) => bucket))}::text[], ${sql.param(moved.map(([, delta]) => delta))}::int[]) as m(bucket, delta)
+      on conflict (component_id, bucket, organization_id) do update set items = work_source_counts.items + excluded.items`,
+  )
+}
+
+/**
+ * Recomputes one source in `tx`: its binder checked (else suspended); its rows and counts built
+ * (first time, or its view changed) or moved by the `changed` work items; its data drawn from the
+ * counts and written to the component. The page changed (to tell once `tx` commits), or undefined.
+ */
+export async function recompute(deps: SourceDeps, tx: Transaction, organizationId: string, source: SourceRow & { built?: boolean; viewVersion?: string | null }, changed: readonly string[]): Promise<string | undefined> {
   const access = await binderAccess(deps, tx, organizationId, source)
   if ('reason' in access) {
     await suspend(tx, organizationId, source.componentId, access.reason!)
@@ -131,12 +231,21 @@ export async function recompute(deps: SourceDeps, tx: Transaction, organizationI
     await suspend(tx, organizationId, source.componentId, 'viewUnavailable')
     return undefined
   }
-  const [project] = await queryText<{ key: string }>(tx, 'select key from project_directory where id = $1 and organization_id = $2', [source.projectId, organizationId])
-  const label = `${project?.key ?? ''} · ${access.viewName ?? 'all work'}`
+  if (!source.built || (source.viewVersion ?? null) !== access.viewVersion) {
+    await build(tx, organizationId, source.componentId, access.items, measure, field, access.viewVersion)
+    // The label under the title names the view as it is called now.
+    const [project] = await queryText<{ key: string }>(tx, 'select key from project_directory where id = $1 and organization_id = $2', [source.projectId, organizationId])
+    await deps.feeds.setFeed(tx, organizationId, source.componentId, { name: FEED, label: sourceLabel(project?.key ?? '', access.viewName) })
+  } else if (changed.length) await update(tx, organizationId, source.componentId, access.items, measure, field, changed)
+  const counts = new Map(
+    (await runSql<{ bucket: string; items: number }>(tx, sql`select bucket, items from work_source_counts where organization_id = ${organizationId} and component_id = ${source.componentId} and items <> 0`)).map(
+      (row) => [row.bucket, Number(row.items)],
+    ),
+  )
   const today = new Date().toISOString().slice(0, 10)
-  const result = await compute(tx, access.items, measure, source.rangeDays ?? DEFAULT_RANGE_DAYS, { organizationId, field, label, today })
+  const result = await dataOf(tx, source.componentId, measure, counts, source.rangeDays ?? DEFAULT_RANGE_DAYS, { organizationId, field, today })
   const [{ type } = { type: '' }] = await queryText<{ type: string }>(tx, 'select type from component_values where component_id = $1 and organization_id = $2', [source.componentId, organizationId])
-  const pageId = type ? await deps.feeds.write(tx, organizationId, source.componentId, FEED, componentData(type, measure, result, label)) : undefined
+  const pageId = type ? await deps.feeds.write(tx, organizationId, source.componentId, FEED, componentData(type, measure, result)) : undefined
   await queryText(tx, 'update component_sources set computed_at = now() where component_id = $1 and organization_id = $2', [source.componentId, organizationId])
   return pageId
 }
@@ -225,17 +334,17 @@ export class SourceRecompute implements OutboxQueue {
    * the marks taken away, and when to look again at the marks left for their window.
    */
   async recomputeMarked(tx: Transaction, organizationId: string, wanted: number, changed: { pageId: string; componentId: string }[]): Promise<{ marks: number; later?: number }> {
-    const marks = await queryText<{ id: string; projectId: string }>(
+    const marks = await queryText<{ id: string; projectId: string; workItemId: string | null }>(
       tx,
-      'select id, project_id as "projectId" from work_source_marks where organization_id = $1 order by marked_at, id limit $2 for update skip locked',
+      'select id, project_id as "projectId", work_item_id as "workItemId" from work_source_marks where organization_id = $1 order by marked_at, id limit $2 for update skip locked',
       [organizationId, wanted],
     )
     if (!marks.length) return { marks: 0 }
     const projects = [...new Set(marks.map((mark) => mark.projectId))]
     // Every active source of those projects, locked unless another worker holds it; with how long ago it was written.
-    const sources = await queryText<SourceRow & { sinceMs: number | null; locked: boolean }>(
+    const sources = await queryText<SourceRow & { sinceMs: number | null; built: boolean; viewVersion: string | null }>(
       tx,
-      `select ${SOURCE_COLUMNS}, (extract(epoch from now() - s.computed_at) * 1000)::float8 as "sinceMs" from component_sources s
+      `select ${SOURCE_COLUMNS}, s.built, s.view_version as "viewVersion", (extract(epoch from now() - s.computed_at) * 1000)::float8 as "sinceMs" from component_sources s
         where s.organization_id = $1 and s.project_id = any($2::uuid[]) and s.state = 'active' order by s.component_id for update skip locked`,
       [organizationId, projects],
     )
@@ -261,9 +370,16 @@ export class SourceRecompute implements OutboxQueue {
         later = Math.min(later ?? Infinity, Math.ceil(wait))
         continue
       }
+      const items = [...new Set(marks.flatMap((mark) => (mark.projectId === projectId && mark.workItemId ? [mark.workItemId] : [])))]
       for (const source of own) {
-        const pageId = await recompute(this.deps, tx, organizationId, source)
-        if (pageId) changed.push({ pageId, componentId: source.componentId })
+        // Each source in a savepoint: one that fails (logged; built again at its next turn) stalls no other of the project.
+        try {
+          const pageId = await tx.transaction((savepoint) => recompute(this.deps, savepoint, organizationId, source, items))
+          if (pageId) changed.push({ pageId, componentId: source.componentId })
+        } catch (error) {
+          this.deps.log?.warn('could not recompute a work source', { componentId: source.componentId, ...describeError(error) })
+          await queryText(tx, 'update component_sources set built = false where component_id = $1 and organization_id = $2', [source.componentId, organizationId])
+        }
       }
       done.push(projectId)
     }

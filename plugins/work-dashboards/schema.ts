@@ -1,6 +1,6 @@
 /** Dashboard components fed by work (their sources), and the marks that tell a project's sources to recompute. */
 import { sql } from 'drizzle-orm'
-import { check, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { boolean, check, doublePrecision, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { rowId, tenantKey, tenantReference, timestamps } from '../../src/schema'
 import { doneBy, organizationReference } from '../auth/schema'
 import { components } from '../display/schema'
@@ -28,6 +28,10 @@ export const componentSources = pgTable(
     state: text({ enum: SOURCE_STATES }).notNull().default('active'),
     reason: text(),
     computedAt: timestamp({ withTimezone: true, mode: 'date' }),
+    /** Its items and counts (work_source_items, work_source_counts) are built; false: build them all at the next recomputation. */
+    built: boolean().notNull().default(false),
+    /** The view's version (its updated_at) they were built with: a view changed since is built again. */
+    viewVersion: text(),
     ...timestamps,
   },
   (table) => [
@@ -54,7 +58,48 @@ export const workSourceMarks = pgTable(
     id: rowId(),
     organizationId: organizationReference(),
     projectId: uuid().notNull(),
+    /** The work item that changed; null: nothing of the items changed, the data is drawn again (a new day). */
+    workItemId: uuid(),
     markedAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (table) => [tenantKey('work_source_marks', [table.id], table.organizationId), index('work_source_marks_organization_idx').on(table.organizationId, table.markedAt)],
+)
+
+/**
+ * The work items a source counts, each with the buckets it counts in (a status, a label id, `c:`
+ * and a creation day…; none for an item a daily series leaves out), and for cycle time when a done
+ * item closed and its cycle in days. A recomputation replaces the rows of the items that changed
+ * and moves the counts by the difference: its cost follows the changes, not the project.
+ */
+export const workSourceItems = pgTable(
+  'work_source_items',
+  {
+    componentId: uuid().notNull(),
+    organizationId: organizationReference(),
+    workItemId: uuid().notNull(),
+    buckets: text().array().notNull(),
+    doneAt: timestamp({ withTimezone: true, mode: 'date' }),
+    cycleDays: doublePrecision(),
+  },
+  (table) => [
+    tenantKey('work_source_items', [table.componentId, table.workItemId], table.organizationId),
+    tenantReference('work_source_items_source_fk', [table.componentId, table.organizationId], [componentSources.componentId, componentSources.organizationId]),
+    // Cycle time: the items done in the range.
+    index('work_source_items_done_idx').on(table.organizationId, table.componentId, table.doneAt).where(sql`${table.doneAt} is not null`),
+  ],
+)
+
+/** How many of a source's items count in each bucket: what its data is drawn from. */
+export const workSourceCounts = pgTable(
+  'work_source_counts',
+  {
+    componentId: uuid().notNull(),
+    organizationId: organizationReference(),
+    bucket: text().notNull(),
+    items: integer().notNull(),
+  },
+  (table) => [
+    tenantKey('work_source_counts', [table.componentId, table.bucket], table.organizationId),
+    tenantReference('work_source_counts_source_fk', [table.componentId, table.organizationId], [componentSources.componentId, componentSources.organizationId]),
+  ],
 )

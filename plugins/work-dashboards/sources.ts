@@ -16,7 +16,7 @@ import type { ComponentFeeds } from '../display/api'
 import type { WorkItemsFace } from '../work-items/api'
 import { parseMeasure, usesRange, DEFAULT_RANGE_DAYS } from './measures'
 import type { SourceInput, SourceView } from './model'
-import { binderAccess, FEED, markProject, suspend, type SourceRow } from './recompute'
+import { binderAccess, FEED, markProject, sourceLabel, suspend, type SourceRow } from './recompute'
 
 const COLUMNS = `s.component_id as "componentId", s.page_id as "pageId", s.project_id as "projectId", s.view_id as "viewId", s.measure, s.range_days as "rangeDays",
   s.state, s.reason, s.bound_by as "boundBy", s.computed_at as "computedAt", s.created_at as "createdAt", s.updated_at as "updatedAt"`
@@ -81,6 +81,9 @@ export function createWorkSources(deps: WorkSourceDeps) {
       const answer = await writes.change(actor, null, async ({ tx, audit }) => {
         const component = await feeds.editable(tx, actor, pageId, componentId)
         const measure = parseMeasure(input.measure, component.type)
+        // byLabel and byField group by what the labels and custom-fields plugins add, when they are enabled.
+        const filter = measure.kind === 'byLabel' ? 'label' : measure.kind === 'byField' ? 'field.' : undefined
+        if (filter && !work.filterable(filter)) throw badRequest(`${measure.kind} groups by a property of work items this service does not have (its plugin is disabled).`, 'measure')
         if (input.range && !usesRange(measure)) throw badRequest(`${measure.kind} covers no days: omit range.`, 'range')
         const rangeDays = usesRange(measure) ? (input.range?.days ?? DEFAULT_RANGE_DAYS) : null
         let viewName: string | null
@@ -104,7 +107,7 @@ export function createWorkSources(deps: WorkSourceDeps) {
             returning ${COLUMNS}`,
           [component.id, actor.organizationId, component.pageId, input.projectId, viewId, input.measure, rangeDays, actor.userId],
         )
-        await feeds.setFeed(tx, actor.organizationId, component.id, { name: FEED, label: `${project?.key ?? ''} · ${viewName ?? 'all work'}` })
+        await feeds.setFeed(tx, actor.organizationId, component.id, { name: FEED, label: sourceLabel(project?.key ?? '', viewName) })
         await markProject(tx, actor.organizationId, input.projectId)
         const after = viewOf(row!)
         await audit({

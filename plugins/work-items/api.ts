@@ -61,9 +61,15 @@ export interface WorkItemsFace {
    * `[{id, name, color}]`, `fields`: `{key: value}`), filtered exactly as the list filters them
    * (dashboards measure it). 404 when the actor cannot view the project; 400 naming `view` when they
    * cannot read the view there. It names the organization and the project, bound (one shard).
-   * With the view's name. `executor`: a transaction to read in (PGlite has one connection).
+   * With the view's name and version (when it last changed). `executor`: a transaction to read in
+   * (PGlite has one connection).
    */
-  matching(actor: Actor, projectId: string, viewId: string | null, executor?: Executor): Promise<{ items: SQL; viewName: string | null }>
+  matching(actor: Actor, projectId: string, viewId: string | null, executor?: Executor): Promise<{ items: SQL; viewName: string | null; viewVersion: string | null }>
+  /**
+   * Whether the work-item list has this filter (`label`) or dynamic prefix (`field.`): the plugin
+   * adding it (labels, custom fields) is enabled, and work items carry its property.
+   */
+  filterable(name: string): boolean
   /**
    * Adds a property to work items (labels, custom fields): shown on every read, accepted on
    * create and PATCH (bulk included), filterable. Called in a plugin's `setup`; the work item

@@ -38,7 +38,13 @@ export default definePlugin({
     const extensions: WorkItemExtension[] = []
     const access = services.get(ProjectAccessRef)
     const workItems = createWorkItems({ db, lists, writes, extensions, access, users: services.get(UserDirectoryRef) })
-    services.provide(WorkItemsRef, { ...workItemsFace, locate: visibleWorkItem(db, access), matching: workItems.matching, extend: (extension) => void extensions.push(extension) })
+    services.provide(WorkItemsRef, {
+      ...workItemsFace,
+      locate: visibleWorkItem(db, access),
+      matching: workItems.matching,
+      filterable: (name) => extensions.some((extension) => Boolean(extension.filters?.[name]) || extension.dynamic?.prefix === name),
+      extend: (extension) => void extensions.push(extension),
+    })
     // A work item by id or key (`ENG-123`), its project not named: keys.ts.
     const refs = createWorkItemRefs({ db, access, workItems, extensions })
     let models: ReturnType<typeof workItemModels> | undefined

@@ -24,6 +24,8 @@ export interface SavedView {
   filters: Record<string, string | string[]>
   sort: string | null
   name?: string
+  /** When it last changed (ISO): dashboards built from it build again after a change. */
+  updatedAt?: string
 }
 
 const viewInput = (view: SavedView): WorkItemQuery => ({ ...view.filters, ...(view.sort ? { sort: view.sort } : {}) }) as WorkItemQuery
@@ -120,7 +122,7 @@ export function createWorkItemLists({ db, lists, access, extensions, columns, vi
      * what dashboards measure. 404 when the actor cannot view the project, 400 naming `view` when
      * they cannot read the view there. The subquery names the organization and project, bound.
      */
-    async matching(actor: Actor, projectId: string, viewId: string | null, executor: Executor = db): Promise<{ items: SQL; viewName: string | null }> {
+    async matching(actor: Actor, projectId: string, viewId: string | null, executor: Executor = db): Promise<{ items: SQL; viewName: string | null; viewVersion: string | null }> {
       await access.requireProjectAccess(actor, projectId, 'viewer', executor)
       const saved = viewId ? await view(actor, projectId, viewId, executor) : undefined
       const input = saved ? viewInput(saved) : ({} as WorkItemQuery)
@@ -130,7 +132,7 @@ export function createWorkItemLists({ db, lists, access, extensions, columns, vi
       const conditions = [sql`w.project_id = ${scope.project}`, sql`w.organization_id = ${scope.organization}`, ...query.conditions]
       const items = sql`(select w.id, w.status, w.priority, w.assignee_id as "assigneeId", w.created_at as "createdAt", w.started_at as "startedAt", w.closed_at as "closedAt"${sql.join(extended, sql``)}
         from work_items w where ${sql.join(conditions, sql` and `)})`
-      return { items, viewName: saved?.name ?? null }
+      return { items, viewName: saved?.name ?? null, viewVersion: saved?.updatedAt ?? null }
     },
 
     /** The project list's filters and sorts for these parameters (views.ts checks a view's filters with them). */

@@ -67,7 +67,7 @@ export const columnsOf = (extensions: readonly WorkItemExtension[], organization
 export { listStatement } from './lists'
 
 /** The plugin's public face (api.ts) without `extend`: ordering and lookups for dependents' transactions. */
-export const workItemsFace: Omit<WorkItemsFace, 'extend' | 'locate' | 'matching'> = {
+export const workItemsFace: Omit<WorkItemsFace, 'extend' | 'filterable' | 'locate' | 'matching'> = {
   async lockOrdering(tx, organizationId, projectId, advance = false) {
     const [row] = await queryText<{ lastNumber: number }>(
       tx,

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sqlOn } from '../helpers/database'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
+import { markNewDay } from '../../plugins/work-dashboards/recompute'
 
 let api: TestService
 let fx: ProjectFixture
@@ -91,10 +92,41 @@ describe('work sources', () => {
     expect((await dataOf('verticalBox')).bottomText.value).not.toBe('42')
     expect(await fx.as('owner', 'DELETE', source('verticalBox'), undefined, 200)).toEqual({ id: component.verticalBox })
     expect((await fx.call('owner', 'GET', source('verticalBox'))).status).toBe(404)
-    const applied = await api.request('POST', '/api/component', { body: { apiKey: key, componentId: component.verticalBox, timestamp: Date.now(), data } })
-    expect(applied.status).toBe(200)
+    // Even a timestamp older than the source's last write: unbound, the stamp is the display calls' own again.
+    const applied = await api.request('POST', '/api/component', { body: { apiKey: key, componentId: component.verticalBox, timestamp: 1_000_000_000, data } })
+    expect(applied.status, applied.text).toBe(200)
+    expect((await dataOf('verticalBox')).bottomText.value).toBe('42')
     const audits = await sql<{ action: string }>(`select action from audit_logs where resource_id = $1 and action like 'component_source.%' order by occurred_at, id`, [component.verticalBox])
     expect(audits.map((row) => row.action)).toEqual(['component_source.bound', 'component_source.unbound'])
+  })
+
+  test('an alert on a bound component fires within 2 s of the change that makes it true', async () => {
+    const box = (await fx.as('owner', 'POST', `/api/v1/pages/${pageId}/components`, { type: 'horizontalBox', title: 'Urgent open' }, 201)).id
+    const path = `/api/v1/pages/${pageId}/components/${box}`
+    const view = await fx.as('owner', 'POST', `/api/v1/projects/${fx.projectId}/views`, { name: 'urgent open', filters: { priority: '1', status: 'todo,in_progress' }, shared: true }, 201)
+    await fx.as('owner', 'PUT', `${path}/source`, { projectId: fx.projectId, viewId: view.id, measure: 'count' }, 200)
+    const read = async () => (await fx.as('owner', 'GET', path, undefined, 200)).data
+    const open = Number((await until(read, (data) => data?.middleText?.value !== undefined)).middleText.value)
+    const alert = await fx.as('owner', 'POST', `${path}/alerts`, { when: 'above', value: open }, 201)
+    expect(alert.state).toBe('ok')
+    const item = await fx.as('owner', 'POST', items(), { title: 'on fire', priority: 1 }, 201)
+    const started = Date.now()
+    await until(async () => (await fx.as('owner', 'GET', `${path}/alerts/${alert.id}`, undefined, 200)).state, (state) => state === 'firing', 2_000)
+    expect(Date.now() - started).toBeLessThan(2_000)
+    // Done: out of the view, the number falls back and the alert resolves.
+    await fx.as('owner', 'PATCH', `${items()}/${item.id}`, { status: 'done' }, 200)
+    await until(async () => (await fx.as('owner', 'GET', `${path}/alerts/${alert.id}`, undefined, 200)).state, (state) => state === 'ok')
+  })
+
+  test('at a new UTC day every source with a range is drawn again from its kept counts (markNewDay, run by a timer at midnight)', async () => {
+    await fx.as('owner', 'PUT', source('lineChart'), { projectId: fx.projectId, measure: 'createdPerDay', range: { days: 3 } }, 200)
+    const series = await until(() => dataOf('lineChart'), (data) => data?.points?.length === 3)
+    const today = new Date().toISOString().slice(0, 10)
+    expect(series.points.map((point: any) => point.x).at(-1)).toBe(today)
+    const [{ at }] = await sql<{ at: string }>('select computed_at::text as at from component_sources where component_id = $1', [component.lineChart])
+    await markNewDay(api.service.core.db)
+    await until(() => sql<{ at: string }>('select computed_at::text as at from component_sources where component_id = $1', [component.lineChart]), (rows) => rows[0]!.at !== at)
+    expect((await dataOf('lineChart')).points).toEqual(series.points)
   })
 
   test('when the binder loses view access the source is suspended at once and the page keeps its last data', async () => {

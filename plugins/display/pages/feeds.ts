@@ -41,12 +41,13 @@ export function createComponentFeeds(db: Database, notifier: ChangeNotifier): Co
       return component(tx, actor, page.id, componentId, true)
     },
     async setFeed(tx, organizationId, componentId, feed) {
-      await queryText(tx, 'update components set feed = $3, feed_label = $4, version = version + 1, updated_at = now() where id = $1 and organization_id = $2', [
-        componentId,
-        organizationId,
-        feed?.name ?? null,
-        feed?.label ?? null,
-      ])
+      // Unbound, display calls own its data again: the feed's last stamp does not make their first update stale.
+      await queryText(
+        tx,
+        `update components set feed = $3, feed_label = $4, data_timestamp = case when $3::text is null then null else data_timestamp end, version = version + 1, updated_at = now()
+          where id = $1 and organization_id = $2`,
+        [componentId, organizationId, feed?.name ?? null, feed?.label ?? null],
+      )
     },
     async write(tx, organizationId, componentId, feed, data) {
       const check = checks.get(data.type)
