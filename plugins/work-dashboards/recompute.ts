@@ -169,15 +169,49 @@ export async function suspend(tx: Transaction, organizationId: string, component
   ])
 }
 
-/** The source's rows and counts, built from all the items the binder sees (a new binding, a changed view): a scan, once. */
+/** A source's row of one work item: its buckets, and for cycle time when it was done and its cycle in days. */
+interface ItemRow {
+  id: string
+  buckets: string[]
+  doneAt: string | null
+  cycleDays: number | null
+}
+
+/** Rows one statement writes (6 values each, within PostgreSQL's 65,535 parameters). */
+const ROWS_PER_STATEMENT = 2000
+
+/**
+ * The items' rows of the source, read through the items subquery (the binder's view of them):
+ * those among `ids`, or a page of all of them after `after` in id order. A plain read, so it runs
+ * on the organization's shard on Citus, which refuses INSERT … SELECT over the items' correlated
+ * columns (labels, fields): the rows go through the service and back in a multi-row INSERT.
+ */
+function itemRows(tx: Transaction, items: SQL, measure: Measure, field: SelectField | undefined, among: { ids: readonly string[] } | { after: string | null }) {
+  const where = 'ids' in among ? sql`i.id = any(${sql.param(among.ids)}::uuid[])` : among.after === null ? sql`true` : sql`i.id > ${among.after}::uuid`
+  const limit = 'ids' in among ? sql`` : sql` order by i.id limit ${ROWS_PER_STATEMENT}`
+  return runSql<ItemRow>(
+    tx,
+    sql`select i.id, ${bucketsOf(measure, field)} as buckets, ${DONE_AT} as "doneAt", ${CYCLE_DAYS}::float8 as "cycleDays" from ${items} i where ${where}${limit}`,
+  )
+}
+
+/** Writes the rows (at most ROWS_PER_STATEMENT) in one multi-row INSERT: one shard on Citus. */
+async function insertRows(tx: Transaction, organizationId: string, componentId: string, rows: readonly ItemRow[]): Promise<void> {
+  if (!rows.length) return
+  const values = rows.map((row) => sql`(${organizationId}::uuid, ${componentId}::uuid, ${row.id}::uuid, ${sql.param(row.buckets)}::text[], ${row.doneAt}::timestamptz, ${row.cycleDays}::float8)`)
+  await runSql(tx, sql`insert into work_source_items (organization_id, component_id, work_item_id, buckets, done_at, cycle_days) values ${sql.join(values, sql`, `)}`)
+}
+
+/** The source's rows and counts, built from all the items the binder sees (a new binding, a changed view): a scan, once, by pages. */
 async function build(tx: Transaction, organizationId: string, componentId: string, items: SQL, measure: Measure, field: SelectField | undefined, viewVersion: string | null) {
   await runSql(tx, sql`delete from work_source_counts where organization_id = ${organizationId} and component_id = ${componentId}`)
   await runSql(tx, sql`delete from work_source_items where organization_id = ${organizationId} and component_id = ${componentId}`)
-  await runSql(
-    tx,
-    sql`insert into work_source_items (organization_id, component_id, work_item_id, buckets, done_at, cycle_days)
-      select ${organizationId}, ${componentId}, i.id, ${bucketsOf(measure, field)}, ${DONE_AT}, ${CYCLE_DAYS} from ${items} i`,
-  )
+  for (let after: string | null = null; ; ) {
+    const rows = await itemRows(tx, items, measure, field, { after })
+    await insertRows(tx, organizationId, componentId, rows)
+    if (rows.length < ROWS_PER_STATEMENT) break
+    after = rows.at(-1)!.id
+  }
   await runSql(
     tx,
     sql`insert into work_source_counts (organization_id, component_id, bucket, items)
@@ -196,20 +230,16 @@ async function update(tx: Transaction, organizationId: string, componentId: stri
     tx,
     sql`delete from work_source_items where organization_id = ${organizationId} and component_id = ${componentId} and work_item_id = any(${sql.param(changed)}::uuid[]) returning buckets`,
   )
-  const added = await runSql<{ buckets: string[] }>(
-    tx,
-    sql`insert into work_source_items (organization_id, component_id, work_item_id, buckets, done_at, cycle_days)
-      select ${organizationId}, ${componentId}, i.id, ${bucketsOf(measure, field)}, ${DONE_AT}, ${CYCLE_DAYS} from ${items} i where i.id = any(${sql.param(changed)}::uuid[])
-      returning buckets`,
-  )
+  const added = await itemRows(tx, items, measure, field, { ids: changed })
+  for (let i = 0; i < added.length; i += ROWS_PER_STATEMENT) await insertRows(tx, organizationId, componentId, added.slice(i, i + ROWS_PER_STATEMENT))
   const moves = new Map<string, number>()
   for (const [rows, sign] of [[removed, -1], [added, 1]] as const) for (const row of rows) for (const bucket of row.buckets) moves.set(bucket, (moves.get(bucket) ?? 0) + sign)
   const moved = [...moves].filter(([, delta]) => delta !== 0)
   if (!moved.length) return
+  const values = moved.map(([bucket, delta]) => sql`(${organizationId}::uuid, ${componentId}::uuid, ${bucket}::text, ${delta}::int)`)
   await runSql(
     tx,
-    sql`insert into work_source_counts (organization_id, component_id, bucket, items)
-      select ${organizationId}::uuid, ${componentId}::uuid, m.bucket, m.delta from unnest(${sql.param(moved.map(([bucket]) => bucket))}::text[], ${sql.param(moved.map(([, delta]) => delta))}::int[]) as m(bucket, delta)
+    sql`insert into work_source_counts (organization_id, component_id, bucket, items) values ${sql.join(values, sql`, `)}
       on conflict (component_id, bucket, organization_id) do update set items = work_source_counts.items + excluded.items`,
   )
 }

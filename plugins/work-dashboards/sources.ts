@@ -103,7 +103,7 @@ export function createWorkSources(deps: WorkSourceDeps) {
           `insert into component_sources as s (component_id, organization_id, page_id, project_id, view_id, measure, range_days, bound_by)
             values ($1, $2, $3, $4, $5, $6, $7, $8)
             on conflict (component_id, organization_id) do update set project_id = excluded.project_id, view_id = excluded.view_id, measure = excluded.measure,
-              range_days = excluded.range_days, bound_by = excluded.bound_by, state = 'active', reason = null, computed_at = null, updated_at = now()
+              range_days = excluded.range_days, bound_by = excluded.bound_by, state = 'active', reason = null, computed_at = null, built = false, view_version = null, updated_at = excluded.updated_at
             returning ${COLUMNS}`,
           [component.id, actor.organizationId, component.pageId, input.projectId, viewId, input.measure, rangeDays, actor.userId],
         )

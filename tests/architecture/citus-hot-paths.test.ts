@@ -24,6 +24,10 @@ import { NotificationFanout } from '../../plugins/notifications/fanout'
 import { workPushes } from '../../plugins/notifications/pushes'
 import { UserNotifierRef } from '../../plugins/push/api'
 import { ProjectAccessRef } from '../../plugins/projects/api'
+import { SourceRecompute } from '../../plugins/work-dashboards/recompute'
+import { WorkItemsRef } from '../../plugins/work-items/api'
+import { ComponentFeedsRef } from '../../plugins/display/api'
+import { CustomFieldsRef } from '../../plugins/custom-fields/api'
 
 const CITUS_URL = process.env.TEST_CITUS_URL
 
@@ -119,10 +123,10 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     handle = await openDatabase(cluster.url, { maxConnections: 4 })
     api = await startTestService({
       database: { ...handle, url: cluster.url },
-      plugins: ['auth', 'users', 'teams', 'projects', 'work-items', 'labels', 'custom-fields', 'entries', 'notifications', 'relationships', 'content-order', 'search', 'audit-log', 'mcp', 'account', 'webhooks', 'docs'],
+      plugins: ['auth', 'users', 'teams', 'projects', 'work-items', 'labels', 'custom-fields', 'entries', 'notifications', 'relationships', 'content-order', 'search', 'audit-log', 'mcp', 'account', 'display', 'work-dashboards', 'webhooks', 'docs'],
       // Events and notification activities are recorded in the writes' transactions (the change
       // feed's outboxes); nothing is delivered or fanned out but where a test drives it.
-      config: { webhooks: { workers: false, allowPrivateTargets: true }, notifications: { workers: false } },
+      config: { webhooks: { workers: false, allowPrivateTargets: true }, notifications: { workers: false }, 'work-dashboards': { workers: false } },
       log: createLogger('silent'),
     })
     coordinator = postgres(cluster.url, { max: 1, onnotice: () => {} })
@@ -417,6 +421,40 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
       },
       'thread read': () => ok('PATCH', `/api/v1/notifications/${threadId}`, { key: otherKey, body: { read: true } }),
       'mark-read (a project)': () => ok('POST', '/api/v1/notifications/mark-read', { key: otherKey, body: { projectId } }),
+    })
+    expect(problems).toEqual([])
+  })
+
+  test('work sources: binding, the marks of a change, the recompute (claim, build, update, draw, write) and the source read run on one shard', async () => {
+    const { core } = api.service
+    const queue = new SourceRecompute(
+      { db: core.db, work: core.services.get(WorkItemsRef), feeds: core.services.get(ComponentFeedsRef), fields: core.services.find(CustomFieldsRef) },
+      { concurrency: 1, pollIntervalMs: 1000, coalesceMs: 0, batchSize: 500 },
+    )
+    const recompute = async () => {
+      const changed: { pageId: string; componentId: string }[] = []
+      const { marks } = await core.db.transaction((tx) => queue.recomputeMarked(tx, user.organizationId, 500, changed))
+      if (!marks || !changed.length) throw new Error(`the recompute took ${marks} marks and wrote ${changed.length} components`)
+    }
+    const page = (await ok('POST', '/api/v1/pages', { body: { name: `hot-${Date.now().toString(36)}` } })).body.data
+    const view = (await ok('POST', `/api/v1/projects/${projectId}/views`, { body: { name: 'Open', filters: { status: 'todo,in_progress' }, shared: true } })).body.data
+    const bindings: [string, Record<string, unknown>][] = [
+      ['verticalBox', { measure: 'count', viewId: view.id }],
+      ['pieChart', { measure: 'byLabel' }],
+      ['barChart', { measure: 'byAssignee' }],
+      ['lineChart', { measure: 'openOverTime' }],
+      ['horizontalBox', { measure: 'cycleTimeDays' }],
+    ]
+    const components: string[] = []
+    for (const [type] of bindings) components.push((await ok('POST', `/api/v1/pages/${page.id}/components`, { body: { type } })).body.data.id)
+    const problems = await spanningStatements({
+      'bind sources (count through a view, byLabel, byAssignee, openOverTime, cycleTimeDays)': async () => {
+        for (const [i, [, body]] of bindings.entries()) await ok('PUT', `/api/v1/pages/${page.id}/components/${components[i]}/source`, { body: { projectId, ...body } })
+      },
+      'first recompute (claim, build from the items, draw, write)': recompute,
+      'a work item change marks the project': () => ok('PATCH', `/api/v1/projects/${projectId}/work-items/${secondItemId}`, { body: { status: 'done', assigneeId: user.id } }),
+      'recompute (the changed item alone, counts moved)': recompute,
+      'read a source (binder re-checked)': () => ok('GET', `/api/v1/pages/${page.id}/components/${components[0]}/source`),
     })
     expect(problems).toEqual([])
   })
