@@ -144,4 +144,22 @@ describe('work sources', () => {
       expect(await read()).toEqual(before)
     })
   })
+
+  test('a deactivated binder, or a view deleted or made private, suspends the source with its reason; PUT by someone who can makes it active again', async () => {
+    const binder = await api.createUser(fx.organizationId)
+    const binderKey = (await api.createKey(binder.id, api.service.core.scopes.map((scope) => scope.name))).secret
+    await fx.as('owner', 'POST', `/api/v1/projects/${fx.projectId}/members`, { userId: binder.id, accessLevel: 'editor' }, 201)
+    await fx.as('owner', 'POST', `/api/v1/pages/${pageId}/access`, { userId: binder.id, level: 'editor' }, 201)
+    const as = async (method: string, path: string, body?: unknown) => (await api.request(method, path, { key: binderKey, body }))
+    const box = (await fx.as('owner', 'POST', `/api/v1/pages/${pageId}/components`, { type: 'verticalBox', title: 'binder' }, 201)).id
+    const path = `/api/v1/pages/${pageId}/components/${box}/source`
+    expect((await as('PUT', path, { projectId: fx.projectId, measure: 'count' })).status).toBe(200)
+    await api.deactivateUser(binder.id)
+    expect(await fx.as('owner', 'GET', path, undefined, 200)).toMatchObject({ state: 'suspended', reason: 'binderDeactivated' })
+    // The owner binds it again, through a view of theirs.
+    const view = await fx.as('owner', 'POST', `/api/v1/projects/${fx.projectId}/views`, { name: 'todo', filters: { status: 'todo' }, shared: true }, 201)
+    expect(await fx.as('owner', 'PUT', path, { projectId: fx.projectId, viewId: view.id, measure: 'count' }, 200)).toMatchObject({ state: 'active', reason: null, boundBy: fx.users.owner.id })
+    await fx.as('owner', 'DELETE', `/api/v1/projects/${fx.projectId}/views/${view.id}`, undefined, 200)
+    expect(await fx.as('owner', 'GET', path, undefined, 200)).toMatchObject({ state: 'suspended', reason: 'viewUnavailable' })
+  })
 })
