@@ -10,7 +10,7 @@ import { ComponentFeedsRef } from '../display/api'
 import { WorkItemsRef } from '../work-items/api'
 import { describeError } from '../../src/log'
 import { SourceRecompute } from './queue'
-import { markNewDay, markObserver, untilNextDay } from './recompute'
+import { markNewDay, markObserver, untilNextDay, viewChanged } from './recompute'
 import { sourceRoutes } from './routes'
 import { componentSources, workSourceCounts, workSourceItems, workSourceMarks } from './schema'
 import { createWorkSources } from './sources'
@@ -37,6 +37,7 @@ export default definePlugin({
     const deps = { db, log, work: services.get(WorkItemsRef), feeds: services.get(ComponentFeedsRef), fields: services.find(CustomFieldsRef) }
     const queue = new SourceRecompute(deps, config)
     onStop(changes.observe(markObserver))
+    deps.work.onViewChanged(viewChanged)
     const runner = await outboxes.run(queue, { workers: config.workers })
     queue.wake = (organizationId) => runner.wake(organizationId)
     onStop(() => queue.stop())

@@ -44,28 +44,39 @@ const MARK = `with m as (
   )
   select pg_notify('${SOURCES_CHANNEL}', json_build_object('organizationId', m.organization_id)::text) from m`
 
-/** $1 organization, $2 measure: its active sources of that measure are built again, their projects marked. */
-const REBUILD = `with r as (
-    update component_sources set built = false where organization_id = $1 and state = 'active' and (measure = $2 or measure like $2 || ':%')
-    returning organization_id, project_id, component_id
-  ),
-  m as (
-    insert into work_source_marks (id, organization_id, project_id)
-    select md5(r.component_id::text || clock_timestamp()::text)::uuid, r.organization_id, r.project_id from r
-    returning organization_id
-  )
-  select pg_notify('${SOURCES_CHANNEL}', json_build_object('organizationId', $1::uuid)::text) where exists (select 1 from m)`
+/**
+ * $1 organization, $2 measure: its active sources of that measure (they show the label's or the
+ * option's name) and those through a view (its filters may name it) are built again, their
+ * projects marked.
+ */
+const REBUILD = `update component_sources set built = false where organization_id = $1 and state = 'active' and (view_id is not null or measure = $2 or measure like $2 || ':%')
+  returning project_id as "projectId"`
+
+/** $1 organization, $2 view: the active sources through the view are built again (a view changed or deleted). */
+const REBUILD_VIEW = `update component_sources set built = false where organization_id = $1 and view_id = $2 and state = 'active' returning project_id as "projectId"`
+
+/** Builds the sources through a changed or deleted view again, in that change's transaction (a deleted view suspends them). */
+export async function viewChanged(tx: Transaction, organizationId: string, _projectId: string, viewId: string): Promise<void> {
+  const rebuilt = await queryText<{ projectId: string }>(tx, REBUILD_VIEW, [organizationId, viewId])
+  for (const projectId of new Set(rebuilt.map((row) => row.projectId))) await markProject(tx, organizationId, projectId)
+}
+
+/** Changes that build sources again: a label or a custom field renamed, changed or deleted. */
+const REBUILDING: ReadonlySet<string> = new Set(['label.updated', 'label.deleted', 'custom_field.updated', 'custom_field.deleted'])
 
 /**
  * Marks the project's sources for recomputation in the transaction of every change of its work
- * items (the changed item named); a label or a custom field deleted or changed builds the sources
- * counting by them again.
+ * items (the changed item named); a label or a custom field renamed, changed or deleted builds the
+ * sources showing or filtering by them again (REBUILD).
  */
 export const markObserver: ChangeObserver = {
-  wants: (_organizationId, type, projectId) => (projectId !== null && type.startsWith('work_item.')) || type === 'label.deleted' || type === 'custom_field.updated' || type === 'custom_field.deleted',
+  wants: (_organizationId, type, projectId) => (projectId !== null && type.startsWith('work_item.')) || REBUILDING.has(type),
   async observe(tx, event) {
-    if (event.type.startsWith('label.')) return void (await queryText(tx, REBUILD, [event.organizationId, 'byLabel']))
-    if (event.type.startsWith('custom_field.')) return void (await queryText(tx, REBUILD, [event.organizationId, 'byField']))
+    if (REBUILDING.has(event.type)) {
+      const rebuilt = await queryText<{ projectId: string }>(tx, REBUILD, [event.organizationId, event.type.startsWith('label.') ? 'byLabel' : 'byField'])
+      for (const projectId of new Set(rebuilt.map((row) => row.projectId))) await markProject(tx, event.organizationId, projectId)
+      return
+    }
     const item = (await event.data()) as { id?: string }
     await queryText(tx, MARK, [uuidv7(), event.organizationId, event.projectId, item?.id ?? null])
   },

@@ -66,6 +66,11 @@ export interface WorkItemsFace {
    */
   matching(actor: Actor, projectId: string, viewId: string | null, executor?: Executor): Promise<{ items: SQL; viewName: string | null; viewVersion: string | null }>
   /**
+   * Calls `observer` in the transaction of every change or deletion of a saved view (after its
+   * audit record): dashboards built from the view build again. Called in a plugin's `setup`.
+   */
+  onViewChanged(observer: ViewObserver): void
+  /**
    * Whether the work-item list has this filter (`label`) or dynamic prefix (`field.`): the plugin
    * adding it (labels, custom fields) is enabled, and work items carry its property.
    */
@@ -77,6 +82,9 @@ export interface WorkItemsFace {
    */
   extend(extension: WorkItemExtension): void
 }
+
+/** Told of a saved view changed or deleted, in that change's transaction. */
+export type ViewObserver = (tx: Transaction, organizationId: string, projectId: string, viewId: string) => Promise<void>
 
 /** A work item after a write, for an extension: which item, in which project. */
 export interface ExtendedItem {

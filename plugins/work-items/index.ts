@@ -4,7 +4,7 @@ import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
 import { UserDirectoryRef } from '../auth/api'
 import { ProjectAccessRef } from '../projects/api'
-import { WorkItemsRef, type WorkItemExtension } from './api'
+import { WorkItemsRef, type ViewObserver, type WorkItemExtension } from './api'
 import { workItemRefRoutes } from './item-routes'
 import { createWorkItemRefs, visibleWorkItem } from './keys'
 import { workItemModels } from './model'
@@ -36,14 +36,16 @@ export default definePlugin({
     // Properties other plugins add (labels, custom fields): registered in their setup, which runs
     // after this one and before any route or tool is built.
     const extensions: WorkItemExtension[] = []
+    const viewObservers: ViewObserver[] = []
     const access = services.get(ProjectAccessRef)
-    const workItems = createWorkItems({ db, lists, writes, extensions, access, users: services.get(UserDirectoryRef) })
+    const workItems = createWorkItems({ db, lists, writes, extensions, viewObservers, access, users: services.get(UserDirectoryRef) })
     services.provide(WorkItemsRef, {
       ...workItemsFace,
       locate: visibleWorkItem(db, access),
       matching: workItems.matching,
       filterable: (name) => extensions.some((extension) => Boolean(extension.filters?.[name]) || extension.dynamic?.prefix === name),
       extend: (extension) => void extensions.push(extension),
+      onViewChanged: (observer) => void viewObservers.push(observer),
     })
     // A work item by id or key (`ENG-123`), its project not named: keys.ts.
     const refs = createWorkItemRefs({ db, access, workItems, extensions })

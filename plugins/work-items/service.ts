@@ -17,7 +17,7 @@ import { compileStatement, runStatement, type CompiledStatement } from '../../sr
 import type { Write, Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
-import type { WorkItemExtension, WorkItemsFace } from './api'
+import type { ViewObserver, WorkItemExtension, WorkItemsFace } from './api'
 import { fromWorkItemText, workItemColumns, workItemModels, type WorkItemInput, type WorkItemPatch, type WorkItemResource, type WorkItemTextRow } from './model'
 import { createWorkItemLists, WORK_ITEM_COUNTS } from './lists'
 import { createViews } from './views'
@@ -67,7 +67,7 @@ export const columnsOf = (extensions: readonly WorkItemExtension[], organization
 export { listStatement } from './lists'
 
 /** The plugin's public face (api.ts) without `extend`: ordering and lookups for dependents' transactions. */
-export const workItemsFace: Omit<WorkItemsFace, 'extend' | 'filterable' | 'locate' | 'matching'> = {
+export const workItemsFace: Omit<WorkItemsFace, 'extend' | 'filterable' | 'locate' | 'matching' | 'onViewChanged'> = {
   async lockOrdering(tx, organizationId, projectId, advance = false) {
     const [row] = await queryText<{ lastNumber: number }>(
       tx,
@@ -114,6 +114,8 @@ export interface WorkItemDeps {
   users: UserDirectory
   /** The properties other plugins add (labels, custom fields), registered during their setup. */
   extensions: readonly WorkItemExtension[]
+  /** Told of saved views changed or deleted (WorkItemsFace.onViewChanged), registered during setups. */
+  viewObservers: readonly ViewObserver[]
 }
 
 /** At most this many work items in one bulk request. */
@@ -132,10 +134,10 @@ export class BulkFailure extends ApiError {
 /** A bulk update's item: the work item's id, its expected ETag, and the changes. */
 export type BulkPatch = WorkItemPatch & { id: string; ifMatch?: string } & Record<string, unknown>
 
-export function createWorkItems({ db, lists, writes, access, users, extensions }: WorkItemDeps) {
+export function createWorkItems({ db, lists, writes, access, users, extensions, viewObservers }: WorkItemDeps) {
   // Saved views (views.ts) are checked with the list's filters, and a list applies one: each names the other, bound once.
   const workItemLists = createWorkItemLists({ db, lists, access, extensions, columns: (organization) => columnsOf(extensions, organization), view: (actor, projectId, viewId, executor) => views.resolve(actor, projectId, viewId, executor) })
-  const views = createViews({ writes, access, listShape: workItemLists.shape })
+  const views = createViews({ writes, access, listShape: workItemLists.shape, observers: viewObservers })
   const checkAssignee = async (executor: Executor, actor: Actor, assigneeId: string | null | undefined) => {
     if (assigneeId) await users.requireActiveUser(executor, actor.organizationId, assigneeId, 'assigneeId')
   }

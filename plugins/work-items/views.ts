@@ -7,7 +7,7 @@
  * (lists.ts): a view the caller cannot read there is 400 naming `view`.
  */
 import { sql } from 'drizzle-orm'
-import { queryText, type Executor } from '../../src/db'
+import { queryText, type Executor, type Transaction } from '../../src/db'
 import { created, type Page } from '../../src/http/answer'
 import { ApiError, badRequest, forbidden, notFound, type ErrorItem } from '../../src/http/errors'
 import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
@@ -19,6 +19,7 @@ import { isoFromText, selectListPage } from '../../src/sql'
 import { ValidationFailure } from '../../src/validate'
 import type { Writes } from '../../src/writes'
 import type { ProjectAccessService } from '../projects/api'
+import type { ViewObserver } from './api'
 
 /** The most filters one view holds, and the most views one project holds. */
 export const MAX_VIEW_FILTERS = 30
@@ -73,9 +74,11 @@ export interface ViewDeps {
   access: ProjectAccessService
   /** The work-item list's filters and sorts for these parameters (the extensions' and the organization's dynamic ones they name). */
   listShape(organizationId: string, input: Record<string, unknown>): Promise<ListShape>
+  /** Told of every change or deletion of a view, in its transaction (WorkItemsFace.onViewChanged). */
+  observers: readonly ViewObserver[]
 }
 
-export function createViews({ writes, access, listShape }: ViewDeps) {
+export function createViews({ writes, access, listShape, observers }: ViewDeps) {
   const db = writes.db
 
   /**
@@ -193,6 +196,7 @@ export function createViews({ writes, access, listShape }: ViewDeps) {
         )
         const after = toView(row!)
         await audit({ action: 'work_item_view.updated', resourceType: 'work_item_view', resourceId: view.id, projectId, changes: { before: { ...view }, after: { ...after } } })
+        for (const observe of observers) await observe(tx as Transaction, actor.organizationId, projectId, view.id)
         return after
       })
     },
@@ -202,6 +206,7 @@ export function createViews({ writes, access, listShape }: ViewDeps) {
         const { view } = await changeable(tx, actor, projectId, viewId)
         await queryText(tx, 'delete from work_item_views where organization_id = $1 and id = $2', [actor.organizationId, view.id])
         await audit({ action: 'work_item_view.deleted', resourceType: 'work_item_view', resourceId: view.id, projectId, changes: { before: { ...view } } })
+        for (const observe of observers) await observe(tx as Transaction, actor.organizationId, projectId, view.id)
         return { id: view.id }
       })
     },
