@@ -79,6 +79,8 @@ export function createWorkSources(deps: WorkSourceDeps) {
       const viewId = input.viewId ?? null
       if (viewId !== null && !isUuid(viewId)) throw badRequest('No view with this id that you can read in this project.', 'viewId')
       const answer = await writes.change(actor, null, async ({ tx, audit }) => {
+        // The source's row before the component's, as the recompute takes them (the other order deadlocks with it).
+        const before = isUuid(componentId) ? await queryText<Row>(tx, `select ${COLUMNS} from component_sources s where s.component_id = $1 and s.organization_id = $2 for update`, [componentId, actor.organizationId]) : []
         const component = await feeds.editable(tx, actor, pageId, componentId)
         const measure = parseMeasure(input.measure, component.type)
         // byLabel and byField group by what the labels and custom-fields plugins add, when they are enabled.
@@ -97,7 +99,6 @@ export function createWorkSources(deps: WorkSourceDeps) {
         if (measure.fieldKey && !(await fields?.selectField(tx, actor.organizationId, measure.fieldKey)))
           throw badRequest(`No single- or multi-select custom field with the key ${measure.fieldKey}.`, 'measure')
         const [project] = await queryText<{ key: string }>(tx, 'select key from project_directory where id = $1 and organization_id = $2', [input.projectId, actor.organizationId])
-        const before = await queryText<Row>(tx, `select ${COLUMNS} from component_sources s where s.component_id = $1 and s.organization_id = $2 for update`, [component.id, actor.organizationId])
         const [row] = await queryText<Row>(
           tx,
           `insert into component_sources as s (component_id, organization_id, page_id, project_id, view_id, measure, range_days, bound_by)
@@ -125,6 +126,8 @@ export function createWorkSources(deps: WorkSourceDeps) {
     /** Unbinds the component: display calls feed it again; it keeps its last data. */
     async remove(actor: Actor, pageId: string, componentId: string): Promise<{ id: string }> {
       return writes.change(actor, null, async ({ tx, audit }) => {
+        // The source's row before the component's, as the recompute takes them.
+        if (isUuid(componentId)) await queryText(tx, 'select 1 from component_sources where component_id = $1 and organization_id = $2 for update', [componentId, actor.organizationId])
         const component = await feeds.editable(tx, actor, pageId, componentId)
         const [row] = await queryText<Row>(tx, `delete from component_sources s where s.component_id = $1 and s.organization_id = $2 returning ${COLUMNS}`, [component.id, actor.organizationId])
         if (!row) throw notFound('This component has no work source.')
