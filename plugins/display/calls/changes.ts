@@ -3,6 +3,9 @@ import { queryText, type Database } from '../../../src/db'
 import type { ComponentChange } from '../api'
 import { DISPLAY_CHANNEL } from '../pages/channels'
 
+/** Changes one NOTIFY carries: 70 of 103 bytes each, within PostgreSQL's 8,000-byte payload (a work source's rebuild across an organization changes more at once). */
+export const CHANGES_PER_NOTIFY = 70
+
 /**
  * Tells live viewers on every instance which components changed: collected for a few
  * milliseconds and sent as one NOTIFY after the updates committed. (A NOTIFY inside each update
@@ -44,10 +47,10 @@ export class ChangeNotifier {
         this.onError(error as Error)
       }
     }
-    // NOTIFY payloads stop at 8000 bytes: about 90 changes of 88 bytes each (live viewers need no organization).
+    // NOTIFY payloads stop at 8000 bytes: a change takes 103 (live viewers need no organization), so 77 fit.
     const viewed = changes.map(({ pageId, componentId }) => ({ pageId, componentId }))
-    for (let i = 0; i < viewed.length; i += 80)
-      await queryText(this.db, 'select pg_notify($1, $2)', [DISPLAY_CHANNEL, JSON.stringify(viewed.slice(i, i + 80))]).catch(this.onError)
+    for (let i = 0; i < viewed.length; i += CHANGES_PER_NOTIFY)
+      await queryText(this.db, 'select pg_notify($1, $2)', [DISPLAY_CHANNEL, JSON.stringify(viewed.slice(i, i + CHANGES_PER_NOTIFY))]).catch(this.onError)
   }
 
   stop(): Promise<void> {
