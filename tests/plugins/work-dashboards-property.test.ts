@@ -1,5 +1,5 @@
 /**
- * Work sources stay exact (SPEC §15): property tests. Each run takes a fresh project of one
+ * Work sources stay exact: property tests. Each run takes a fresh project of one
  * organization, seeds it with work items whose times are moved into the past (before anything is
  * bound, as a project with a history is when someone binds it), binds one page's components
  * covering every measure (the whole project, and saved views filtering by status, label, a select
@@ -706,7 +706,7 @@ async function bind(run: Run, index: number, bound: Bound): Promise<void> {
   run.bound[index] = bound
 }
 
-/** The measures each component type takes (SPEC §15). */
+/** The measures each component type takes (docs/api.md, "Dashboards fed by work"). */
 const FITTING: Record<string, string[]> = {
   horizontalBox: ['count', 'cycleTimeDays'],
   verticalBox: ['count', 'cycleTimeDays'],
