@@ -86,7 +86,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     url: url.toString(),
     async close() {
       await handle.close()
-      await admin.unsafe(`drop database if exists "${name}" with (force)`)
+      await retryWhileInUse(() => admin.unsafe(`drop database if exists "${name}" with (force)`))
       await admin.end()
     },
   }
@@ -106,6 +106,23 @@ async function isCitusCoordinator(admin: postgres.Sql): Promise<boolean> {
 let citusNodes: Promise<{ host: string; port: number }[] | null> | undefined
 let citusTemplate: Promise<string> | undefined
 
+/**
+ * Runs `run` again while it fails with 55006 (object in use), for up to 60 s: `drop database …
+ * with (force)` waits only 5 s for the sessions it terminates to exit, and on a loaded cluster a
+ * worker's backend serving the coordinator can take longer than that.
+ */
+async function retryWhileInUse<T>(run: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    try {
+      return await run()
+    } catch (error) {
+      if ((error as { code?: string }).code !== '55006' || Date.now() > deadline) throw error
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+  }
+}
+
 /** Runs `statements` in the `postgres` database of each node, one after another. */
 async function onEveryNode(statements: (node: number) => string[]): Promise<void> {
   const nodes = (await citusNodes)!
@@ -116,7 +133,7 @@ async function onEveryNode(statements: (node: number) => string[]): Promise<void
     url.pathname = '/postgres'
     const client = postgres(url.toString(), { max: 1, onnotice: () => {} })
     try {
-      for (const statement of statements(index)) await client.unsafe(statement)
+      for (const statement of statements(index)) await retryWhileInUse(() => client.unsafe(statement))
     } finally {
       await client.end()
     }
