@@ -28,7 +28,11 @@ export default definePlugin({
         "Typed fields of the organization's work items. Administrators define them; a project's owners enable them; work items take values in `fields` (`{key: value}`), and lists filter (`field.<key>=…`) and sort (`sort=field.<key>`) by them.",
     },
   ],
-  events: crudEvents('custom_field', 'A custom field definition'),
+  events: [
+    ...crudEvents('custom_field', 'A custom field definition'),
+    { name: 'project_custom_field.created', description: 'A custom field was enabled for a project; data: `{projectId, fieldId, key}`.' },
+    { name: 'project_custom_field.deleted', description: "A custom field was disabled for a project, its values taken from the project's work items; data: `{projectId, fieldId, key}`." },
+  ],
 
   setup({ db, services, lists, writes }) {
     services.provide(CustomFieldsRef, customFieldsFace)

@@ -196,7 +196,7 @@ export function createCustomFields({ db, lists, writes, access }: CustomFieldDep
 
     /** Enables a field for a project (owner); enabling it again changes nothing. */
     enable(actor: Actor, projectId: string, fieldId: string) {
-      return writes.change(actor, 'project', async ({ tx, audit }) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         await access.requireProjectAccess(actor, projectId, 'owner', tx)
         const field = requireReference(await readField(tx, actor.organizationId, fieldId), 'fieldId', 'No custom field with this id in your organization.')
         const [added] = await queryText<{ fieldId: string }>(
@@ -204,25 +204,30 @@ export function createCustomFields({ db, lists, writes, access }: CustomFieldDep
           'insert into project_custom_fields (project_id, field_id, organization_id) values ($1, $2, $3) on conflict do nothing returning field_id as "fieldId"',
           [projectId, field.id, actor.organizationId],
         )
-        if (added) await audit({ action: 'project.custom_field_enabled', resourceType: 'project', resourceId: projectId, projectId, changes: { after: { fieldId: field.id, key: field.key } } })
+        if (added) {
+          await audit({ action: 'project.custom_field_enabled', resourceType: 'project', resourceId: projectId, projectId, changes: { after: { fieldId: field.id, key: field.key } } })
+          await emit({ type: 'project_custom_field.created', projectId, data: { projectId, fieldId: field.id, key: field.key } })
+        }
         return created(strip(field))
       })
     },
 
     /** Disables a field for a project (owner): its values on the project's work items are removed. */
     disable(actor: Actor, projectId: string, fieldId: string) {
-      return writes.change(actor, 'project', async ({ tx, audit }) => {
+      return writes.change(actor, 'project', async ({ tx, audit, emit }) => {
         await access.requireProjectAccess(actor, projectId, 'owner', tx)
         const [removed] = isUuid(fieldId)
-          ? await queryText<{ fieldId: string }>(tx, 'delete from project_custom_fields where project_id = $1 and field_id = $2 and organization_id = $3 returning field_id as "fieldId"', [
-              projectId,
-              fieldId,
-              actor.organizationId,
-            ])
+          ? await queryText<{ fieldId: string; key: string }>(
+              tx,
+              `delete from project_custom_fields p using custom_fields d where p.project_id = $1 and p.field_id = $2 and p.organization_id = $3
+                and d.id = p.field_id and d.organization_id = p.organization_id returning p.field_id as "fieldId", d.key`,
+              [projectId, fieldId, actor.organizationId],
+            )
           : []
         if (!removed) throw notFound('This custom field is not enabled for the project.')
         await queryText(tx, 'delete from work_item_field_values where project_id = $1 and field_id = $2 and organization_id = $3', [projectId, removed.fieldId, actor.organizationId])
         await audit({ action: 'project.custom_field_disabled', resourceType: 'project', resourceId: projectId, projectId, changes: { before: { fieldId: removed.fieldId } } })
+        await emit({ type: 'project_custom_field.deleted', projectId, data: { projectId, fieldId: removed.fieldId, key: removed.key } })
         return { id: removed.fieldId }
       })
     },

@@ -45,11 +45,12 @@ const MARK = `with m as (
   select pg_notify('${SOURCES_CHANNEL}', json_build_object('organizationId', m.organization_id)::text) from m`
 
 /**
- * $1 organization, $2 measure: its active sources of that measure (they show the label's or the
- * option's name) and those through a view (its filters may name it) are built again, their
- * projects marked.
+ * $1 organization, $2 measure, $3 project or null (every project): its active sources of that
+ * measure (they show the label's or the option's name) and those through a view (its filters may
+ * name it) are built again, their projects marked.
  */
 const REBUILD = `update component_sources set built = false where organization_id = $1 and state = 'active' and (view_id is not null or measure = $2 or measure like $2 || ':%')
+    and ($3::uuid is null or project_id = $3::uuid)
   returning project_id as "projectId"`
 
 /** $1 organization, $2 view: the active sources through the view are built again (a view changed or deleted). */
@@ -61,19 +62,23 @@ export async function viewChanged(tx: Transaction, organizationId: string, _proj
   for (const projectId of new Set(rebuilt.map((row) => row.projectId))) await markProject(tx, organizationId, projectId)
 }
 
-/** Changes that build sources again: a label or a custom field renamed, changed or deleted. */
-const REBUILDING: ReadonlySet<string> = new Set(['label.updated', 'label.deleted', 'custom_field.updated', 'custom_field.deleted'])
+/**
+ * Changes that build sources again: a label or a custom field renamed, changed or deleted, and a
+ * field disabled for a project (its values leave the project's items without a work item event).
+ */
+const REBUILDING: ReadonlySet<string> = new Set(['label.updated', 'label.deleted', 'custom_field.updated', 'custom_field.deleted', 'project_custom_field.deleted'])
 
 /**
  * Marks the project's sources for recomputation in the transaction of every change of its work
- * items (the changed item named); a label or a custom field renamed, changed or deleted builds the
- * sources showing or filtering by them again (REBUILD).
+ * items (the changed item named); a label or a custom field renamed, changed or deleted, or a field
+ * disabled for a project, builds the sources showing or filtering by them again (REBUILD).
  */
 export const markObserver: ChangeObserver = {
   wants: (_organizationId, type, projectId) => (projectId !== null && type.startsWith('work_item.')) || REBUILDING.has(type),
   async observe(tx, event) {
     if (REBUILDING.has(event.type)) {
-      const rebuilt = await queryText<{ projectId: string }>(tx, REBUILD, [event.organizationId, event.type.startsWith('label.') ? 'byLabel' : 'byField'])
+      const onProject = event.type.startsWith('project_custom_field.') ? event.projectId : null
+      const rebuilt = await queryText<{ projectId: string }>(tx, REBUILD, [event.organizationId, event.type.startsWith('label.') ? 'byLabel' : 'byField', onProject])
       for (const projectId of new Set(rebuilt.map((row) => row.projectId))) await markProject(tx, event.organizationId, projectId)
       return
     }

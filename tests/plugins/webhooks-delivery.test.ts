@@ -141,6 +141,7 @@ describe('payloads', () => {
     const field = await t.as('POST', '/api/v1/custom-fields', { key: 'hooked', name: 'Hooked', type: 'text' }, 201)
     const fieldRenamed = await t.as('PATCH', `/api/v1/custom-fields/${field.id}`, { name: 'Hooked, renamed' })
     await t.as('DELETE', `/api/v1/custom-fields/${field.id}`)
+    const lane = await t.as('POST', '/api/v1/custom-fields', { key: 'lane', name: 'Lane', type: 'text' }, 201)
     const organizationEvents = [
       ['label.created', label],
       ['label.updated', labelRenamed],
@@ -148,6 +149,7 @@ describe('payloads', () => {
       ['custom_field.created', field],
       ['custom_field.updated', fieldRenamed],
       ['custom_field.deleted', fieldRenamed],
+      ['custom_field.created', lane],
     ]
 
     /** What each change of the hooked project should deliver: its type and API v1's answer. */
@@ -161,6 +163,11 @@ describe('payloads', () => {
     const colleague = await t.colleague('member')
     expected.push({ type: 'project_member.created', data: await t.as('POST', `${p}/members`, { userId: colleague.user.id, accessLevel: 'viewer' }, 201) })
     expected.push({ type: 'project_member.updated', data: await t.as('PATCH', `${p}/members/${colleague.user.id}`, { accessLevel: 'editor' }) })
+    // A field enabled for the project and disabled again.
+    await t.as('POST', `${p}/custom-fields`, { fieldId: lane.id }, 201)
+    expected.push({ type: 'project_custom_field.created', data: { projectId: project.id, fieldId: lane.id, key: 'lane' } })
+    await t.as('DELETE', `${p}/custom-fields/${lane.id}`)
+    expected.push({ type: 'project_custom_field.deleted', data: { projectId: project.id, fieldId: lane.id, key: 'lane' } })
 
     const a = await t.as('POST', `${p}/work-items`, { title: 'A', priority: 2 }, 201)
     expected.push({ type: 'work_item.created', data: a })

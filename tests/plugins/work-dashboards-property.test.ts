@@ -874,12 +874,10 @@ const AROUND_TESTS: { kind: Around['kind']; what: string }[] = [
 ]
 
 /**
- * Kinds that fail today (2026-11-29, HEAD 7f74d9a): todo tests, run with `bun test --todo` (which
- * fails on a todo test that passes: then move it out of this list).
+ * Kinds that fail today, with why: todo tests, run with `bun test --todo` (which fails on a todo
+ * test that passes: then move it out of this list). None at present.
  */
-const KNOWN_GAPS: Partial<Record<Around['kind'], string>> = {
-  disableArea: 'disabling a field for a project (DELETE …/projects/{id}/custom-fields/{fieldId}) removes its values without a work_item event or a rebuild: byField sources (and views filtering by the field) keep counting them.',
-}
+const KNOWN_GAPS: Partial<Record<Around['kind'], string>> = {}
 
 for (const { kind, what } of AROUND_TESTS) {
   const define = KNOWN_GAPS[kind] ? test.todo : test
