@@ -215,13 +215,18 @@ async function insertRows(tx: Transaction, organizationId: string, componentId: 
   await runSql(tx, sql`insert into work_source_items (organization_id, component_id, work_item_id, buckets, done_at, cycle_days) values ${sql.join(values, sql`, `)}`)
 }
 
-/** The source's rows and counts, built from all the items the binder sees (a new binding, a changed view): a scan, once, by pages. */
-async function build(tx: Transaction, organizationId: string, componentId: string, items: SQL, measure: Measure, field: SelectField | undefined, viewVersion: string | null) {
+/**
+ * The source's rows and counts, built from all the items the binder sees (a new binding, a changed
+ * view): a scan, once, by pages. How many rows it wrote.
+ */
+async function build(tx: Transaction, organizationId: string, componentId: string, items: SQL, measure: Measure, field: SelectField | undefined, viewVersion: string | null): Promise<number> {
   await runSql(tx, sql`delete from work_source_counts where organization_id = ${organizationId} and component_id = ${componentId}`)
   await runSql(tx, sql`delete from work_source_items where organization_id = ${organizationId} and component_id = ${componentId}`)
+  let written = 0
   for (let after: string | null = null; ; ) {
     const rows = await itemRows(tx, items, measure, field, { after })
     await insertRows(tx, organizationId, componentId, rows)
+    written += rows.length
     if (rows.length < ROWS_PER_STATEMENT) break
     after = rows.at(-1)!.id
   }
@@ -232,6 +237,7 @@ async function build(tx: Transaction, organizationId: string, componentId: strin
       where s.organization_id = ${organizationId} and s.component_id = ${componentId} group by s.organization_id, s.component_id, b.bucket`,
   )
   await runSql(tx, sql`update component_sources set built = true, view_version = ${viewVersion} where organization_id = ${organizationId} and component_id = ${componentId}`)
+  return written
 }
 
 /**
@@ -257,25 +263,32 @@ async function update(tx: Transaction, organizationId: string, componentId: stri
   )
 }
 
+/** What one recomputation did: the page it changed (to tell once its transaction commits), and the rows a build wrote (0 without one). */
+export interface Recomputed {
+  pageId?: string
+  builtRows: number
+}
+
 /**
  * Recomputes one source in `tx`: its binder checked (else suspended); its rows and counts built
  * (first time, or its view changed) or moved by the `changed` work items; its data drawn from the
- * counts and written to the component. The page changed (to tell once `tx` commits), or undefined.
+ * counts and written to the component.
  */
-export async function recompute(deps: SourceDeps, tx: Transaction, organizationId: string, source: SourceRow & { built?: boolean; viewVersion?: string | null }, changed: readonly string[]): Promise<string | undefined> {
+export async function recompute(deps: SourceDeps, tx: Transaction, organizationId: string, source: SourceRow & { built?: boolean; viewVersion?: string | null }, changed: readonly string[]): Promise<Recomputed> {
   const access = await binderAccess(deps, tx, organizationId, source)
   if ('reason' in access) {
     await suspend(tx, organizationId, source.componentId, access.reason!)
-    return undefined
+    return { builtRows: 0 }
   }
   const measure = storedMeasure(source.measure)
   const field = measure.fieldKey ? await deps.fields?.selectField(tx, organizationId, measure.fieldKey) : undefined
   if (measure.fieldKey && !field) {
     await suspend(tx, organizationId, source.componentId, 'viewUnavailable')
-    return undefined
+    return { builtRows: 0 }
   }
+  let builtRows = 0
   if (!source.built || (source.viewVersion ?? null) !== access.viewVersion) {
-    await build(tx, organizationId, source.componentId, access.items, measure, field, access.viewVersion)
+    builtRows = await build(tx, organizationId, source.componentId, access.items, measure, field, access.viewVersion)
     // The label under the title names the view as it is called now.
     const [project] = await queryText<{ key: string }>(tx, 'select key from project_directory where id = $1 and organization_id = $2', [source.projectId, organizationId])
     await deps.feeds.setFeed(tx, organizationId, source.componentId, { name: FEED, label: sourceLabel(project?.key ?? '', access.viewName) })
@@ -290,5 +303,5 @@ export async function recompute(deps: SourceDeps, tx: Transaction, organizationI
   const [{ type } = { type: '' }] = await queryText<{ type: string }>(tx, 'select type from component_values where component_id = $1 and organization_id = $2', [source.componentId, organizationId])
   const pageId = type ? await deps.feeds.write(tx, organizationId, source.componentId, FEED, componentData(type, measure, result)) : undefined
   await queryText(tx, 'update component_sources set computed_at = now() where component_id = $1 and organization_id = $2', [source.componentId, organizationId])
-  return pageId
+  return { pageId, builtRows }
 }

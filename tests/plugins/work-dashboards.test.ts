@@ -9,6 +9,7 @@ import { sqlOn } from '../helpers/database'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
 import { markNewDay } from '../../plugins/work-dashboards/recompute'
+import { queryText } from '../../src/db'
 
 let api: TestService
 let fx: ProjectFixture
@@ -162,4 +163,33 @@ describe('work sources', () => {
     await fx.as('owner', 'DELETE', `/api/v1/projects/${fx.projectId}/views/${view.id}`, undefined, 200)
     expect(await fx.as('owner', 'GET', path, undefined, 200)).toMatchObject({ state: 'suspended', reason: 'viewUnavailable' })
   })
+
+  // Last: it adds 12,000 work items by SQL. Without statistics, the planner would read a source's
+  // every row to find the changed ones: 200 ms at a million rows instead of 6 (bench/RESULTS.md).
+  test('after a build of 12,000 rows the planner knows them: a recomputation finds the changed items by their key', async () => {
+    const [{ top }] = await sql<{ top: number }>('select coalesce(max(number), 0)::int as top from work_items where project_id = $1', [fx.projectId])
+    await sql(
+      `insert into work_items (id, organization_id, project_id, number, title, status, priority, position, created_by)
+        select gen_random_uuid(), $1, $2, $3 + n, 'bulk ' || n, 'todo', 0, $3 + n, $4 from generate_series(1, 12000) n`,
+      [fx.organizationId, fx.projectId, top, fx.users.owner.id],
+    )
+    await sql('update work_item_counters set last_number = $2 where project_id = $1 and organization_id = $3', [fx.projectId, top + 12_000, fx.organizationId])
+    const [{ total }] = await sql<{ total: number }>('select count(*)::int as total from work_items where project_id = $1', [fx.projectId])
+    await fx.as('owner', 'PUT', source('horizontalBox'), { projectId: fx.projectId, measure: 'count' }, 200)
+    await until(() => dataOf('horizontalBox'), (data) => data?.middleText?.value === String(total), 60_000)
+    // The statement a recomputation runs for the changed items, planned as a prepared statement is
+    // once it runs often (a generic plan, for any parameters).
+    const indexed = () =>
+      api.service.core.db.transaction(async (tx) => {
+        await queryText(tx, 'set local plan_cache_mode = force_generic_plan', [])
+        await queryText(tx, 'prepare changed_rows (uuid, uuid, uuid[]) as delete from work_source_items where organization_id = $1 and component_id = $2 and work_item_id = any($3)', [])
+        try {
+          const plan = await queryText(tx, `explain (format json) execute changed_rows ('${fx.organizationId}', '${component.horizontalBox}', '{${crypto.randomUUID()}}')`, [])
+          return /"Index Cond":[^"]*"[^"]*work_item_id/.test(JSON.stringify(plan))
+        } finally {
+          await queryText(tx, 'deallocate changed_rows', [])
+        }
+      })
+    expect(await until(indexed, (yes) => yes)).toBe(true)
+  }, 120_000)
 })
