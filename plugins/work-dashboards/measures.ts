@@ -99,6 +99,22 @@ export function rangeDays(today: string, days: number): string[] {
   return Array.from({ length: days }, (_, i) => new Date(end - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10))
 }
 
+/** The least `y:` bucket of cycle time's range: a source reads its counts from there on. */
+export const cycleSince = (today: string, days: number) => `y:${rangeDays(today, days)[0]}`
+
+/** The median (the mean of the middle two for an even count) of values counted `{value: n}`, and the count; [0, 0] for none. */
+export function medianOf(counted: ReadonlyMap<number, number>): [number, number] {
+  const values = [...counted].filter(([, n]) => n > 0).sort(([a], [b]) => a - b)
+  const count = values.reduce((sum, [, n]) => sum + n, 0)
+  if (!count) return [0, 0]
+  /** The value at 0-based position `k` in order. */
+  const at = (k: number) => {
+    for (const [value, n] of values) if ((k -= n) < 0) return value
+    return values.at(-1)![0]
+  }
+  return [(at(Math.floor((count - 1) / 2)) + at(Math.floor(count / 2))) / 2, count]
+}
+
 const UTC_DAY = (column: string) => sql.raw(`((${column} at time zone 'utc')::date)::text`)
 const NO_BUCKETS = sql`'{}'::text[]`
 
@@ -133,14 +149,12 @@ export function bucketsOf(measure: Measure, field?: SelectField): SQL {
     case 'openOverTime':
       return sql`array['c:' || ${UTC_DAY('i."createdAt"')}] || case when i."closedAt" is not null then array['x:' || ${UTC_DAY('i."closedAt"')}] else ${NO_BUCKETS} end`
     case 'cycleTimeDays':
-      return NO_BUCKETS
+      // `y:` the UTC day it was done `:` its cycle in tenths of a day (rounded half up, in numeric).
+      return sql`case when i.status = 'done' and i."startedAt" is not null and i."closedAt" is not null
+        then array['y:' || ${UTC_DAY('i."closedAt"')} || ':' || floor((extract(epoch from i."closedAt" - i."startedAt") * 10 + 43200) / 86400)::bigint::text] else ${NO_BUCKETS} end`
   }
   throw new Error(`unknown measure ${measure.kind}`)
 }
-
-/** When a done item with a start closed (cycle time counts it), else null; and its cycle in days. */
-export const DONE_AT = sql`case when i.status = 'done' and i."startedAt" is not null then i."closedAt" end`
-export const CYCLE_DAYS = sql`case when i.status = 'done' and i."startedAt" is not null then extract(epoch from i."closedAt" - i."startedAt") / 86400 end`
 
 /** Counted buckets `{x, n}` in a fixed order, zero counts included, named. */
 function fixedPoints(rows: { x: string | null; n: number }[], buckets: typeof STATUS_BUCKETS): Point[] {
@@ -163,10 +177,10 @@ export type Counts = ReadonlyMap<string, number>
 
 /**
  * The points (or the number and count) of `measure` from the source's counts: names read for the
- * buckets shown (assignees, labels: one statement), the cycle time's median from its done items in
- * the range (one statement, over those items alone).
+ * buckets shown (assignees, labels: one statement), the cycle time's median from how many items
+ * were done on each day of the range with each cycle time (its `y:` buckets, tenths of a day).
  */
-export async function dataOf(executor: Executor, componentId: string, measure: Measure, counts: Counts, days: number, context: MeasureContext): Promise<{ points?: Point[]; value?: number; count?: number }> {
+export async function dataOf(executor: Executor, measure: Measure, counts: Counts, days: number, context: MeasureContext): Promise<{ points?: Point[]; value?: number; count?: number }> {
   const organization = context.organizationId
   const rows = () => [...counts].map(([x, n]) => ({ x: x === '' ? null : x, n }))
   switch (measure.kind) {
@@ -221,13 +235,16 @@ export async function dataOf(executor: Executor, componentId: string, measure: M
       }
     }
     case 'cycleTimeDays': {
-      const start = `${rangeDays(context.today, days)[0]}T00:00:00Z`
-      const [row] = await run<{ median: number | null; n: number }>(
-        executor,
-        sql`select percentile_cont(0.5) within group (order by s.cycle_days)::float8 as median, count(*)::int as n
-          from work_source_items s where s.organization_id = ${organization} and s.component_id = ${componentId} and s.done_at >= ${start}::timestamptz`,
-      )
-      return { value: row?.median === null || row?.median === undefined ? 0 : Math.round(Number(row.median) * 10) / 10, count: Number(row?.n ?? 0) }
+      // How many items were done in the range with each cycle (in tenths), from the `y:` buckets of its days.
+      const since = cycleSince(context.today, days)
+      const tenths = new Map<number, number>()
+      for (const [bucket, n] of counts) {
+        if (bucket < since || !bucket.startsWith('y:')) continue
+        const cycle = Number(bucket.slice(bucket.lastIndexOf(':') + 1))
+        tenths.set(cycle, (tenths.get(cycle) ?? 0) + n)
+      }
+      const [value, count] = medianOf(tenths)
+      return { value: Math.round(value) / 10, count }
     }
   }
   throw new Error(`unknown measure ${measure.kind}`)

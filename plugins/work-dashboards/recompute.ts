@@ -22,7 +22,7 @@ import type { Actor, Role } from '../../src/services/identity'
 import type { CustomFieldsFace, SelectField } from '../custom-fields/api'
 import type { ComponentFeeds } from '../display/api'
 import type { WorkItemsFace } from '../work-items/api'
-import { bucketsOf, componentData, CYCLE_DAYS, dataOf, DEFAULT_RANGE_DAYS, DONE_AT, type Measure } from './measures'
+import { bucketsOf, componentData, cycleSince, dataOf, DEFAULT_RANGE_DAYS, type Measure } from './measures'
 
 /** Runs a Drizzle SQL statement on `executor`. */
 const runSql = async <T>(executor: Transaction, statement: SQL) => {
@@ -182,15 +182,13 @@ export async function suspend(tx: Transaction, organizationId: string, component
   ])
 }
 
-/** A source's row of one work item: its buckets, and for cycle time when it was done and its cycle in days. */
+/** A source's row of one work item: its buckets. */
 interface ItemRow {
   id: string
   buckets: string[]
-  doneAt: string | null
-  cycleDays: number | null
 }
 
-/** Rows one statement writes (6 values each, within PostgreSQL's 65,535 parameters). */
+/** Rows one statement writes (4 values each, within PostgreSQL's 65,535 parameters). */
 const ROWS_PER_STATEMENT = 2000
 
 /**
@@ -204,15 +202,15 @@ function itemRows(tx: Transaction, items: SQL, measure: Measure, field: SelectFi
   const limit = 'ids' in among ? sql`` : sql` order by i.id limit ${ROWS_PER_STATEMENT}`
   return runSql<ItemRow>(
     tx,
-    sql`select i.id, ${bucketsOf(measure, field)} as buckets, ${DONE_AT} as "doneAt", ${CYCLE_DAYS}::float8 as "cycleDays" from ${items} i where ${where}${limit}`,
+    sql`select i.id, ${bucketsOf(measure, field)} as buckets from ${items} i where ${where}${limit}`,
   )
 }
 
 /** Writes the rows (at most ROWS_PER_STATEMENT) in one multi-row INSERT: one shard on Citus. */
 async function insertRows(tx: Transaction, organizationId: string, componentId: string, rows: readonly ItemRow[]): Promise<void> {
   if (!rows.length) return
-  const values = rows.map((row) => sql`(${organizationId}::uuid, ${componentId}::uuid, ${row.id}::uuid, ${sql.param(row.buckets)}::text[], ${row.doneAt}::timestamptz, ${row.cycleDays}::float8)`)
-  await runSql(tx, sql`insert into work_source_items (organization_id, component_id, work_item_id, buckets, done_at, cycle_days) values ${sql.join(values, sql`, `)}`)
+  const values = rows.map((row) => sql`(${organizationId}::uuid, ${componentId}::uuid, ${row.id}::uuid, ${sql.param(row.buckets)}::text[])`)
+  await runSql(tx, sql`insert into work_source_items (organization_id, component_id, work_item_id, buckets) values ${sql.join(values, sql`, `)}`)
 }
 
 /**
@@ -293,13 +291,19 @@ export async function recompute(deps: SourceDeps, tx: Transaction, organizationI
     const [project] = await queryText<{ key: string }>(tx, 'select key from project_directory where id = $1 and organization_id = $2', [source.projectId, organizationId])
     await deps.feeds.setFeed(tx, organizationId, source.componentId, { name: FEED, label: sourceLabel(project?.key ?? '', access.viewName) })
   } else if (changed.length) await update(tx, organizationId, source.componentId, access.items, measure, field, changed)
-  const counts = new Map(
-    (await runSql<{ bucket: string; items: number }>(tx, sql`select bucket, items from work_source_counts where organization_id = ${organizationId} and component_id = ${source.componentId} and items <> 0`)).map(
-      (row) => [row.bucket, Number(row.items)],
-    ),
-  )
   const today = new Date().toISOString().slice(0, 10)
-  const result = await dataOf(tx, source.componentId, measure, counts, source.rangeDays ?? DEFAULT_RANGE_DAYS, { organizationId, field, today })
+  const days = source.rangeDays ?? DEFAULT_RANGE_DAYS
+  // Cycle time's buckets start with their day: only those of its range are read.
+  const since = measure.kind === 'cycleTimeDays' ? cycleSince(today, days) : ''
+  const counts = new Map(
+    (
+      await runSql<{ bucket: string; items: number }>(
+        tx,
+        sql`select bucket, items from work_source_counts where organization_id = ${organizationId} and component_id = ${source.componentId} and bucket >= ${since} and items <> 0`,
+      )
+    ).map((row) => [row.bucket, Number(row.items)]),
+  )
+  const result = await dataOf(tx, measure, counts, days, { organizationId, field, today })
   const [{ type } = { type: '' }] = await queryText<{ type: string }>(tx, 'select type from component_values where component_id = $1 and organization_id = $2', [source.componentId, organizationId])
   const pageId = type ? await deps.feeds.write(tx, organizationId, source.componentId, FEED, componentData(type, measure, result)) : undefined
   await queryText(tx, 'update component_sources set computed_at = now() where component_id = $1 and organization_id = $2', [source.componentId, organizationId])

@@ -1,6 +1,6 @@
 /** Dashboard components fed by work (their sources), and the marks that tell a project's sources to recompute. */
 import { sql } from 'drizzle-orm'
-import { boolean, check, doublePrecision, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { boolean, check, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { rowId, tenantKey, tenantReference, timestamps } from '../../src/schema'
 import { doneBy, organizationReference } from '../auth/schema'
 import { components } from '../display/schema'
@@ -67,8 +67,8 @@ export const workSourceMarks = pgTable(
 
 /**
  * The work items a source counts, each with the buckets it counts in (a status, a label id, `c:`
- * and a creation day…; none for an item a daily series leaves out), and for cycle time when a done
- * item closed and its cycle in days. A recomputation replaces the rows of the items that changed
+ * and a creation day, `y:`, the day it was done and its cycle time…; none for an item a daily
+ * series leaves out). A recomputation replaces the rows of the items that changed
  * and moves the counts by the difference: its cost follows the changes, not the project.
  */
 export const workSourceItems = pgTable(
@@ -78,14 +78,10 @@ export const workSourceItems = pgTable(
     organizationId: organizationReference(),
     workItemId: uuid().notNull(),
     buckets: text().array().notNull(),
-    doneAt: timestamp({ withTimezone: true, mode: 'date' }),
-    cycleDays: doublePrecision(),
   },
   (table) => [
     tenantKey('work_source_items', [table.componentId, table.workItemId], table.organizationId),
     tenantReference('work_source_items_source_fk', [table.componentId, table.organizationId], [componentSources.componentId, componentSources.organizationId]),
-    // Cycle time: the items done in the range.
-    index('work_source_items_done_idx').on(table.organizationId, table.componentId, table.doneAt).where(sql`${table.doneAt} is not null`),
   ],
 )
 

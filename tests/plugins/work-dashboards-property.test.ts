@@ -403,8 +403,9 @@ function expected(bound: Bound, all: ItemRow[], filter: ViewFilter | undefined, 
       }
     case 'cycleTimeDays': {
       const done = items.filter((row) => row.status === 'done' && row.started !== null && row.closed !== null && row.closed >= start)
-      const middle = median(done.map((row) => row.cycleSeconds! / 86400))
-      return { value: String(middle === null ? 0 : Math.round(middle * 10) / 10), count: done.length }
+      // Each item's cycle in tenths of a day, rounded half up, then their median (docs/api.md).
+      const middle = median(done.map((row) => Math.floor(((row.closed! - row.started!) * 10 + 43_200_000_000) / 86_400_000_000)))
+      return { value: String(middle === null ? 0 : Math.round(middle) / 10), count: done.length }
     }
   }
   throw new Error(`no oracle for ${bound.measure}`)
