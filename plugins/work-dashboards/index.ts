@@ -12,7 +12,7 @@ import { describeError } from '../../src/log'
 import { SourceRecompute } from './queue'
 import { markNewDay, markObserver, untilNextDay, viewChanged } from './recompute'
 import { sourceRoutes } from './routes'
-import { componentSources, workSourceCounts, workSourceItems, workSourceMarks } from './schema'
+import { componentSources, workSourceCounts, workSourceItems, workSourceMarks, workSourcePurges } from './schema'
 import { createWorkSources } from './sources'
 
 const WorkDashboardsConfig = Type.Object({
@@ -30,7 +30,7 @@ export default definePlugin({
   // With labels and custom fields: byLabel and byField:<key> measures.
   optionalDependencies: ['labels', 'custom-fields'],
   config: WorkDashboardsConfig,
-  tables: { componentSources, workSourceMarks, workSourceItems, workSourceCounts },
+  tables: { componentSources, workSourceMarks, workSourcePurges, workSourceItems, workSourceCounts },
   tags: [{ name: 'Work dashboards', description: "A component's work source: what of a project's work items it shows, kept current within 2 s of each change." }],
 
   async setup({ db, writes, services, changes, outboxes, config, onStop, background, log }) {

@@ -9,7 +9,7 @@ import { queryText, type Transaction } from '../../src/db'
 import { describeError } from '../../src/log'
 import type { OrganizationRound } from '../../src/organization-round'
 import type { OutboxQueue } from '../../src/outbox-runner'
-import { recompute, SOURCES_CHANNEL, type SourceDeps, type SourceRow } from './recompute'
+import { purgeBatch, recompute, SOURCES_CHANNEL, type SourceDeps, type SourceRow } from './recompute'
 
 /** Builds that wrote at least this many rows in one transaction are followed by an ANALYZE of work_source_items. */
 const ANALYZE_AFTER_ROWS = 10_000
@@ -43,7 +43,14 @@ export class SourceRecompute implements OutboxQueue {
   }
 
   async discover(limit: number): Promise<string[]> {
-    const rows = await queryText<{ organizationId: string }>(this.deps.db, 'select organization_id as "organizationId" from work_source_marks group by organization_id order by min(marked_at) limit $1', [limit])
+    const rows = await queryText<{ organizationId: string }>(
+      this.deps.db,
+      `select organization_id as "organizationId" from (
+        select organization_id, min(marked_at) as since from work_source_marks group by organization_id
+        union all select organization_id, min(requested_at) from work_source_purges group by organization_id
+      ) due group by organization_id order by min(since) limit $1`,
+      [limit],
+    )
     return rows.map((row) => row.organizationId)
   }
 
@@ -65,13 +72,16 @@ export class SourceRecompute implements OutboxQueue {
       1,
       async (organizationId, share) => {
         if (stopping()) return 0
+        // Retired sources' rows first, a batch a claim, while there are any.
+        const purged = await this.deps.db.transaction((tx) => purgeBatch(tx, organizationId))
+        handled += purged
         const changed: { pageId: string; componentId: string }[] = []
         const { marks, later, builtRows } = await this.deps.db.transaction((tx) => this.recomputeMarked(tx, organizationId, share, changed))
         for (const { pageId, componentId } of changed) this.deps.feeds.changed(organizationId, pageId, componentId)
         if (builtRows >= ANALYZE_AFTER_ROWS) await this.analyze()
         if (later !== undefined) this.later(organizationId, later)
         handled += marks
-        return marks
+        return marks + purged
       },
       () => {},
     )

@@ -63,6 +63,51 @@ export async function viewChanged(tx: Transaction, organizationId: string, _proj
 }
 
 /**
+ * Retires sources already deleted in `tx`: their rows in work_source_items are purged later, in
+ * batches (queue.ts), so removing a source, a component or a page costs the same whatever the
+ * sources counted (at a million work items a source has a million rows).
+ */
+export async function retire(tx: Transaction, organizationId: string, componentIds: readonly string[]): Promise<void> {
+  if (!componentIds.length) return
+  const values = componentIds.map((id) => sql`(${organizationId}::uuid, ${id}::uuid)`)
+  await runSql(tx, sql`insert into work_source_purges (organization_id, component_id) values ${sql.join(values, sql`, `)} on conflict do nothing`)
+  await queryText(tx, `select pg_notify('${SOURCES_CHANNEL}', $1)`, [JSON.stringify({ organizationId })])
+}
+
+/**
+ * A new binding takes its component back from the purge (waiting for a batch in progress to
+ * commit): its first build removes whatever rows are left.
+ */
+export async function reclaim(tx: Transaction, organizationId: string, componentId: string): Promise<void> {
+  await queryText(tx, 'delete from work_source_purges where organization_id = $1 and component_id = $2', [organizationId, componentId])
+}
+
+/** Rows of a retired source one purge statement deletes. */
+export const PURGE_BATCH = 5000
+
+/**
+ * One batch of the organization's oldest purge in `tx` (skipping one another worker holds): up to
+ * PURGE_BATCH of its rows deleted, the purge itself once none is left. How many rows went, plus
+ * one for the purge (0: none to do).
+ */
+export async function purgeBatch(tx: Transaction, organizationId: string): Promise<number> {
+  const [purge] = await queryText<{ componentId: string }>(
+    tx,
+    'select component_id as "componentId" from work_source_purges where organization_id = $1 order by requested_at limit 1 for update skip locked',
+    [organizationId],
+  )
+  if (!purge) return 0
+  const gone = await queryText(
+    tx,
+    `delete from work_source_items where organization_id = $1 and component_id = $2
+      and work_item_id in (select work_item_id from work_source_items where organization_id = $1 and component_id = $2 limit ${PURGE_BATCH}) returning 1`,
+    [organizationId, purge.componentId],
+  )
+  if (gone.length < PURGE_BATCH) await reclaim(tx, organizationId, purge.componentId)
+  return gone.length + 1
+}
+
+/**
  * Changes that build sources again: a label or a custom field renamed, changed or deleted, and a
  * field disabled for a project (its values leave the project's items without a work item event).
  */
@@ -74,6 +119,20 @@ const REBUILDING: ReadonlySet<string> = new Set(['label.updated', 'label.deleted
  * disabled for a project, builds the sources showing or filtering by them again (REBUILD).
  */
 export const markObserver: ChangeObserver = {
+  // A page or component about to go takes its sources with it; their rows are purged later.
+  async beforeDelete(tx, deletion) {
+    if (deletion.resourceType !== 'page' && deletion.resourceType !== 'component') return
+    const column = deletion.resourceType === 'page' ? 'page_id' : 'component_id'
+    const gone = await queryText<{ componentId: string }>(tx, `delete from component_sources where organization_id = $1 and ${column} = $2 returning component_id as "componentId"`, [
+      deletion.organizationId,
+      deletion.id,
+    ])
+    await retire(
+      tx,
+      deletion.organizationId,
+      gone.map((row) => row.componentId),
+    )
+  },
   wants: (_organizationId, type, projectId) => (projectId !== null && type.startsWith('work_item.')) || REBUILDING.has(type),
   async observe(tx, event) {
     if (REBUILDING.has(event.type)) {

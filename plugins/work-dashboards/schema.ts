@@ -66,6 +66,21 @@ export const workSourceMarks = pgTable(
 )
 
 /**
+ * Sources removed (unbound, or their component or page deleted) whose rows in work_source_items
+ * are still to go: the recompute workers delete them in batches, so a removal costs the same
+ * whatever the source counted (a source's rows have no foreign key to it for that reason).
+ */
+export const workSourcePurges = pgTable(
+  'work_source_purges',
+  {
+    componentId: uuid().notNull(),
+    organizationId: organizationReference(),
+    requestedAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [tenantKey('work_source_purges', [table.componentId], table.organizationId)],
+)
+
+/**
  * The work items a source counts, each with the buckets it counts in (a status, a label id, `c:`
  * and a creation day, `y:`, the day it was done and its cycle time…; none for an item a daily
  * series leaves out). A recomputation replaces the rows of the items that changed
@@ -81,7 +96,6 @@ export const workSourceItems = pgTable(
   },
   (table) => [
     tenantKey('work_source_items', [table.componentId, table.workItemId], table.organizationId),
-    tenantReference('work_source_items_source_fk', [table.componentId, table.organizationId], [componentSources.componentId, componentSources.organizationId]),
   ],
 )
 

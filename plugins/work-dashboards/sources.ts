@@ -16,7 +16,7 @@ import type { ComponentFeeds } from '../display/api'
 import type { WorkItemsFace } from '../work-items/api'
 import { parseMeasure, usesRange, DEFAULT_RANGE_DAYS } from './measures'
 import type { SourceInput, SourceView } from './model'
-import { binderAccess, FEED, markProject, sourceLabel, suspend, type SourceRow } from './recompute'
+import { binderAccess, FEED, markProject, reclaim, retire, sourceLabel, suspend, type SourceRow } from './recompute'
 
 const COLUMNS = `s.component_id as "componentId", s.page_id as "pageId", s.project_id as "projectId", s.view_id as "viewId", s.measure, s.range_days as "rangeDays",
   s.state, s.reason, s.bound_by as "boundBy", s.computed_at as "computedAt", s.created_at as "createdAt", s.updated_at as "updatedAt"`
@@ -108,6 +108,7 @@ export function createWorkSources(deps: WorkSourceDeps) {
             returning ${COLUMNS}`,
           [component.id, actor.organizationId, component.pageId, input.projectId, viewId, input.measure, rangeDays, actor.userId],
         )
+        if (!before.length) await reclaim(tx, actor.organizationId, component.id)
         await feeds.setFeed(tx, actor.organizationId, component.id, { name: FEED, label: sourceLabel(project?.key ?? '', viewName) })
         await markProject(tx, actor.organizationId, input.projectId)
         const after = viewOf(row!)
@@ -131,6 +132,7 @@ export function createWorkSources(deps: WorkSourceDeps) {
         const component = await feeds.editable(tx, actor, pageId, componentId)
         const [row] = await queryText<Row>(tx, `delete from component_sources s where s.component_id = $1 and s.organization_id = $2 returning ${COLUMNS}`, [component.id, actor.organizationId])
         if (!row) throw notFound('This component has no work source.')
+        await retire(tx, actor.organizationId, [component.id])
         await feeds.setFeed(tx, actor.organizationId, component.id, null)
         await audit({ action: 'component_source.unbound', resourceType: 'component', resourceId: component.id, changes: { before: viewOf(row) } })
         return { id: component.id }

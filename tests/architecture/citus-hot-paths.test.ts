@@ -15,7 +15,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { openDatabase, type DatabaseHandle } from '../../src/db'
+import { openDatabase, queryText, type DatabaseHandle } from '../../src/db'
 import { createLogger } from '../../src/log'
 import { captureStatements, type CapturedStatement, type StatementCapture } from '../helpers/statement-capture'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
@@ -25,6 +25,7 @@ import { workPushes } from '../../plugins/notifications/pushes'
 import { UserNotifierRef } from '../../plugins/push/api'
 import { ProjectAccessRef } from '../../plugins/projects/api'
 import { SourceRecompute } from '../../plugins/work-dashboards/queue'
+import { purgeBatch } from '../../plugins/work-dashboards/recompute'
 import { WorkItemsRef } from '../../plugins/work-items/api'
 import { ComponentFeedsRef } from '../../plugins/display/api'
 import { CustomFieldsRef } from '../../plugins/custom-fields/api'
@@ -425,7 +426,7 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     expect(problems).toEqual([])
   })
 
-  test('work sources: binding, the marks of a change, the recompute (claim, build, update, draw, write) and the source read run on one shard', async () => {
+  test('work sources: binding, the marks of a change, the recompute (claim, build, update, draw, write), the source read, removals and the purge run on one shard', async () => {
     const { core } = api.service
     const queue = new SourceRecompute(
       { db: core.db, work: core.services.get(WorkItemsRef), feeds: core.services.get(ComponentFeedsRef), fields: core.services.find(CustomFieldsRef) },
@@ -455,6 +456,17 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
       'a work item change marks the project': () => ok('PATCH', `/api/v1/projects/${projectId}/work-items/${secondItemId}`, { body: { status: 'done', assigneeId: user.id } }),
       'recompute (the changed item alone, counts moved)': recompute,
       'read a source (binder re-checked)': () => ok('GET', `/api/v1/pages/${page.id}/components/${components[0]}/source`),
+      'unbind a source, delete a component and the page (sources retired)': async () => {
+        await ok('DELETE', `/api/v1/pages/${page.id}/components/${components[0]}/source`)
+        await ok('DELETE', `/api/v1/pages/${page.id}/components/${components[1]}`)
+        await ok('DELETE', `/api/v1/pages/${page.id}`)
+      },
+      "purge the retired sources' rows in batches": async () => {
+        // (The service's own workers may take some first.)
+        while ((await core.db.transaction((tx) => purgeBatch(tx, user.organizationId))) > 0);
+        const [left] = await queryText<{ n: number }>(core.db, 'select count(*)::int as n from work_source_items where organization_id = $1 and component_id = any($2::uuid[])', [user.organizationId, components])
+        if (left!.n) throw new Error(`${left!.n} rows of the retired sources are left`)
+      },
     })
     expect(problems).toEqual([])
   })

@@ -229,9 +229,11 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
     },
 
     async delete(actor: Actor, pageId: string) {
-      return writes.change(actor, null, async ({ tx, audit }) => {
+      return writes.change(actor, null, async ({ tx, audit, deleting }) => {
         const found = await findPage(tx, actor, pageId, true)
         requireManage(found)
+        // Observers remove what they keep of its components (a work source's rows go later, in batches).
+        await deleting('page', pageId, null)
         await tx.delete(pages).where(and(eq(pages.id, pageId), eq(pages.organizationId, actor.organizationId)))
         await notify(tx, PAGE_ACCESS_CHANNEL, JSON.stringify({ pageId }))
         await audit({ action: 'page.deleted', resourceType: 'page', resourceId: pageId, changes: { before: { name: found.page.name, title: found.page.title } } })
@@ -358,8 +360,12 @@ export function createPages({ db, writes, users, teams, maxComponentsPerPage }: 
     },
 
     async deleteComponent(actor: Actor, pageId: string, componentId: string) {
-      return writes.change(actor, null, async ({ tx, audit }) => {
+      return writes.change(actor, null, async ({ tx, audit, deleting }) => {
         const found = await findPage(tx, actor, pageId)
+        // Observers first, before the component's row is locked: a work source's row is locked before
+        // its component's, as its recompute takes them (the other order deadlocks with it). A refusal
+        // below rolls back what they did.
+        if (isUuid(componentId)) await deleting('component', componentId, null)
         const current = await findComponent(tx, actor.organizationId, pageId, componentId, true)
         requireManage(found)
         await tx.delete(components).where(and(eq(components.id, componentId), eq(components.organizationId, actor.organizationId)))
