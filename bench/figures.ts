@@ -315,4 +315,34 @@ export interface Figures {
   answers: { shapes: AnswerShape[] }
   driver: { pgbench32: number; pgbench10: number; shapes: DriverShape[] }
   fields: { rows: number; samples: number; shapes: FieldShape[]; bulkMs: number; singleMs: number }
+  'work-sources': {
+    rows: number
+    smallRows: number
+    samples: number
+    /** Each measure bound alone, on each project (ms). */
+    alone: Array<{ rows: number; label: string; buildMs: number; transaction: WorkSourceSpread; fromAnswer: WorkSourceSpread; scanMs: number; unbindMs: number }>
+    burst: {
+      writes: number
+      rate: number
+      writeSeconds: number
+      /** The same kind of writes just before, with no source bound. */
+      unboundSeconds: number
+      statuses: Record<string, number>
+      buildMs: number
+      /** The 20 sources unbound one after another (ms). */
+      unbindAllMs: number
+      /** From the last answer to the last recomputation seen (ms). */
+      settleMs: number
+      perComponent: Array<{ label: string; total: number; mostInASecond: number }>
+      mostInASecond: number
+      mismatches: Array<{ label: string; expected: string; shown: string }>
+    }
+    peakRssMiB: number
+  }
+}
+
+export interface WorkSourceSpread {
+  p50: number
+  p95: number
+  max: number
 }

@@ -46,6 +46,10 @@ export const LIMITS = {
   coldPageGrowth: 1.5,
   filteredPageP50Ms: 20,
   statusOverRename: 0.9,
+  /** ms, the recompute transaction of one bound component at a million work items, p95 of every measure. */
+  workSourceRecomputeMs: 50,
+  /** Recomputations of one component in any second of a burst of writes. */
+  workSourceRecomputationsPerSecond: 5,
   peakRssMiB: 200,
 } as const
 
@@ -124,6 +128,10 @@ export const TARGETS = {
   },
   fields: {
     filters: 'No promise: custom-field filters and bulk creates are measured on 100k work items.',
+  },
+  'work-sources': {
+    recompute: `At a million work items in one project, recomputing one bound component (its recompute transaction, after one change) takes at most ${L.workSourceRecomputeMs} ms at p95, for every measure.`,
+    burst: `A burst of 1,000 writes in one second to a project with 20 bound components costs each component at most ${L.workSourceRecomputationsPerSecond} recomputations in any second, and every component's final data equals what SQL over the rows says.`,
   },
 } as const satisfies Record<string, Record<string, string>>
 
