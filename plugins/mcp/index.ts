@@ -2,6 +2,7 @@
  * The `mcp` plugin: every enabled plugin's tools over MCP Streamable HTTP at `/mcp`, with the
  * same Bearer key, scopes, project access, validation, audit (`via: "mcp"`) and error codes as
  * REST. Stateless: each POST carries its own JSON-RPC exchange (no session id, no stream kept).
+ * `/mcp?readonly=1` lists and runs only the tools that change nothing (their `readOnlyHint`).
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { Elysia } from 'elysia'
@@ -22,6 +23,10 @@ const parseError = () => jsonRpcError(400, -32700, 'Parse error: the body must b
  * one request, past the per-key rate limit that counts requests. MCP 2025-06-18 dropped batching.
  */
 const batchRefused = () => jsonRpcError(400, -32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per POST.')
+
+/** `?readonly=`: `1`/`true` on, `0`/`false` or absent off, anything else undefined (refused). */
+const readOnlyOf = (value: string | null) => (value === null || value === '0' || value === 'false' ? false : value === '1' || value === 'true' ? true : undefined)
+const readonlyRefused = () => jsonRpcError(400, -32600, 'Invalid Request: readonly is 1 (only the read tools) or 0.')
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
@@ -74,9 +79,11 @@ export default definePlugin({
         if (body instanceof BodyProblem) return parseError()
         if (Array.isArray(body)) return batchRefused()
         if (idTooLong(body)) return longIdRefused()
+        const readonly = readOnlyOf(new URL(request.url).searchParams.get('readonly'))
+        if (readonly === undefined) return readonlyRefused()
         const actor = actorOf(principal, 'mcp', requestIdOf(set))
         const { message, sent } = detachArguments(body)
-        const server = createMcpServer(tools, actor, log, sent)
+        const server = createMcpServer(tools, actor, log, sent, { readonly })
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
         await server.connect(transport)
         try {

@@ -8,7 +8,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { CachedPage } from '../../src/http/list-cache'
 import { Page, valueOf } from '../../src/http/answer'
-import { notFound } from '../../src/http/errors'
+import { forbidden, notFound } from '../../src/http/errors'
 import { mapError } from '../../src/http/error-mapper'
 import { describeError, type Logger } from '../../src/log'
 import type { ToolDefinition } from '../../src/plugin'
@@ -84,12 +84,15 @@ function refusalsAsInvalidParams(server: Server): void {
     })
 }
 
-/** A server for one request; `sent` is its tool call's arguments as sent, read instead of the SDK's parsed copy. */
-export function createMcpServer(tools: readonly ToolDefinition[], actor: Actor, log: Logger, sent?: SentArguments): Server {
+/**
+ * A server for one request; `sent` is its tool call's arguments as sent, read instead of the SDK's
+ * parsed copy; `readonly`: only the tools that change nothing are listed and run.
+ */
+export function createMcpServer(tools: readonly ToolDefinition[], actor: Actor, log: Logger, sent?: SentArguments, options: { readonly?: boolean } = {}): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, jsonSchemaValidator: schemaValidator })
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const memo = new Map<string, Promise<unknown>>()
-    const listed = tools.filter((tool) => allowed(tool, actor))
+    const listed = tools.filter((tool) => allowed(tool, actor) && (!options.readonly || tool.readOnly))
     return {
       tools: await Promise.all(
         listed.map(async (tool) => ({
@@ -106,6 +109,7 @@ export function createMcpServer(tools: readonly ToolDefinition[], actor: Actor, 
     const tool = tools.find((candidate) => candidate.name === name)
     try {
       if (!tool) throw notFound(`No tool named "${name}".`)
+      if (options.readonly && !tool.readOnly) throw forbidden(`This connection is read only (/mcp?readonly=1): "${name}" changes data.`)
       requireScopes(actor, tool.scopes)
       const value = await tool.run(actor, validate(tool.input, sent ? sent.arguments : (args ?? {})))
       // A write's answer (201 and its Location) is HTTP's; a tool answers with the resource.

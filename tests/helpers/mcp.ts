@@ -3,10 +3,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 export { listen, type Listening } from './http'
 
-/** Connects (initializes) a client with the key; throws what the transport throws (e.g. 401). */
-export async function connectMcp(baseUrl: string, key: string | undefined): Promise<Client> {
+/** Connects (initializes) a client with the key to `path` (`/mcp?readonly=1`…); throws what the transport throws (e.g. 401). */
+export async function connectMcp(baseUrl: string, key: string | undefined, path = '/mcp'): Promise<Client> {
   const client = new Client({ name: 'worktrack-tests', version: '1.0.0' })
-  const transport = new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), {
+  const transport = new StreamableHTTPClientTransport(new URL(path, baseUrl), {
     requestInit: key ? { headers: { authorization: `Bearer ${key}` } } : {},
   })
   await client.connect(transport)

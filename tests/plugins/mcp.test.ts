@@ -140,6 +140,36 @@ describe('every tool, happy path', () => {
   })
 })
 
+describe('read-only connections', () => {
+  test('/mcp?readonly=1 lists and runs only the tools that change nothing; a write tool is 403 there and writes nothing', async () => {
+    const key = (await api.createKey(fx.users.owner.id, everything)).secret
+    const every = await toolNames(everything)
+    const client = await connectMcp(http.url, key, '/mcp?readonly=1')
+    const { tools } = await client.listTools()
+    expect(tools.map((tool) => tool.name).sort()).toEqual(every.filter((tool) => tool.annotations?.readOnlyHint).map((tool) => tool.name).sort())
+    expect(tools.length).toBeGreaterThan(20)
+    expect(tools.every((tool) => tool.annotations?.readOnlyHint === true && tool.annotations?.destructiveHint === false)).toBe(true)
+    const count = async () => (await queryRows<{ n: number }>(api.service.core.db, sql`select count(*)::int as n from work_items where project_id = ${fx.projectId}`))[0]!.n
+    const before = await count()
+    expect(await callTool(client, 'create_work_item', { projectId: fx.projectId, title: 'not through a read-only connection' })).toMatchObject({ isError: true, code: 'FORBIDDEN' })
+    expect(await callTool(client, 'delete_work_item', { projectId: fx.projectId, workItemId: crypto.randomUUID() })).toMatchObject({ isError: true, code: 'FORBIDDEN' })
+    expect(await count()).toBe(before)
+    expect((await callTool(client, 'list_work_items', { projectId: fx.projectId })).isError).toBe(false)
+    await client.close()
+    // readonly=0 is every tool the key allows; another value is refused.
+    const zero = await connectMcp(http.url, key, '/mcp?readonly=0')
+    expect((await zero.listTools()).tools.length).toBe(every.length)
+    await zero.close()
+    const refused = await fetch(new URL('/mcp?readonly=yes', http.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    })
+    expect(refused.status).toBe(400)
+    expect((await refused.json()).error.message).toContain('readonly')
+  })
+})
+
 describe('refusals', () => {
   test('a tool the key may not call: INSUFFICIENT_SCOPE with the same message as REST', async () => {
     const client = await connectMcp(http.url, (await api.createKey(fx.users.owner.id, ['work_items:read'])).secret)
