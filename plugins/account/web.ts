@@ -96,8 +96,9 @@ export function accountPages(context: PluginContext, account: AccountServices) {
           return response
         } catch (error) {
           // The form answers its own refusals as the page, with the reason: too long (400), wrong
-          // (401), throttled (429), or no hashing slot free right now (503).
-          if (error instanceof ApiError && [400, 401, 429, 503].includes(error.status)) return retry(error.message, error.status, error.headers)
+          // (401), password sign-in turned off for the organization (403), throttled (429), or no
+          // hashing slot free right now (503).
+          if (error instanceof ApiError && [400, 401, 403, 429, 503].includes(error.status)) return retry(error.message, error.status, error.headers)
           throw error
         }
       },

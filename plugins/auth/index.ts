@@ -187,6 +187,21 @@ export default definePlugin({
         return { id: organization.id }
       },
     },
+    'org update': {
+      description: "Change an organization: its name, or whether its users may sign in with a password (false: the account area's form and POST /account/api/sessions refuse passwords).",
+      flags: {
+        id: { required: true, description: 'Organization id' },
+        name: { description: 'Its new name, 1..200 characters' },
+        'password-sign-in': { description: 'true | false' },
+      },
+      async run(_context, flags, { accounts }) {
+        const value = flags['password-sign-in']
+        if (value !== undefined && value !== 'true' && value !== 'false') throw badRequest('Must be true or false.', 'password-sign-in')
+        const input = { ...(flags.name === undefined ? {} : { name: flags.name }), ...(value === undefined ? {} : { passwordSignIn: value === 'true' }) }
+        const organization = await onFlags({ passwordSignIn: 'password-sign-in' }, () => accounts.updateOrganization(cliActor, flags.id!, input))
+        return { id: organization.id, name: organization.name, passwordSignIn: organization.passwordSignIn }
+      },
+    },
     'user create': {
       description: 'Create a user (and, with the display plugin, their display account, whose key is printed this once).',
       flags: {

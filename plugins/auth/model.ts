@@ -14,6 +14,7 @@ export const PASSWORD_MAX = 1024
 export const PEOPLE_Q_MAX = 100
 
 export const OrganizationInput = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
+export const OrganizationPatch = t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 200 })), passwordSignIn: t.Optional(t.Boolean()) }, { additionalProperties: false })
 
 const roleSchema = (options: { description?: string } = {}) => t.Union([t.Literal('member'), t.Literal('administrator'), t.Literal('superadministrator')], options)
 const statusSchema = (options: { description?: string } = {}) => t.Union([t.Literal('active'), t.Literal('deactivated'), t.Literal('invited')], options)

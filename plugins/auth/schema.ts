@@ -1,11 +1,13 @@
 /** Organizations, users, the global email lookup, API keys and sessions. */
 import { sql } from 'drizzle-orm'
-import { check, index, pgTable, pgView, text, timestamp, uniqueIndex, uuid, type PgColumn } from 'drizzle-orm/pg-core'
+import { boolean, check, index, pgTable, pgView, text, timestamp, uniqueIndex, uuid, type PgColumn } from 'drizzle-orm/pg-core'
 import { primaryId, rowId, tenantKey, tenantReference, timestamps } from '../../src/schema'
 
 export const organizations = pgTable('organizations', {
   id: primaryId(),
   name: text().notNull(),
+  /** false: its users sign in through an identity provider only (the account area refuses passwords). */
+  passwordSignIn: boolean().notNull().default(true),
   ...timestamps,
 })
 

@@ -13,7 +13,7 @@ import { isUuid, uuidv7 } from '../../src/ids'
 import { generateSecret, hashSecret, secretPrefix } from '../../src/secrets'
 import { validate } from '../../src/validate'
 import type { Write, Writes } from '../../src/writes'
-import { ApiKeyInput, OrganizationInput, UserInput, type UserCreatedHook } from './model'
+import { ApiKeyInput, OrganizationInput, OrganizationPatch, UserInput, type UserCreatedHook } from './model'
 import { PasswordHasher } from './password'
 import { apiKeys, organizations, userEmails, userInvitations, users } from './schema'
 
@@ -33,6 +33,26 @@ export async function createOrganization(writes: Writes, actor: Omit<AuditActor,
   const { name } = validate(OrganizationInput, input)
   const id = uuidv7()
   return writes.change({ ...actor, organizationId: id }, null, (write) => insertOrganization(write, id, name))
+}
+
+/** Changes an organization (the CLI): its name, and whether its users may sign in with a password. */
+export async function updateOrganization(writes: Writes, actor: Omit<AuditActor, 'organizationId'>, organizationId: string, input: unknown) {
+  if (!isUuid(organizationId)) throw badRequest('Must be an organization id (a UUID).', 'id')
+  const patch = validate(OrganizationPatch, input)
+  return writes.change({ ...actor, organizationId }, null, async ({ tx, audit }) => {
+    const [current] = await tx.select().from(organizations).where(eq(organizations.id, organizationId)).for('update')
+    if (!current) throw badRequest('No such organization.', 'id')
+    const keys = (Object.keys(patch) as (keyof typeof patch)[]).filter((key) => patch[key] !== undefined && patch[key] !== current[key])
+    if (!keys.length) return current
+    const [row] = await tx.update(organizations).set({ ...patch, updatedAt: new Date() }).where(eq(organizations.id, organizationId)).returning()
+    await audit({
+      action: 'organization.updated',
+      resourceType: 'organization',
+      resourceId: organizationId,
+      changes: { before: Object.fromEntries(keys.map((key) => [key, current[key]])), after: Object.fromEntries(keys.map((key) => [key, row![key]])) },
+    })
+    return row!
+  })
 }
 
 async function insertOrganization({ tx, audit }: Write, id: string, name: string) {
@@ -327,6 +347,7 @@ export function createAccounts(deps: AccountDeps) {
   const { writes, events } = deps
   return {
     createOrganization: (actor: OperatorActor, input: unknown) => createOrganization(writes, actor, input),
+    updateOrganization: (actor: OperatorActor, organizationId: string, input: unknown) => updateOrganization(writes, actor, organizationId, input),
     createUser: (actor: OperatorActor, input: unknown) => createUser(writes, actor, input, { hasher: deps.hasher, hooks: deps.hooks }),
     deactivateUser: (actor: OperatorActor, userId: string) => deactivateUser(writes, events, actor, userId),
     createApiKey: (actor: OperatorActor, ownerId: string, input: unknown) => createApiKey(writes, actor, ownerId, input, deps.knownScopes, deps.maxKeysPerUser),

@@ -6,13 +6,13 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
 import { writeAudit } from '../../src/audit'
 import { notify, queryText, type Database } from '../../src/db'
-import { unauthorized } from '../../src/http/errors'
+import { forbidden, unauthorized } from '../../src/http/errors'
 import { generateSecret, hashSecret, isWellFormedSecret } from '../../src/secrets'
 import type { PrincipalUser } from '../../src/services/identity'
 import type { Writes } from '../../src/writes'
 import type { SessionKind, Sessions } from './api'
 import type { PasswordHasher } from './password'
-import { sessions, userEmails, users } from './schema'
+import { organizations, sessions, userEmails, users } from './schema'
 import { INVALIDATE_CHANNEL, type Invalidation } from './service'
 
 export const SESSION_PREFIX = 'wts'
@@ -78,6 +78,9 @@ export function createSessions(writes: Writes, policy: SessionPolicy, hasher: Pa
         .where(and(eq(users.id, claim?.userId ?? NOBODY), eq(users.organizationId, claim?.organizationId ?? NOBODY)))
       const { matches, upgraded } = await hasher.verify(password, user?.passwordHash ?? decoyHash)
       if (!user || !matches || user.status !== 'active') return null
+      // Said only to whoever knows the password: the refusal tells no one else the email exists.
+      const [organization] = await db.select({ passwordSignIn: organizations.passwordSignIn }).from(organizations).where(eq(organizations.id, user.organizationId))
+      if (!organization?.passwordSignIn) throw forbidden('Password sign-in is turned off for your organization: sign in through its identity provider.')
       if (upgraded) await storeUpgradedHash(writes, user, upgraded)
       return principalUser(user)
     },

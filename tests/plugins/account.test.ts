@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db'
+import { runCommand } from '../../src/cli'
+import { registry } from '../../plugins'
 import { startTestService, type TestResponse, type TestService, type TestUser } from '../helpers/service'
 
 let api: TestService
@@ -120,6 +122,44 @@ describe('sign-in and sessions', () => {
       return { status: response.status, errors: body.errors, headers: [...response.headers.keys()].filter((name) => name !== 'x-request-id').sort() }
     }
     expect(await json('nobody@example.com')).toEqual(await json(alice.email))
+  })
+
+  test("an organization's password sign-in turned off (org update --password-sign-in false): the form and the JSON API refuse the right password with the reason, a wrong one as before; on again, it works", async () => {
+    const organization = await api.createOrganization()
+    const carol = await api.createUser(organization, 'member', { password: 'carol password 1' })
+    const orgUpdate = async (...flags: string[]) => {
+      const outcome = await runCommand(registry, ['org', 'update', '--id', organization, ...flags], async () => ({ service: api.service, close: async () => {} }))
+      return { code: outcome.code, out: JSON.parse(outcome.stdout || outcome.stderr) }
+    }
+    expect(await orgUpdate('--password-sign-in', 'false')).toEqual({ code: 0, out: { id: organization, name: expect.any(String), passwordSignIn: false } })
+    const form = async (password: string) => {
+      const client = browser()
+      const page = await client.request('GET', '/account/sign-in')
+      const response = await client.request('POST', '/account/sign-in', { csrf: formToken(page.text), email: carol.email, password })
+      return { status: response.status, error: /role="alert">([^<]*)</.exec(response.text)?.[1], session: client.cookies.has('wt_session') }
+    }
+    const json = async (password: string) => {
+      const response = await api.service.fetch(
+        new Request('http://localhost/account/api/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: carol.email, password }) }),
+        { ip: nextAddress() },
+      )
+      return { status: response.status, code: (await response.json()).errors?.[0]?.code }
+    }
+    const turnedOff = 'Password sign-in is turned off for your organization: sign in through its identity provider.'
+    expect(await form(carol.password)).toEqual({ status: 403, error: turnedOff, session: false })
+    expect(await json(carol.password)).toEqual({ status: 403, code: 'FORBIDDEN' })
+    // Whoever does not know the password learns nothing: the same 401 as any wrong password.
+    expect(await form('wrong password')).toEqual({ status: 401, error: 'Email or password is incorrect.', session: false })
+    expect(await json('wrong password')).toEqual({ status: 401, code: 'UNAUTHORIZED' })
+    const [audited] = await queryRows<{ changes: unknown }>(api.service.core.db, sql`select changes from audit_logs where resource_id = ${organization} and action = 'organization.updated'`)
+    expect(audited?.changes).toEqual({ before: { passwordSignIn: true }, after: { passwordSignIn: false } })
+    // A bad value names the flag and changes nothing.
+    const bad = await orgUpdate('--password-sign-in', 'no')
+    expect(bad.code).toBe(1)
+    expect(bad.out.error).toContain('--password-sign-in')
+    expect(await json(carol.password)).toEqual({ status: 403, code: 'FORBIDDEN' })
+    expect((await orgUpdate('--password-sign-in', 'true')).out.passwordSignIn).toBe(true)
+    expect(await form(carol.password)).toMatchObject({ status: 303, session: true })
   })
 
   test('an unknown email takes as long as a wrong password', async () => {

@@ -1,0 +1,1 @@
+ALTER TABLE "organizations" ADD COLUMN "password_sign_in" boolean DEFAULT true NOT NULL;
