@@ -127,11 +127,7 @@ export const markObserver: ChangeObserver = {
       deletion.organizationId,
       deletion.id,
     ])
-    await retire(
-      tx,
-      deletion.organizationId,
-      gone.map((row) => row.componentId),
-    )
+    await retire(tx, deletion.organizationId, gone.map((row) => row.componentId))
   },
   wants: (_organizationId, type, projectId) => (projectId !== null && type.startsWith('work_item.')) || REBUILDING.has(type),
   async observe(tx, event) {
@@ -352,13 +348,13 @@ export async function recompute(deps: SourceDeps, tx: Transaction, organizationI
   } else if (changed.length) await update(tx, organizationId, source.componentId, access.items, measure, field, changed)
   const today = new Date().toISOString().slice(0, 10)
   const days = source.rangeDays ?? DEFAULT_RANGE_DAYS
-  // Cycle time's buckets start with their day: only those of its range are read.
+  // Cycle time's buckets start with their day: only those of its range are read (compared bytewise, as in measures.ts).
   const since = measure.kind === 'cycleTimeDays' ? cycleSince(today, days) : ''
   const counts = new Map(
     (
       await runSql<{ bucket: string; items: number }>(
         tx,
-        sql`select bucket, items from work_source_counts where organization_id = ${organizationId} and component_id = ${source.componentId} and bucket >= ${since} and items <> 0`,
+        sql`select bucket, items from work_source_counts where organization_id = ${organizationId} and component_id = ${source.componentId} and bucket >= ${since} collate "C" and items <> 0`,
       )
     ).map((row) => [row.bucket, Number(row.items)]),
   )
