@@ -15,6 +15,8 @@ export interface AuditActor {
   organizationId: string
   userId: string | null
   apiKeyId: string | null
+  /** The OAuth grant of the access token used (an Actor has it); absent for the CLI and system jobs. */
+  grantId?: string | null
   via: Via
   requestId: string | null
 }
@@ -56,8 +58,8 @@ const BUMP_STEP = sql`bump as (
     on conflict (scope_id, organization_id) do update set version = v.version + 1
   )`
 
-const INSERT_RECORD = sql`insert into audit_logs (id, organization_id, actor_user_id, api_key_id, via, action, resource_type, resource_id, project_id, changes, request_id)
-  values (${sql.placeholder('id')}, ${ORGANIZATION}, ${sql.placeholder('user')}, ${sql.placeholder('apiKey')}, ${sql.placeholder('via')}, ${sql.placeholder('action')},
+const INSERT_RECORD = sql`insert into audit_logs (id, organization_id, actor_user_id, api_key_id, grant_id, via, action, resource_type, resource_id, project_id, changes, request_id)
+  values (${sql.placeholder('id')}, ${ORGANIZATION}, ${sql.placeholder('user')}, ${sql.placeholder('apiKey')}, ${sql.placeholder('grant')}, ${sql.placeholder('via')}, ${sql.placeholder('action')},
     ${sql.placeholder('resourceType')}, ${sql.placeholder('resourceId')}, ${PROJECT}, ${sql.placeholder('changes')}::jsonb, ${sql.placeholder('requestId')})`
 
 /** The audit record with its scope's count: the statement of every record but a unit of work's first. */
@@ -83,6 +85,7 @@ export async function writeAudit(executor: Executor, actor: AuditActor, entry: A
     organization: entry.organizationId ?? actor.organizationId,
     user: actor.userId,
     apiKey: actor.apiKeyId,
+    grant: actor.grantId ?? null,
     via: actor.via,
     action: entry.action,
     resourceType: entry.resourceType,

@@ -16,6 +16,8 @@ import type { PluginServices, ServiceRegistry } from './services/registry'
 export interface ScopeDefinition {
   name: string
   description: string
+  /** Every use of it needs an administrator: never granted to a member's OAuth app (a key may hold it, to no effect). */
+  administratorsOnly?: true
 }
 
 /** What every plugin receives from the core; the only way it reaches shared state. */

@@ -54,6 +54,8 @@ export const auditLogs = pgTable(
     occurredAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     actorUserId: uuid(),
     apiKeyId: uuid(),
+    /** The OAuth grant whose access token made the change (no foreign key: the grant's plugin may be disabled). */
+    grantId: uuid(),
     via: text().notNull(),
     action: text().notNull(),
     resourceType: text().notNull(),

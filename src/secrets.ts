@@ -72,3 +72,46 @@ export function hashSecret(value: string): string {
 
 /** The stored, displayable start of a secret. */
 export const secretPrefix = (value: string) => value.slice(0, STORED_PREFIX_LENGTH)
+
+/** A UUID as 22 base62 characters (128 bits; 62^22 > 2^130). */
+const ROUTE_LENGTH = 22
+
+function uuidToBase62(uuid: string): string {
+  let value = BigInt(`0x${uuid.replace(/-/g, '')}`)
+  let out = ''
+  for (let i = 0; i < ROUTE_LENGTH; i++) {
+    out = BASE62[Number(value % 62n)]! + out
+    value /= 62n
+  }
+  return out
+}
+
+function base62ToUuid(text: string): string | null {
+  let value = 0n
+  for (const char of text) value = value * 62n + BigInt(BASE62.indexOf(char))
+  if (value >= 1n << 128n) return null
+  const hex = value.toString(16).padStart(32, '0')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+/**
+ * A secret that names the organization it belongs to, so that its lookup runs on that
+ * organization's shard: `<prefix>_` + the organization's UUID in 22 base62 characters + 36
+ * random ones + the same CRC32 checksum as every secret. The UUID is no secret (the API shows
+ * it); the 36 random characters (214 bits) are.
+ */
+export function generateRoutedSecret(prefix: string, organizationId: string): string {
+  const body = `${prefix}_${uuidToBase62(organizationId)}${randomBase62(RANDOM_LENGTH)}`
+  return body + base62(crc32(body), CHECKSUM_LENGTH)
+}
+
+/** The organization a routed secret names, or null when it is not one of `prefix` (shape and checksum checked, no database). */
+export function routeOfSecret(prefix: string, value: string): string | null {
+  const expectedLength = prefix.length + 1 + ROUTE_LENGTH + RANDOM_LENGTH + CHECKSUM_LENGTH
+  if (value.length !== expectedLength || !value.startsWith(`${prefix}_`)) return null
+  const body = value.slice(0, -CHECKSUM_LENGTH)
+  const payload = body.slice(prefix.length + 1)
+  if (!/^[0-9A-Za-z]+$/.test(payload)) return null
+  if (base62(crc32(body), CHECKSUM_LENGTH) !== value.slice(-CHECKSUM_LENGTH)) return null
+  return base62ToUuid(payload.slice(0, ROUTE_LENGTH))
+}

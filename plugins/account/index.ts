@@ -5,7 +5,7 @@ import { definePlugin, type PluginContext } from '../../src/plugin'
 import { accountApi } from './api'
 import { signInThrottle } from './schema'
 import { signIn, type AccountServices, type SignIn } from './service'
-import { ApiKeyManagerRef, PeopleRef, SessionsRef } from '../auth/api'
+import { ApiKeyManagerRef, OAuthServerRef, PeopleRef, SessionsRef, SingleSignOnRef } from '../auth/api'
 import { DisplayAccountsRef } from '../display/api'
 import { purgeThrottle } from './throttle'
 import { describeError } from '../../src/log'
@@ -23,7 +23,7 @@ const publicUrlOf = (context: PluginContext) => context.publicUrl || undefined
 
 export default definePlugin({
   name: 'account',
-  description: 'Sign in; create, list and revoke API keys; see and rotate the display key; people and invitations (administrators); mobile session tokens.',
+  description: 'Sign in; create, list and revoke API keys; approve and disconnect OAuth apps; see and rotate the display key; people and invitations (administrators); mobile session tokens.',
   links: [{ href: '/account', title: 'Account', description: 'sign in and manage your API keys and display key' }],
   dependencies: ['auth'],
   config: AccountConfig,
@@ -59,6 +59,8 @@ export default definePlugin({
       /** The display account section, when the display plugin is enabled. */
       display: services.find(DisplayAccountsRef),
       people: services.get(PeopleRef),
+      oauth: services.get(OAuthServerRef),
+      singleSignOn: services.get(SingleSignOnRef),
       publicUrl: publicUrlOf(context),
       signIn: (attempt: SignIn) => signIn(db, sessions, policy, attempt),
     } satisfies AccountServices

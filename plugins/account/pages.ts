@@ -10,7 +10,7 @@ export interface Frame {
   title: string
   user?: PrincipalUser
   csrf?: string
-  active?: 'keys' | 'display' | 'people'
+  active?: 'keys' | 'apps' | 'display' | 'people'
   showDisplay?: boolean
 }
 
@@ -30,6 +30,7 @@ export function layout(frame: Frame, body: Html): Html {
       frame.user
         ? html`<nav>
         <a href="/account/keys" class="${frame.active === 'keys' ? 'active' : ''}">API keys</a>
+        <a href="/account/apps" class="${frame.active === 'apps' ? 'active' : ''}">Connected apps</a>
         ${frame.showDisplay ? html`<a href="/account/display" class="${frame.active === 'display' ? 'active' : ''}">Display account</a> <a href="/pages">Dashboards</a>` : ''}
         ${frame.user.role === 'administrator' || frame.user.role === 'superadministrator' ? html`<a href="/account/people" class="${frame.active === 'people' ? 'active' : ''}">People</a>` : ''}
       </nav>
@@ -49,10 +50,18 @@ export function layout(frame: Frame, body: Html): Html {
 </html>`
 }
 
-export function signInPage(formToken: string, options: { error?: string; email?: string; next?: string } = {}): Html {
+export function signInPage(formToken: string, options: { error?: string; email?: string; next?: string; providers?: readonly { id: string; name: string }[] } = {}): Html {
+  const providers = options.providers ?? []
   return layout(
     { title: 'Sign in' },
     html`${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
+    ${
+      providers.length
+        ? html`<section class="card sso">${providers.map(
+            (provider) => html`<p><a class="button" href="/account/sso/${provider.id}${options.next ? `?next=${encodeURIComponent(options.next)}` : ''}">Sign in with ${provider.name}</a></p>`,
+          )}</section>`
+        : ''
+    }
     <form method="post" action="/account/sign-in" class="card">
       <input type="hidden" name="csrf" value="${formToken}" />
       ${options.next ? html`<input type="hidden" name="next" value="${options.next}" />` : ''}
@@ -61,6 +70,16 @@ export function signInPage(formToken: string, options: { error?: string; email?:
       <button type="submit">Sign in</button>
     </form>`,
   )
+}
+
+/**
+ * Where single sign-on lands: a page that moves on by itself. A redirect would not do: the
+ * sign-in came from the provider's site, and a browser sends no SameSite=Strict cookie (the
+ * session's) along a chain that another site began; this page's own navigation is same-site.
+ */
+export function continuePage(next: string): Html {
+  return html`<html lang="en"><head><meta charset="utf-8" /><meta http-equiv="refresh" content="0;url=${next}" /><title>Signed in · Worktrack account</title>
+<link rel="stylesheet" href="/account/assets/account.css" /></head><body><main><p>Signed in. <a href="${next}">Continue</a></p></main></body></html>`
 }
 
 export interface ScopeGroup {
@@ -83,7 +102,7 @@ export function groupScopes(scopes: readonly ScopeDefinition[]): ScopeGroup[] {
   return [...groups.values()]
 }
 
-const date = (iso: string | null) => (iso ? html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>` : html`<span class="muted">—</span>`)
+export const date = (iso: string | null) => (iso ? html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>` : html`<span class="muted">—</span>`)
 
 function scopeBox(scope: ScopeDefinition | undefined): Html {
   if (!scope) return html`<td></td>`

@@ -1,7 +1,7 @@
 /** Signing in, shared by the account pages and the JSON API: length caps, throttled, identical failures. */
 import type { Database } from '../../src/db'
 import { badRequest, rateLimited, unauthorized } from '../../src/http/errors'
-import type { ApiKeyManager, People, SessionKind, Sessions, StartedSession } from '../auth/api'
+import type { ApiKeyManager, OAuthServer, People, SingleSignOn, SessionKind, Sessions, StartedSession } from '../auth/api'
 import type { DisplayAccounts } from '../display/api'
 import { EMAIL_MAX, PASSWORD_MAX } from '../auth/api'
 import { chargeAttempt, chargeSucceeded, chargeWithdrawn, throttleKeys, type ThrottlePolicy } from './throttle'
@@ -54,6 +54,10 @@ export interface AccountServices {
   display: DisplayAccounts | undefined
   /** The organization's people: the People page (administrators) and invitation links. */
   people: People
+  /** The OAuth authorization server: the consent page and Connected apps. */
+  oauth: OAuthServer
+  /** Single sign-on with the configured OpenID Connect providers. */
+  singleSignOn: SingleSignOn
   /** `server.publicUrl` when configured: invitation links start with it (else with the request's origin). */
   publicUrl: string | undefined
   signIn(attempt: SignIn): Promise<StartedSession>

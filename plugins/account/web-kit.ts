@@ -66,3 +66,28 @@ export function webSessions(sessions: Sessions, showDisplay: boolean) {
 
   return { session, frame, signedIn }
 }
+
+/** The longest `next` path sign-in follows. */
+const NEXT_MAX = 2048
+
+/** The origin `next` is resolved against: no real site has it. */
+const SAME_SITE_BASE = 'http://same.invalid'
+
+/**
+ * Where sign-in continues: `next` when it is a path of this site (`/pages/ops?kiosk=1`), never
+ * another origin nor a control character. The path is resolved first (dot segments, `\` as `/`,
+ * `%2e` as `.`) and the resolved form is judged and returned: `/.//evil.example` resolves to
+ * `//evil.example`, which a browser reads as another host, so it is refused.
+ */
+export function sameSitePath(next: string | undefined): string | undefined {
+  if (!next || next.length > NEXT_MAX || !next.startsWith('/') || /[\u0000-\u001f\u007f]/.test(next)) return undefined
+  let url: URL
+  try {
+    url = new URL(next, SAME_SITE_BASE)
+  } catch {
+    return undefined
+  }
+  if (url.origin !== SAME_SITE_BASE || url.username || url.password) return undefined
+  const path = url.pathname + url.search + url.hash
+  return path.length <= NEXT_MAX && path.startsWith('/') && !/^\/[/\\]/.test(path) ? path : undefined
+}

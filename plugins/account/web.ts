@@ -14,33 +14,12 @@ import { displayPage, groupScopes, keysPage, messagePage, signInPage } from './p
 import { EMAIL_MAX } from '../auth/api'
 import type { AccountServices } from './service'
 import { cookie, newFormToken, readCookie, SESSION_COOKIE, SIGN_IN_COOKIE, sameToken } from './web-security'
-import { field, fields, redirect, webSessions, type WebSession } from './web-kit'
+import { field, fields, redirect, sameSitePath, webSessions, type WebSession } from './web-kit'
+
+export { sameSitePath } from './web-kit'
 import { invitePages, peoplePages } from './people-web'
-
-/** The longest `next` path sign-in follows. */
-const NEXT_MAX = 2048
-
-/** The origin `next` is resolved against: no real site has it. */
-const SAME_SITE_BASE = 'http://same.invalid'
-
-/**
- * Where sign-in continues: `next` when it is a path of this site (`/pages/ops?kiosk=1`), never
- * another origin nor a control character. The path is resolved first (dot segments, `\` as `/`,
- * `%2e` as `.`) and the resolved form is judged and returned: `/.//evil.example` resolves to
- * `//evil.example`, which a browser reads as another host, so it is refused.
- */
-export function sameSitePath(next: string | undefined): string | undefined {
-  if (!next || next.length > NEXT_MAX || !next.startsWith('/') || /[\u0000-\u001f\u007f]/.test(next)) return undefined
-  let url: URL
-  try {
-    url = new URL(next, SAME_SITE_BASE)
-  } catch {
-    return undefined
-  }
-  if (url.origin !== SAME_SITE_BASE || url.username || url.password) return undefined
-  const path = url.pathname + url.search + url.hash
-  return path.length <= NEXT_MAX && path.startsWith('/') && !/^\/[/\\]/.test(path) ? path : undefined
-}
+import { oauthPages } from './oauth-web'
+import { ssoPages } from './sso-web'
 
 export function accountPages(context: PluginContext, account: AccountServices) {
   const { sessions, keys, display } = account
@@ -62,7 +41,7 @@ export function accountPages(context: PluginContext, account: AccountServices) {
         const next = sameSitePath(typeof query.next === 'string' ? query.next : undefined)
         if (await session(request)) return redirect(next ?? '/account/keys')
         const formToken = newFormToken()
-        return htmlResponse(signInPage(formToken, { next }), 200, {
+        return htmlResponse(signInPage(formToken, { next, providers: account.singleSignOn.providers() }), 200, {
           'set-cookie': cookie(SIGN_IN_COOKIE, formToken, { secure: context.isSecureRequest(request), maxAge: 3600 }),
         })
       },
@@ -75,7 +54,7 @@ export function accountPages(context: PluginContext, account: AccountServices) {
         const retry = (error: string, status: number, headers: Record<string, string> = {}) => {
           const formToken = newFormToken()
           const email = field(body, 'email')
-          return htmlResponse(signInPage(formToken, { error, email: email && email.length <= EMAIL_MAX ? email : undefined, next: sameSitePath(field(body, 'next')) }), status, {
+          return htmlResponse(signInPage(formToken, { error, email: email && email.length <= EMAIL_MAX ? email : undefined, next: sameSitePath(field(body, 'next')), providers: account.singleSignOn.providers() }), status, {
             ...headers,
             'set-cookie': cookie(SIGN_IN_COOKIE, formToken, { secure, maxAge: 3600 }),
           })
@@ -164,6 +143,8 @@ export function accountPages(context: PluginContext, account: AccountServices) {
     )
     .use(peoplePages(context, account, { frame, signedIn }))
     .use(invitePages(context, account))
+    .use(oauthPages(context, account, account.oauth, { frame, session, signedIn }))
+    .use(ssoPages(context, account))
     .get('/account/assets/account.css', () => new Response(ACCOUNT_CSS, { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600' } }), {
       detail: { hide: true },
     })

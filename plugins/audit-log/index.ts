@@ -14,7 +14,7 @@ export default definePlugin({
   name: 'audit-log',
   description: 'Organization-wide and per-project audit logs for administrators.',
   dependencies: ['auth', 'projects'],
-  scopes: [{ name: 'audit_logs:read', description: 'Read audit logs (administrators).' }],
+  scopes: [{ name: 'audit_logs:read', description: 'Read audit logs (administrators).', administratorsOnly: true }],
   tags: [{ name: 'Audit log', description: 'Every change through any door, newest first. Administrators and superadministrators only.' }],
 
   setup: ({ db, services }) => ({ auditLog: createAuditLog({ db, access: services.get(ProjectAccessRef) }) }),

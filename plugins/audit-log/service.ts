@@ -9,13 +9,14 @@ import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../
 import { isoFromText, selectListPage } from '../../src/sql'
 import type { AuditQuery } from './model'
 
-type Via = 'rest' | 'mcp' | 'account' | 'cli' | 'display' | 'system'
+type Via = 'rest' | 'oauth' | 'mcp' | 'account' | 'cli' | 'display' | 'system'
 
 interface AuditRow {
   id: string
   occurredAt: string
   actorUserId: string | null
   apiKeyId: string | null
+  grantId: string | null
   via: Via
   action: string
   resourceType: string
@@ -25,7 +26,7 @@ interface AuditRow {
   requestId: string | null
 }
 
-const COLUMNS = `a.id, a.occurred_at as "occurredAt", a.actor_user_id as "actorUserId", a.api_key_id as "apiKeyId", a.via, a.action,
+const COLUMNS = `a.id, a.occurred_at as "occurredAt", a.actor_user_id as "actorUserId", a.api_key_id as "apiKeyId", a.grant_id as "grantId", a.via, a.action,
   a.resource_type as "resourceType", a.resource_id as "resourceId", a.project_id as "projectId", a.changes, a.request_id as "requestId"`
 
 /** The query's filters, as conditions on the alias `a`. */

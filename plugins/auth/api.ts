@@ -8,7 +8,9 @@ import type { Executor } from '../../src/db'
 import type { Answer, Page } from '../../src/http/answer'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { PageRequest } from '../../src/http/pagination'
-import type { Actor, Principal, PrincipalUser } from '../../src/services/identity'
+import type { Actor, Door, Principal, PrincipalUser, Role } from '../../src/services/identity'
+import type { AuthorizationRequest, Checked, ConnectedApp } from './oauth/flow'
+import type { SingleSignOn } from './oidc'
 import { serviceRef } from '../../src/services/registry'
 import type { Invitation, ManagedUser, UserCreatedHook, UserIdentity as UserIdentityModel, UserStatus } from './model'
 
@@ -23,6 +25,39 @@ export interface UserLifecycle {
   /** The registered hooks, in registration (dependency) order. */
   createdHooks(): readonly UserCreatedHook[]
 }
+
+/** TLS options for reading client ID metadata documents (an embedder's, or a test's: the CA of a local https server). */
+export const ClientDocumentAgentRef = serviceRef<{ ca?: string | Buffer | Array<string | Buffer> }>('auth.oauth-document-agent', 'auth')
+
+/**
+ * The OAuth authorization server as the account area's consent page and "Connected apps", and the
+ * MCP plugin's 401, use it.
+ */
+export interface OAuthServer {
+  /** Checks an authorization request's parameters (see oauth/flow.ts `Checked`). */
+  check(params: Record<string, unknown>, origin: string): Promise<Checked>
+  /** The scopes of `asked` the role may hold, and those it may not (shown as not granted). */
+  scopesFor(asked: readonly string[], role: Role): { allowed: string[]; refused: string[] }
+  /** Consent given: the grant and its code; answers where to send the browser. */
+  approve(actor: Actor, request: AuthorizationRequest, chosen: readonly string[], origin: string): Promise<string>
+  /** Consent refused: where to send the browser (`error=access_denied`). */
+  deny(request: AuthorizationRequest, origin: string): string
+  connectedApps(user: PrincipalUser): Promise<ConnectedApp[]>
+  /** Revokes the user's grant and every token of it, on every instance; 404 for an unknown or someone else's. */
+  disconnect(actor: Actor, grantId: string): Promise<void>
+  /** The RFC 9728 document's URL of a protected resource, for the 401's `WWW-Authenticate`. */
+  resourceMetadataUrl(origin: string, door: Door): string
+}
+
+export type { AuthorizationRequest, Checked, ConnectedApp } from './oauth/flow'
+export { onlyReads } from './oauth/model'
+
+export const OAuthServerRef = serviceRef<OAuthServer>('auth.oauth', 'auth')
+
+/** Single sign-on with the configured OpenID Connect providers (the account area's sign-in page uses it). */
+export type { SingleSignOn, SsoFlow } from './oidc'
+export { callbackPath, decodeFlow, encodeFlow, SSO_COOKIE, SSO_FLOW_SECONDS } from './oidc'
+export const SingleSignOnRef = serviceRef<SingleSignOn>('auth.single-sign-on', 'auth')
 
 export const UserLifecycleRef = serviceRef<UserLifecycle>('auth.user-lifecycle', 'auth')
 

@@ -11,10 +11,13 @@ import { bearerToken } from '../../src/http/credentials'
 import { rateLimited, unauthorized } from '../../src/http/errors'
 import { describeError, type Logger } from '../../src/log'
 import { hashSecret, isWellFormedSecret } from '../../src/secrets'
-import type { Authenticator, Principal } from '../../src/services/identity'
+import type { Authenticator, Door, Principal } from '../../src/services/identity'
 import { apiKeys, users } from './schema'
 import { API_KEY_PREFIX, type Invalidation } from './service'
 import { principalUser, SESSION_PREFIX } from './sessions'
+
+/** Checks a Bearer credential of another kind for the resource it is presented to; throws 401 when it is not live there. */
+export type BearerVerifier = (token: string, door: Door | undefined) => Promise<Principal>
 
 export interface AuthenticatorSettings {
   cacheTtlSeconds: number
@@ -71,16 +74,30 @@ export class KeyAuthenticator implements Authenticator {
     this.sessionOf = authenticate
   }
 
-  authenticateUser(authorization: string | null | undefined, headers?: Record<string, unknown>): Promise<Principal> {
-    const token = bearerToken(authorization)
-    if (token && this.sessionOf && isWellFormedSecret(SESSION_PREFIX, token)) return this.sessionOf(token)
-    return this.authenticateBearer(authorization, headers)
+  /** Other Bearer credentials by their prefix (`wto_`: OAuth access tokens), checked by whoever issues them. */
+  private readonly others = new Map<string, BearerVerifier>()
+
+  acceptBearer(prefix: string, verify: BearerVerifier): void {
+    this.others.set(`${prefix}_`, verify)
   }
 
-  async authenticateBearer(authorization: string | null | undefined, headers?: Record<string, unknown>): Promise<Principal> {
+  authenticateUser(authorization: string | null | undefined, headers?: Record<string, unknown>, door?: Door): Promise<Principal> {
+    const token = bearerToken(authorization)
+    if (token && this.sessionOf && isWellFormedSecret(SESSION_PREFIX, token)) return this.sessionOf(token)
+    return this.authenticateBearer(authorization, headers, door)
+  }
+
+  async authenticateBearer(authorization: string | null | undefined, headers?: Record<string, unknown>, door?: Door): Promise<Principal> {
     if (!authorization) throw unauthorized()
     const secret = bearerToken(authorization)
     if (!secret) throw unauthorized('The Authorization header must be "Bearer <API key>".', true)
+    const other = this.others.size ? this.others.get(secret.slice(0, secret.indexOf('_') + 1)) : undefined
+    if (other) {
+      const principal = await other(secret, door)
+      // One count per grant, as per key.
+      this.countRequest(`grant:${principal.grant?.id}`, Date.now(), headers)
+      return principal
+    }
     const hash = hashSecret(secret)
     const now = Date.now()
     let entry = this.cache.get(hash)

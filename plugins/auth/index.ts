@@ -1,19 +1,25 @@
-/** The `auth` plugin: organizations, users, API keys, the Bearer check and the operator CLI. */
+/** The `auth` plugin: organizations, users, API keys, the Bearer check, the OAuth authorization server and the operator CLI. */
 import { randomBytes } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { onFlags } from '../../src/cli'
 import { badRequest } from '../../src/http/errors'
 import { definePlugin } from '../../src/plugin'
-import { ApiKeyManagerRef, PeopleRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type Revocation, type UserCreatedHook } from './api'
+import { ApiKeyManagerRef, ClientDocumentAgentRef, OAuthServerRef, PeopleRef, SingleSignOnRef, SessionsRef, UserDirectoryRef, UserLifecycleRef, type Revocation, type UserCreatedHook } from './api'
 import { AuthenticatorRef } from '../../src/services/identity'
 import { KeyAuthenticator } from './authenticator'
-import { apiKeys, organizations, sessions, userEmails, userInvitations, users } from './schema'
+import { apiKeys, oauthClients, oauthCodes, oauthGrants, oauthTokens, organizations, sessions, userEmails, userInvitations, users } from './schema'
 import { createSessions, purgeSessions } from './sessions'
 import { describeError } from '../../src/log'
 import { createAccounts, INVALIDATE_CHANNEL, type Invalidation } from './service'
 import { listApiKeys, serializeKey, userDirectory } from './views'
 import { acceptInvitation, findInvitation, inviteUser, reissueInvitation } from './invitations'
 import { findPerson, listPeople, operatorList, organizationNames, updatePerson } from './people'
+import { AccessTokens } from './oauth/verifier'
+import { createSingleSignOn, OidcProvider } from './oidc'
+import { documentFetcher } from './oauth/clients'
+import { approve, checkAuthorization, connectedApps, deny, disconnect, purgeExpired, scopesFor, type FlowContext } from './oauth/flow'
+import { ACCESS_PREFIX, resourceMetadataUrl } from './oauth/model'
+import { oauthRoutes } from './oauth/routes'
 import { DEFAULT_LOG_N, DEFAULT_PARALLELISM, PasswordHasher } from './password'
 
 const AuthConfig = Type.Object({
@@ -34,6 +40,23 @@ const AuthConfig = Type.Object({
   webSessionHours: Type.Integer({ minimum: 1, default: 12, description: 'Account pages: signed out this long after signing in, whatever happens.' }),
   mobileSessionIdleDays: Type.Integer({ minimum: 1, default: 30 }),
   mobileSessionDays: Type.Integer({ minimum: 1, default: 90 }),
+  oauth: Type.Object(
+    {
+      accessTokenSeconds: Type.Integer({ minimum: 5, maximum: 86_400, default: 3600, description: 'How long an OAuth access token lives.' }),
+      refreshTokenDays: Type.Integer({ minimum: 1, maximum: 365, default: 30, description: 'How long a refresh token stays usable; each use rotates it for a new one.' }),
+      registrationsPerHour: Type.Integer({ minimum: 1, default: 20, description: 'Dynamic client registrations per client address an hour; past it 429 with Retry-After.' }),
+      maxClients: Type.Integer({ minimum: 1, default: 10_000, description: 'Registered clients in all; when full, clients never approved for 30 days are dropped first, then registration is 503.' }),
+      documentCacheSeconds: Type.Integer({ minimum: 0, default: 3600, description: 'How long a client ID metadata document read from its URL is trusted.' }),
+      documentMaxBytes: Type.Integer({ minimum: 256, maximum: 1_048_576, default: 10_240, description: 'The largest client ID metadata document read.' }),
+      documentTimeoutMs: Type.Integer({ minimum: 100, maximum: 30_000, default: 5000, description: 'How long reading a client ID metadata document may take.' }),
+      allowPrivateDocuments: Type.Boolean({ default: false, description: 'Read client ID metadata documents from loopback and private addresses too (tests, closed networks).' }),
+    },
+    { default: {}, additionalProperties: false, description: 'The OAuth 2.1 authorization server for MCP clients and apps (/oauth/*).' },
+  ),
+  oidc: Type.Object(
+    { providers: Type.Array(OidcProvider, { default: [], description: 'OpenID Connect providers the sign-in page offers ("Sign in with <name>").' }) },
+    { default: {}, additionalProperties: false, description: 'Single sign-on to the account area (docs/configuration.md, "Single sign-on").' },
+  ),
 })
 
 const cliActor = { userId: null, apiKeyId: null, via: 'cli' as const, requestId: null }
@@ -53,11 +76,15 @@ function requestedScopes(list: string, valid: readonly string[]): string[] {
 
 export default definePlugin({
   name: 'auth',
-  description: 'Organizations, users, API keys with scopes, and the Bearer check every API v1 route uses.',
+  description: 'Organizations, users, API keys with scopes, the Bearer check every API v1 route uses, and the OAuth 2.1 authorization server (/oauth/*) for MCP clients and apps.',
   config: AuthConfig,
-  tables: { organizations, users, userEmails, apiKeys, sessions, userInvitations },
+  tables: { organizations, users, userEmails, apiKeys, sessions, userInvitations, oauthClients, oauthGrants, oauthCodes, oauthTokens },
   placement: {
     organizations: { kind: 'reference', reason: 'The tenants themselves: every distributed row points at one, so every node holds them all.' },
+    oauth_clients: {
+      kind: 'reference',
+      reason: 'OAuth clients register before any organization is known (RFC 7591), and one client serves users of many organizations; bounded in number (auth.oauth.maxClients).',
+    },
     user_emails: {
       kind: 'reference',
       reason: 'Sign-in is by email alone, so an email is unique across organizations; this small table is the one place that holds it globally.',
@@ -81,22 +108,29 @@ export default definePlugin({
     // Key revocations drop cached keys; sign-outs and deactivations also go to the sessions' listeners (live streams).
     const revocations = new Set<(revocation: Revocation) => void>()
     const resyncs = new Set<() => void>()
+    const accessTokens = new AccessTokens(db, { cacheTtlSeconds: config.keyCacheTtlSeconds, cacheMaxEntries: config.keyCacheMaxEntries }, log)
+    authenticator.acceptBearer(ACCESS_PREFIX, (token, door) => accessTokens.verify(token, door))
     await events.subscribe(
       INVALIDATE_CHANNEL,
       (event: Invalidation) => {
         authenticator.invalidate(event)
+        if ('grantId' in event || 'userId' in event) accessTokens.invalidate(event)
         // A role change only drops cached keys (they carry the role); sessions and their streams go on.
         if ('sessionId' in event || ('userId' in event && !event.roleChanged)) for (const listener of revocations) listener(event)
       },
       () => {
         authenticator.clear()
+        accessTokens.clear()
         for (const resync of resyncs) resync()
       },
     )
     context.onStop(() => authenticator.settle())
     if (context.background) {
       // Ended sessions are kept a day (for support questions), then deleted: sign-ins cannot grow the table without end.
-      const purge = setInterval(() => void purgeSessions(db).catch((error) => log.warn('could not purge ended sessions', describeError(error))), 3_600_000)
+      const purge = setInterval(() => {
+        void purgeSessions(db).catch((error) => log.warn('could not purge ended sessions', describeError(error)))
+        void purgeExpired(db).catch((error) => log.warn('could not purge expired OAuth codes and tokens', describeError(error)))
+      }, 3_600_000)
       purge.unref?.()
       context.onStop(() => clearInterval(purge))
     }
@@ -140,8 +174,35 @@ export default definePlugin({
       revoke: async (actor, ownerId, keyId) => serializeKey(await accounts.revokeApiKey(actor, keyId, ownerId)),
       list: (owner, request) => listApiKeys(db, owner, request),
     })
-    return { accounts }
+    const singleSignOn = createSingleSignOn(config.oidc.providers, {
+      db,
+      writes: context.writes,
+      hasher,
+      hooks,
+      log,
+      startSession: (user, requestId) => sessions.start(user, 'web', requestId),
+    })
+    services.provide(SingleSignOnRef, singleSignOn)
+    const flow: FlowContext = {
+      writes: context.writes,
+      events,
+      settings: config.oauth,
+      fetchDocument: documentFetcher(config.oauth, services.find(ClientDocumentAgentRef)),
+      scopes: context.enabledScopes,
+    }
+    services.provide(OAuthServerRef, {
+      check: (params, origin) => checkAuthorization(flow, params, origin),
+      scopesFor: (asked, role) => scopesFor(flow.scopes, asked, role),
+      approve: (actor, request, chosen, origin) => approve(flow, actor, request, chosen, origin),
+      deny,
+      connectedApps: (user) => connectedApps(flow, user),
+      disconnect: (actor, grantId) => disconnect(flow, actor, grantId),
+      resourceMetadataUrl,
+    })
+    return { accounts, flow }
   },
+
+  routes: (context, { flow }) => oauthRoutes(context, flow),
 
   cli: {
     setup: {

@@ -1,4 +1,4 @@
-/** Organizations, users, the global email lookup, API keys and sessions. */
+/** Organizations, users, the global email lookup, API keys, sessions, and OAuth clients, grants, codes and tokens. */
 import { sql } from 'drizzle-orm'
 import { boolean, check, index, pgTable, pgView, text, timestamp, uniqueIndex, uuid, type PgColumn } from 'drizzle-orm/pg-core'
 import { primaryId, rowId, tenantKey, tenantReference, timestamps } from '../../src/schema'
@@ -146,6 +146,94 @@ export const sessions = pgTable(
     userOfRow('sessions_user_fk', table.userId, table.organizationId),
     uniqueIndex('sessions_token_hash_unique').on(table.tokenHash, table.organizationId),
     index('sessions_user_idx').on(table.userId),
+  ],
+)
+
+// ---- OAuth: clients (registered, or described by a metadata document), grants, codes, tokens ----
+// Codes and tokens are stored only as SHA-256 hashes and name their organization (routed secrets,
+// src/secrets.ts), so each is found on its organization's shard.
+
+export const oauthClients = pgTable(
+  'oauth_clients',
+  {
+    /** A registered client's random id, or the https URL of a client ID metadata document. */
+    id: text().primaryKey(),
+    kind: text({ enum: ['registered', 'document'] }).notNull(),
+    name: text().notNull(),
+    redirectUris: text().array().notNull(),
+    /** A registration's client address, hashed (its per-address bound); null for a document. */
+    registeredBy: text(),
+    createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** When a document was last read from its URL. */
+    fetchedAt: timestamp({ withTimezone: true, mode: 'date' }),
+    /** When a user last approved it: a client never approved for 30 days goes first when registrations are full. */
+    lastApprovedAt: timestamp({ withTimezone: true, mode: 'date' }),
+  },
+  (table) => [index('oauth_clients_registered_by_idx').on(table.registeredBy, table.createdAt), index('oauth_clients_created_idx').on(table.createdAt)],
+)
+
+export const oauthGrants = pgTable(
+  'oauth_grants',
+  {
+    id: rowId(),
+    organizationId: organizationReference(),
+    userId: uuid().notNull(),
+    clientId: text().notNull(),
+    /** The client's name when the user approved it (what "Connected apps" shows). */
+    clientName: text().notNull(),
+    redirectUri: text().notNull(),
+    scopes: text().array().notNull(),
+    /** The resource its tokens are for: `mcp`, `api`, or null for both. */
+    audience: text({ enum: ['mcp', 'api'] }),
+    createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    lastUsedAt: timestamp({ withTimezone: true, mode: 'date' }),
+    revokedAt: timestamp({ withTimezone: true, mode: 'date' }),
+    /** Why: `user`, `client` (RFC 7009), `code_reused`, `refresh_token_reused`. */
+    revokedReason: text(),
+  },
+  (table) => [
+    tenantKey('oauth_grants', [table.id], table.organizationId),
+    userOfRow('oauth_grants_user_fk', table.userId, table.organizationId),
+    index('oauth_grants_user_idx').on(table.userId, table.createdAt),
+  ],
+)
+
+const grantOfRow = (name: string, grantId: PgColumn, organizationId: PgColumn) =>
+  tenantReference(name, [grantId, organizationId], [oauthGrants.id, oauthGrants.organizationId])
+
+export const oauthCodes = pgTable(
+  'oauth_codes',
+  {
+    codeHash: text().notNull(),
+    organizationId: organizationReference(),
+    grantId: uuid().notNull(),
+    /** PKCE: base64url(SHA-256(code_verifier)). */
+    codeChallenge: text().notNull(),
+    redirectUri: text().notNull(),
+    expiresAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
+    usedAt: timestamp({ withTimezone: true, mode: 'date' }),
+  },
+  (table) => [tenantKey('oauth_codes', [table.codeHash], table.organizationId), grantOfRow('oauth_codes_grant_fk', table.grantId, table.organizationId), index('oauth_codes_expires_idx').on(table.expiresAt)],
+)
+
+export const oauthTokens = pgTable(
+  'oauth_tokens',
+  {
+    tokenHash: text().notNull(),
+    organizationId: organizationReference(),
+    grantId: uuid().notNull(),
+    kind: text({ enum: ['access', 'refresh'] }).notNull(),
+    expiresAt: timestamp({ withTimezone: true, mode: 'date' }).notNull(),
+    /** A refresh token's use: it was exchanged (rotated); presented again, its grant is revoked. */
+    usedAt: timestamp({ withTimezone: true, mode: 'date' }),
+    createdAt: timestamp({ withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [
+    tenantKey('oauth_tokens', [table.tokenHash], table.organizationId),
+    grantOfRow('oauth_tokens_grant_fk', table.grantId, table.organizationId),
+    index('oauth_tokens_grant_idx').on(table.grantId),
+    index('oauth_tokens_expires_idx').on(table.expiresAt),
+    check('oauth_tokens_used_check', sql`${table.usedAt} is null or ${table.kind} = 'refresh'`),
   ],
 )
 

@@ -23,9 +23,10 @@ export const INVALIDATE_CHANNEL = 'auth_invalidate'
 
 /**
  * What every instance drops: a key, everything of a user (deactivated; or, with `roleChanged`, only
- * their cached keys, which carry the old role: their sessions and streams go on), or a session (signed out).
+ * their cached keys, which carry the old role: their sessions and streams go on), a session (signed out),
+ * or an OAuth grant (revoked: every token of it).
  */
-export type Invalidation = { keyId: string } | { userId: string; roleChanged?: true } | { sessionId: string }
+export type Invalidation = { keyId: string } | { userId: string; roleChanged?: true } | { sessionId: string } | { grantId: string }
 
 /** Creates an organization. */
 export async function createOrganization(writes: Writes, actor: Omit<AuditActor, 'organizationId'>, input: unknown) {

@@ -18,7 +18,7 @@ export default definePlugin({
   readModels: { label_directory: 'Labels as others may read them: id, organization_id, name, color (dashboards name their buckets).' },
   scopes: [
     { name: 'labels:read', description: 'Read labels.' },
-    { name: 'labels:write', description: 'Create, rename and delete labels (administrators).' },
+    { name: 'labels:write', description: 'Create, rename and delete labels (administrators).', administratorsOnly: true },
   ],
   tags: [{ name: 'Labels', description: "The organization's labels. Work items carry them (`labels`: ids on create and PATCH, which replace the set) and lists filter by them (`label=<name>`)." }],
   events: crudEvents('label', 'A label'),

@@ -2,7 +2,9 @@
  * The `mcp` plugin: every enabled plugin's tools over MCP Streamable HTTP at `/mcp`, with the
  * same Bearer key, scopes, project access, validation, audit (`via: "mcp"`) and error codes as
  * REST. Stateless: each POST carries its own JSON-RPC exchange (no session id, no stream kept).
- * `/mcp?readonly=1` lists and runs only the tools that change nothing (their `readOnlyHint`).
+ * `/mcp?readonly=1` (or an OAuth grant of read scopes only) lists and runs only the tools that
+ * change nothing (their `readOnlyHint`). Without a live credential: 401 whose challenge names the
+ * protected resource's metadata (RFC 9728), where MCP clients start OAuth.
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { Elysia } from 'elysia'
@@ -10,7 +12,9 @@ import { answerResponse } from '../../src/http/answer'
 import { BodyProblem } from '../../src/http/body'
 import { requestIdOf } from '../../src/http/request-id'
 import { definePlugin } from '../../src/plugin'
-import { actorOf, AuthenticatorRef } from '../../src/services/identity'
+import { ApiError } from '../../src/http/errors'
+import { actorOf, AuthenticatorRef, type Principal } from '../../src/services/identity'
+import { linkOrigin, OAuthServerRef, onlyReads } from '../auth/api'
 import { createMcpServer, type SentArguments } from './server'
 
 const jsonRpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
@@ -68,19 +72,31 @@ export default definePlugin({
   description: 'The same capabilities as MCP tools over Streamable HTTP at /mcp.',
   dependencies: ['auth'],
 
-  routes: ({ tools, services, log }) =>
+  routes: ({ tools, services, log, isSecureRequest, publicUrl }) =>
     new Elysia({ name: 'mcp' }).all(
       '/mcp',
       async ({ request, body, set }) => {
-        const principal = await services.get(AuthenticatorRef).authenticateBearer(request.headers.get('authorization'))
+        let principal: Principal
+        try {
+          principal = await services.get(AuthenticatorRef).authenticateBearer(request.headers.get('authorization'), undefined, 'mcp')
+        } catch (error) {
+          // RFC 9728: the challenge names the resource's metadata, where an MCP client finds the authorization server.
+          if (error instanceof ApiError && error.status === 401) {
+            const metadata = services.get(OAuthServerRef).resourceMetadataUrl(linkOrigin(request, isSecureRequest(request), publicUrl || undefined), 'mcp')
+            error.headers['www-authenticate'] = `${error.headers['www-authenticate']}, resource_metadata="${metadata}"`
+          }
+          throw error
+        }
         // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE).
         if (request.method !== 'POST')
           return jsonRpcError(405, -32000, 'Method not allowed: this server is stateless; POST JSON-RPC messages.', { allow: 'POST' })
         if (body instanceof BodyProblem) return parseError()
         if (Array.isArray(body)) return batchRefused()
         if (idTooLong(body)) return longIdRefused()
-        const readonly = readOnlyOf(new URL(request.url).searchParams.get('readonly'))
-        if (readonly === undefined) return readonlyRefused()
+        const asked = readOnlyOf(new URL(request.url).searchParams.get('readonly'))
+        if (asked === undefined) return readonlyRefused()
+        // An app granted only read scopes gets the read tools only, whatever it asks.
+        const readonly = asked || Boolean(principal.grant && onlyReads([...principal.scopes]))
         const actor = actorOf(principal, 'mcp', requestIdOf(set))
         const { message, sent } = detachArguments(body)
         const server = createMcpServer(tools, actor, log, sent, { readonly })

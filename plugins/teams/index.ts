@@ -18,9 +18,9 @@ export default definePlugin({
   },
   scopes: [
     { name: 'teams:read', description: 'Read teams.' },
-    { name: 'teams:write', description: 'Create, update and delete teams (administrators).' },
+    { name: 'teams:write', description: 'Create, update and delete teams (administrators).', administratorsOnly: true },
     { name: 'team_members:read', description: 'Read team membership.' },
-    { name: 'team_members:write', description: 'Add and remove team members (administrators).' },
+    { name: 'team_members:write', description: 'Add and remove team members (administrators).', administratorsOnly: true },
   ],
   tags: [{ name: 'Teams', description: 'Teams and membership. Reads need only the scope; writes need an administrator or superadministrator.' }],
 

@@ -14,7 +14,7 @@ export default definePlugin({
   dependencies: ['auth'],
   scopes: [
     { name: 'users:read', description: 'Resolve limited user identity information and list the people of the organization.' },
-    { name: 'users:write', description: 'Invite users and change their role or status (administrators).' },
+    { name: 'users:write', description: 'Invite users and change their role or status (administrators).', administratorsOnly: true },
   ],
   tags: [{ name: 'Users', description: 'Organization members: limited identity for everyone; invitations, roles and status for administrators.' }],
 

@@ -14,13 +14,25 @@ export const Me = t.Object(
       role: t.Union([t.Literal('member'), t.Literal('administrator'), t.Literal('superadministrator')]),
     }),
     organization: t.Object({ id: UuidString(), name: t.String() }, { description: "The caller's organization." }),
-    key: t.Object({
-      id: t.String({ format: 'uuid' }),
-      name: t.String(),
-      prefix: t.String(),
-      scopes: t.Array(t.String()),
-      expiresAt: t.Union([t.String({ format: 'date-time' }), t.Null()]),
-    }),
+    key: t.Union(
+      [
+        t.Object({
+          id: t.String({ format: 'uuid' }),
+          name: t.String(),
+          prefix: t.String(),
+          scopes: t.Array(t.String()),
+          expiresAt: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+        }),
+        t.Null(),
+      ],
+      { description: 'The API key in use; null when the caller uses an OAuth access token.' },
+    ),
+    grant: t.Optional(
+      t.Object(
+        { id: UuidString(), clientName: t.String(), scopes: t.Array(t.String()) },
+        { description: 'With an OAuth access token: the connected app (grant) it belongs to and its scopes.' },
+      ),
+    ),
   },
   { title: 'Me' },
 )

@@ -48,7 +48,7 @@ export function userRoutes(context: PluginContext, users: UserService) {
     .get('/me', ({ actor }) => users.me(actor), {
       scopes: [],
       response: responses(Envelope(Me)),
-      detail: { tags, summary: 'The key owner, their organization, and the key in use (no scope needed).' },
+      detail: { tags, summary: 'The key owner, their organization, and the key in use, or the connected app of an OAuth access token (no scope needed).' },
     })
     .get('/:userId', ({ actor, params }) => users.get(actor, params.userId), {
       scopes: ['users:read'],

@@ -9,13 +9,14 @@ import type { PageRequest } from '../../src/http/pagination'
 import { isAdministrator, type Actor } from '../../src/services/identity'
 import type { People, PeopleQuery, UserDirectory } from '../auth/api'
 
-/** The key owner, their organization and the key. */
+/** The key owner, their organization and the key (or the OAuth grant of the token in use). */
 export async function me(actor: Actor, people: People) {
-  const { user, key } = actor
+  const { user, key, grant } = actor
   return {
     user: { id: user.id, username: user.username, displayName: user.displayName, avatarUrl: user.avatarUrl, email: user.email, role: user.role },
     organization: await people.organization(actor.organizationId),
     key: key ? { id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes, expiresAt: key.expiresAt } : null,
+    ...(grant ? { grant: { id: grant.id, clientName: grant.clientName, scopes: [...actor.scopes] } } : {}),
   }
 }
 

@@ -69,8 +69,8 @@ export default definePlugin({
     },
   },
   scopes: [
-    { name: 'webhooks:read', description: "Read the organization's webhooks and their deliveries (administrators)." },
-    { name: 'webhooks:write', description: 'Create webhooks (administrators); change, test and delete them, rotate secrets and redeliver (their creator or a superadministrator).' },
+    { name: 'webhooks:read', description: "Read the organization's webhooks and their deliveries (administrators).", administratorsOnly: true },
+    { name: 'webhooks:write', description: 'Create webhooks (administrators); change, test and delete them, rotate secrets and redeliver (their creator or a superadministrator).', administratorsOnly: true },
   ],
   tags: [
     {

@@ -203,7 +203,7 @@ async function binderOf(tx: Transaction, organizationId: string, userId: string)
   )
   if (!row || row.status !== 'active') return undefined
   const user = { id: row.id, organizationId, email: '', username: row.username, displayName: row.displayName, avatarUrl: null, role: row.role }
-  return { user, key: null, scopes: new Set(), organizationId, userId: row.id, role: row.role, apiKeyId: null, via: 'system', requestId: 'work-source' }
+  return { user, key: null, scopes: new Set(), organizationId, userId: row.id, role: row.role, apiKeyId: null, grantId: null, via: 'system', requestId: 'work-source' }
 }
 
 /** The measure as stored (`byField:<key>` with its key). */

@@ -1,12 +1,12 @@
 /**
- * CORS for the APIs a browser app on another origin calls: API v1, the display API
- * and MCP, for the origins of `server.cors.origins`, without credentials (API keys travel in
+ * CORS for the APIs a browser app on another origin calls: API v1, the display API,
+ * MCP and OAuth's token, registration, revocation and metadata, for the origins of `server.cors.origins`, without credentials (API keys travel in
  * Authorization, never in cookies). The account area and the dashboard pages never get CORS
  * headers: they are this service's own pages, signed in by cookie.
  */
 
 /** The paths a cross-origin browser app may call. */
-const COVERED = /^\/(?:api\/v1(?:\/|$)|api\/component$|api\/message$|mcp(?:\/|$))/
+const COVERED = /^\/(?:api\/v1(?:\/|$)|api\/component$|api\/message$|mcp(?:\/|$)|oauth\/(?:token|register|revoke)$|\.well-known\/oauth-)/
 
 const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS'
 const ALLOWED_HEADERS = 'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, X-Request-Id, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID'

@@ -89,14 +89,14 @@ export function requireReferences(ids: readonly string[], found: ReadonlySet<str
  * 401 with the RFC 6750 challenge: a request without credentials gets the bare challenge,
  * one with a bad token gets `error="invalid_token"`.
  */
-export const unauthorized = (message = 'A valid API key is required.', tokenPresented = false) =>
+export const unauthorized = (message = 'A valid API key or OAuth access token is required.', tokenPresented = false) =>
   new ApiError(401, 'UNAUTHORIZED', message, undefined, {
     'www-authenticate': tokenPresented ? `Bearer ${REALM}, error="invalid_token"` : `Bearer ${REALM}`,
   })
 
 /** 403 naming the scopes the key lacks, with the RFC 6750 `insufficient_scope` challenge. */
-export const insufficientScope = (missing: readonly string[]) =>
-  new ApiError(403, 'INSUFFICIENT_SCOPE', `The API key lacks the scope(s): ${missing.join(', ')}.`, undefined, {
+export const insufficientScope = (missing: readonly string[], credential = 'API key') =>
+  new ApiError(403, 'INSUFFICIENT_SCOPE', `The ${credential} lacks the scope(s): ${missing.join(', ')}.`, undefined, {
     'www-authenticate': `Bearer ${REALM}, error="insufficient_scope", scope="${missing.join(' ')}"`,
   })
 

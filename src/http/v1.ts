@@ -5,7 +5,7 @@
  * (conventions.ts; the X-RateLimit-* headers come from the Bearer check).
  */
 import { Elysia } from 'elysia'
-import { actorOf, AuthenticatorRef, requireScopes, type Actor, type Principal } from '../services/identity'
+import { actorOf, AuthenticatorRef, isScoped, requireScopes, type Actor, type Principal } from '../services/identity'
 import type { ServiceRegistry } from '../services/registry'
 import { Replay, type Writes } from '../writes'
 import { Answer } from './answer'
@@ -68,7 +68,7 @@ export function createV1Kit(services: ServiceRegistry, writes: Writes, seed: str
       // parse cookies and copy its headers into an object.
       scopes: (required: readonly string[]) => ({
         async transform({ request, body, query, set }: any): Promise<any> {
-          const principal = await services.get(AuthenticatorRef).authenticateBearer(request.headers.get('authorization'), set.headers)
+          const principal = await services.get(AuthenticatorRef).authenticateBearer(request.headers.get('authorization'), set.headers, 'api')
           requireScopes(principal, required)
           return admitted(principal, request, body, query, set)
         },
@@ -87,7 +87,7 @@ export function createV1Kit(services: ServiceRegistry, writes: Writes, seed: str
        */
       signedIn: (_on: true) => ({
         async transform({ request, body, query, set }: any): Promise<any> {
-          const principal = await services.get(AuthenticatorRef).authenticateUser(request.headers.get('authorization'), set.headers)
+          const principal = await services.get(AuthenticatorRef).authenticateUser(request.headers.get('authorization'), set.headers, 'api')
           return admitted(principal, request, body, query, set)
         },
         resolve({ actor }: any) {
@@ -105,8 +105,8 @@ export function createV1Kit(services: ServiceRegistry, writes: Writes, seed: str
        */
       scopesOrSession: (required: readonly string[]) => ({
         async transform({ request, body, query, set }: any): Promise<any> {
-          const principal = await services.get(AuthenticatorRef).authenticateUser(request.headers.get('authorization'), set.headers)
-          if (principal.key) requireScopes(principal, required)
+          const principal = await services.get(AuthenticatorRef).authenticateUser(request.headers.get('authorization'), set.headers, 'api')
+          if (isScoped(principal)) requireScopes(principal, required)
           return admitted(principal, request, body, query, set)
         },
         resolve: withIdempotency,

@@ -9,7 +9,8 @@ export type Role = 'member' | 'administrator' | 'superadministrator'
 export const ROLES: readonly Role[] = ['member', 'administrator', 'superadministrator']
 
 /** The door a request came through; recorded in the audit log. */
-export type Via = 'rest' | 'mcp' | 'account' | 'cli' | 'display' | 'system'
+/** `oauth`: API v1 called with an OAuth access token (through `/mcp` a token's calls say `mcp`, with the grant). */
+export type Via = 'rest' | 'oauth' | 'mcp' | 'account' | 'cli' | 'display' | 'system'
 
 export interface PrincipalUser {
   id: string
@@ -29,12 +30,31 @@ export interface PrincipalKey {
   expiresAt: string | null
 }
 
-/** An authenticated user, and the API key used (null for a session). */
+/** The OAuth grant an access token belongs to: an app a user connected (the account area's "Connected apps"). */
+export interface PrincipalGrant {
+  id: string
+  clientId: string
+  clientName: string
+  /** The resource the token was issued for (`mcp`, `api`), or null for both. */
+  audience: Door | null
+}
+
+/** The protected resources a Bearer credential is presented to. */
+export type Door = 'api' | 'mcp'
+
+/**
+ * An authenticated user, and the API key used, or the OAuth grant whose access token was used
+ * (both null for a session, which holds no scopes and is never scope-checked).
+ */
 export interface Principal {
   user: PrincipalUser
   key: PrincipalKey | null
+  grant?: PrincipalGrant | null
   scopes: ReadonlySet<string>
 }
+
+/** Whether the credential carries scopes to check (an API key or an OAuth token; a session does not). */
+export const isScoped = (principal: Principal) => principal.key !== null || Boolean(principal.grant)
 
 /** A principal acting through one request: what services and the audit writer receive. */
 export interface Actor extends Principal {
@@ -42,6 +62,8 @@ export interface Actor extends Principal {
   userId: string
   role: Role
   apiKeyId: string | null
+  /** The OAuth grant of the access token used, else null. */
+  grantId: string | null
   via: Via
   requestId: string
 }
@@ -54,7 +76,9 @@ export function actorOf(principal: Principal, via: Via, requestId: string): Acto
     userId: principal.user.id,
     role: principal.user.role,
     apiKeyId: principal.key?.id ?? null,
-    via,
+    grantId: principal.grant?.id ?? null,
+    // API v1 called with an OAuth token says so; MCP keeps `mcp` (the grant id tells the rest).
+    via: via === 'rest' && principal.grant ? 'oauth' : via,
     requestId,
   }
 }
@@ -63,9 +87,9 @@ export function actorOf(principal: Principal, via: Via, requestId: string): Acto
 export const missingScopes = (principal: { scopes: ReadonlySet<string> }, required: readonly string[]) => required.filter((scope) => !principal.scopes.has(scope))
 
 /** 403 INSUFFICIENT_SCOPE naming what is missing, unless the key holds every scope of `required`: the one scope check of REST and MCP. */
-export function requireScopes(principal: { scopes: ReadonlySet<string> }, required: readonly string[]): void {
+export function requireScopes(principal: { scopes: ReadonlySet<string>; grant?: PrincipalGrant | null }, required: readonly string[]): void {
   const missing = missingScopes(principal, required)
-  if (missing.length) throw insufficientScope(missing)
+  if (missing.length) throw insufficientScope(missing, principal.grant ? 'access token' : 'API key')
 }
 
 export const isAdministrator = (actor: { role: Role }) => actor.role === 'administrator' || actor.role === 'superadministrator'
@@ -77,13 +101,13 @@ export interface Authenticator {
    * per-key rate limit is on, writes the key's X-RateLimit-* headers into `headers` (also before
    * a 429).
    */
-  authenticateBearer(authorization: string | null | undefined, headers?: Record<string, unknown>): Promise<Principal>
+  authenticateBearer(authorization: string | null | undefined, headers?: Record<string, unknown>, door?: Door): Promise<Principal>
   /**
    * A signed-in user, by either credential: a live key (whatever its scopes) or a live mobile
    * session token (no scopes); throws 401 otherwise. For the routes about the caller themselves
    * that an app signed in with a session also uses.
    */
-  authenticateUser(authorization: string | null | undefined, headers?: Record<string, unknown>): Promise<Principal>
+  authenticateUser(authorization: string | null | undefined, headers?: Record<string, unknown>, door?: Door): Promise<Principal>
 }
 
 /** Provided by the `auth` plugin; the core's only dependency on a plugin, declared here as what it needs. */
