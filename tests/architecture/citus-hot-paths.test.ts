@@ -20,6 +20,8 @@ import { createLogger } from '../../src/log'
 import { captureStatements, type CapturedStatement, type StatementCapture } from '../helpers/statement-capture'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
 import { createClusterDatabase, type ClusterDatabase } from '../helpers/citus-cluster'
+import { connectApp, tokenRequest } from '../helpers/oauth'
+import { webSession } from '../helpers/sessions'
 import { NotificationFanout } from '../../plugins/notifications/fanout'
 import { workPushes } from '../../plugins/notifications/pushes'
 import { UserNotifierRef } from '../../plugins/push/api'
@@ -484,6 +486,29 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
       'sign-out (DELETE /account/api/sessions/current)': () => ok('DELETE', '/account/api/sessions/current', { key: token }),
     })
     expect(problems).toEqual([])
+  })
+
+  test('OAuth: registration, consent, the code exchange, the token check, a refresh and a revocation run on one shard (clients: a reference table)', async () => {
+    const cookie = (await webSession(api, user)).cookie
+    let app: Awaited<ReturnType<typeof connectApp>> | undefined
+    let rotated = ''
+    const problems = await spanningStatements({
+      'register, consent and exchange a code': async () => {
+        app = await connectApp(api, cookie)
+      },
+      'token-authenticated GET /api/v1/users/me (not cached)': () => ok('GET', '/api/v1/users/me', { key: app!.access_token }),
+      'refresh (rotation)': async () => {
+        const refreshed = await tokenRequest(api, { grant_type: 'refresh_token', refresh_token: app!.refresh_token, client_id: app!.clientId })
+        if (refreshed.status !== 200) throw new Error(`refresh: ${refreshed.status} ${JSON.stringify(refreshed.body)}`)
+        rotated = refreshed.body.access_token
+      },
+      'revocation (RFC 7009)': async () => {
+        const revoked = await tokenRequest(api, { token: rotated, client_id: app!.clientId }, '/oauth/revoke')
+        if (revoked.status !== 200) throw new Error(`revoke: ${revoked.status}`)
+      },
+    })
+    expect(problems).toEqual([])
+    expect((await api.request('GET', '/api/v1/users/me', { key: rotated })).status).toBe(401)
   })
 
   test('the check fails the statements of a hot path once they lose their organization filter', async () => {

@@ -70,8 +70,8 @@ export const FCM_ERRORS = {
   }),
 }
 
-/** A throwaway CA and a server certificate for fcm.googleapis.com, made with openssl once per checkout. */
-function certificates(): { key: Buffer; cert: Buffer; ca: Buffer } {
+/** A throwaway CA and a server certificate for fcm.googleapis.com, localhost and 127.0.0.1, made with openssl once per checkout. */
+export function certificates(): { key: Buffer; cert: Buffer; ca: Buffer } {
   const dir = 'node_modules/.cache/worktrack/fake-fcm-tls'
   if (!existsSync(join(dir, 'server.pem'))) {
     const work = `${dir}.${process.pid}.tmp`
