@@ -42,15 +42,19 @@ export class SourceRecompute implements OutboxQueue {
     this.pollIntervalMs = options.pollIntervalMs
   }
 
+  /** Organizations that had retired sources' rows to purge when last discovered: only their claims look for a purge. */
+  private readonly purging = new Set<string>()
+
   async discover(limit: number): Promise<string[]> {
-    const rows = await queryText<{ organizationId: string }>(
+    const rows = await queryText<{ organizationId: string; purges: boolean }>(
       this.deps.db,
-      `select organization_id as "organizationId" from (
-        select organization_id, min(marked_at) as since from work_source_marks group by organization_id
-        union all select organization_id, min(requested_at) from work_source_purges group by organization_id
+      `select organization_id as "organizationId", bool_or(purges) as purges from (
+        select organization_id, min(marked_at) as since, false as purges from work_source_marks group by organization_id
+        union all select organization_id, min(requested_at), true from work_source_purges group by organization_id
       ) due group by organization_id order by min(since) limit $1`,
       [limit],
     )
+    for (const row of rows) if (row.purges) this.purging.add(row.organizationId)
     return rows.map((row) => row.organizationId)
   }
 
@@ -72,8 +76,10 @@ export class SourceRecompute implements OutboxQueue {
       1,
       async (organizationId, share) => {
         if (stopping()) return 0
-        // Retired sources' rows first, a batch a claim, while there are any.
-        const purged = await this.deps.db.transaction((tx) => purgeBatch(tx, organizationId))
+        // Retired sources' rows first, a batch a claim, while there are any: looked for only in the
+        // organizations the last discovery found some in (a claim woken by a change opens no purge).
+        const purged = this.purging.has(organizationId) ? await this.deps.db.transaction((tx) => purgeBatch(tx, organizationId)) : 0
+        if (purged === 0) this.purging.delete(organizationId)
         handled += purged
         const changed: { pageId: string; componentId: string }[] = []
         const { marks, later, builtRows } = await this.deps.db.transaction((tx) => this.recomputeMarked(tx, organizationId, share, changed))
