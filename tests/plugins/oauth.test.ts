@@ -4,6 +4,8 @@
  * reuse detection, audiences, revocation on every instance, Connected apps, audit, and hashes only.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { registry } from '../../plugins'
+import { loadConfig } from '../../src/config'
 import { queryText } from '../../src/db'
 import { hashSecret } from '../../src/secrets'
 import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
@@ -93,6 +95,51 @@ describe('registration', () => {
     const answers = await Promise.all(Array.from({ length: 8 }, () => register({ redirect_uris: [REDIRECT] }, '192.0.2.90')))
     expect(answers.filter((answer) => answer.status === 201).length).toBe(3)
     expect(answers.filter((answer) => answer.status === 429).length).toBe(5)
+  })
+})
+
+describe('registrations in all', () => {
+  test('at most maxClients: clients never approved for 30 days are dropped first, then 503', async () => {
+    const small = await startTestService({ config: { auth: { oauth: { maxClients: 2 } } } })
+    try {
+      const register = (ip: string) =>
+        small.service.fetch(new Request('http://localhost/oauth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT] }) }), { ip })
+      const ids: string[] = []
+      for (const ip of ['192.0.2.1', '192.0.2.2']) {
+        const made = await register(ip)
+        expect(made.status).toBe(201)
+        ids.push(((await made.json()) as { client_id: string }).client_id)
+      }
+      const full = await register('192.0.2.3')
+      expect(full.status).toBe(503)
+      expect(full.headers.get('retry-after')).toBe('3600')
+      const db = small.service.core.db
+      // Both old: the one a user approved stays, the one never approved makes room.
+      await queryText(db, `update oauth_clients set created_at = now() - interval '31 days' where id = any($1::text[])`, [ids])
+      await queryText(db, `update oauth_clients set last_approved_at = now() where id = $1`, [ids[0]])
+      expect((await register('192.0.2.3')).status).toBe(201)
+      const left = await queryText<{ id: string }>(db, `select id from oauth_clients where id = any($1::text[])`, [ids])
+      expect(left.map((row) => row.id)).toEqual([ids[0]!])
+      expect((await register('192.0.2.4')).status).toBe(503)
+    } finally {
+      await small.stop()
+    }
+  })
+})
+
+describe('settings', () => {
+  test('auth.oauth.accessTokenSeconds sets the access tokens\' life (at least 5 s); a provider entry is checked at start', async () => {
+    expect(() => loadConfig(registry, { raw: { auth: { oauth: { accessTokenSeconds: 4 } } }, env: {} })).toThrow('auth.oauth.accessTokenSeconds')
+    expect(() => loadConfig(registry, { raw: { auth: { oidc: { providers: [{ id: 'Bad Id', name: 'x', issuer: 'https://idp.example', clientId: 'a', clientSecret: 'b', organizationId: fx.organizationId }] } } }, env: {} })).toThrow('auth.oidc.providers')
+    const short = await startTestService({ database: api.database, config: { auth: { oauth: { accessTokenSeconds: 5 } } } })
+    try {
+      const app = await connectApp(short, ownerCookie)
+      expect(app.expires_in).toBe(5)
+      const [{ life }] = await queryText<{ life: number }>(db(), `select round(extract(epoch from expires_at - created_at))::int as life from oauth_tokens where token_hash = $1`, [hashSecret(app.access_token)])
+      expect(life).toBe(5)
+    } finally {
+      await short.stop()
+    }
   })
 })
 
