@@ -25,9 +25,9 @@ export function ssoPages(context: PluginContext, account: AccountServices) {
   const origin = (request: Request) => linkOrigin(request, context.isSecureRequest(request), account.publicUrl)
 
   /** A refusal on the sign-in page (its form ready, as the page's own refusals are). */
-  const refusal = (request: Request, message: string, status: number, next?: string) => {
+  const refusal = (request: Request, message: string, status: number, next?: string, headers: Record<string, string> = {}) => {
     const formToken = newFormToken()
-    const response = htmlResponse(signInPage(formToken, { error: message, next, providers: singleSignOn.providers() }), status)
+    const response = htmlResponse(signInPage(formToken, { error: message, next: sameSitePath(next), providers: singleSignOn.providers() }), status, headers)
     const secure = context.isSecureRequest(request)
     response.headers.append('set-cookie', cookie(SIGN_IN_COOKIE, formToken, { secure, maxAge: 3600 }))
     response.headers.append('set-cookie', flowCookie('', secure, 0))
@@ -46,8 +46,7 @@ export function ssoPages(context: PluginContext, account: AccountServices) {
             headers: { location: redirect, 'cache-control': 'no-store', 'set-cookie': flowCookie(encodeFlow(flow), context.isSecureRequest(request), SSO_FLOW_SECONDS) },
           })
         } catch (error) {
-          if (error instanceof ApiError && error.status < 500) return refusal(request, error.message, error.status, next)
-          if (error instanceof ApiError && error.status === 503) return refusal(request, error.message, 503, next)
+          if (error instanceof ApiError && (error.status < 500 || error.status === 503)) return refusal(request, error.message, error.status, next, error.headers)
           throw error
         }
       },

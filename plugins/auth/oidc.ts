@@ -2,7 +2,7 @@
  * Single sign-on with OpenID Connect providers from config (`auth.oidc.providers`): the
  * authorization code flow with PKCE, `state` and `nonce`, its ID token verified by openid-client
  * (signature from the issuer's JWKS, `iss`, `aud`, `exp`, `nonce`). The user is the one whose
- * email the token names, only when the provider says it is verified and its domain is allowed,
+ * email the token (or, when it has none, userinfo) names, only when the provider says it is verified and its domain is allowed,
  * in the provider's organization; with `createUsers`, an unknown verified user is created with
  * `defaultRole`. A matched user gets a normal web session.
  */
@@ -76,7 +76,11 @@ export function createSingleSignOn(providers: readonly OidcProviderConfig[], dep
     let found = configurations.get(provider.id)
     if (!found) {
       const insecure = LOOPBACK.test(provider.issuer)
-      found = client.discovery(new URL(provider.issuer), provider.clientId, undefined, client.ClientSecretPost(provider.clientSecret), insecure ? { execute: [client.allowInsecureRequests] } : undefined)
+      // enableNonRepudiationChecks: the ID token's signature is checked against the issuer's JWKS
+      // even though it came straight from the token endpoint (openid-client otherwise trusts TLS alone).
+      found = client.discovery(new URL(provider.issuer), provider.clientId, undefined, client.ClientSecretPost(provider.clientSecret), {
+        execute: [...(insecure ? [client.allowInsecureRequests] : []), client.enableNonRepudiationChecks],
+      })
       found.catch((error) => {
         configurations.delete(provider.id)
         deps.log.warn('could not read an identity provider\'s configuration', { provider: provider.id, ...describeError(error) })
@@ -127,6 +131,8 @@ export function createSingleSignOn(providers: readonly OidcProviderConfig[], dep
         )
         return principalUser(user)
       } catch (error) {
+        // The same person's first sign-in twice at once: the other made the user.
+        if (error instanceof ApiError && error.status === 409 && error.field === 'email') return userOf(provider, claims)
         if (!(error instanceof ApiError && error.status === 409 && error.field === 'username')) throw error
       }
     }
@@ -169,13 +175,20 @@ export function createSingleSignOn(providers: readonly OidcProviderConfig[], dep
       if (currentUrl.searchParams.has('error')) throw refused(`${provider.name} did not sign you in (${currentUrl.searchParams.get('error')!.slice(0, 100)}).`)
       let claims: client.IDToken | undefined
       try {
-        const tokens = await client.authorizationCodeGrant(await configurationOf(provider), currentUrl, {
+        const configuration = await configurationOf(provider)
+        const tokens = await client.authorizationCodeGrant(configuration, currentUrl, {
           pkceCodeVerifier: flow.verifier,
           expectedState: flow.state,
           expectedNonce: flow.nonce,
           idTokenExpected: true,
         })
         claims = tokens.claims()
+        // A provider may give the e-mail claims at userinfo only (OpenID Connect Core 5.4, when an
+        // access token is issued): read there, for the ID token's subject (openid-client checks it).
+        if (claims && (claims.email === undefined || claims.email_verified === undefined)) {
+          const info = await client.fetchUserInfo(configuration, tokens.access_token, claims.sub)
+          claims = { ...claims, email: claims.email ?? info.email, email_verified: claims.email_verified ?? info.email_verified, name: claims.name ?? info.name }
+        }
       } catch (error) {
         deps.log.warn('single sign-on refused', { provider: id, ...describeError(error) })
         throw refused(`The answer of ${provider.name} could not be verified; start again.`)
@@ -195,7 +208,13 @@ export function decodeFlow(value: string | undefined): SsoFlow | undefined {
   if (!value || value.length > 4096) return undefined
   try {
     const parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as SsoFlow
-    return typeof parsed.provider === 'string' && typeof parsed.state === 'string' && typeof parsed.nonce === 'string' && typeof parsed.verifier === 'string' ? parsed : undefined
+    return typeof parsed.provider === 'string' &&
+      typeof parsed.state === 'string' &&
+      typeof parsed.nonce === 'string' &&
+      typeof parsed.verifier === 'string' &&
+      (parsed.next === undefined || parsed.next === null || typeof parsed.next === 'string')
+      ? { ...parsed, next: parsed.next ?? undefined }
+      : undefined
   } catch {
     return undefined
   }
