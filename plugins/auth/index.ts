@@ -16,7 +16,7 @@ import { acceptInvitation, findInvitation, inviteUser, reissueInvitation } from 
 import { findPerson, listPeople, operatorList, organizationNames, updatePerson } from './people'
 import { AccessTokens } from './oauth/verifier'
 import { createSingleSignOn, OidcProvider } from './oidc'
-import { documentFetcher } from './oauth/clients'
+import { ClientDocuments, documentFetcher } from './oauth/clients'
 import { approve, checkAuthorization, connectedApps, deny, disconnect, purgeExpired, scopesFor, type FlowContext } from './oauth/flow'
 import { ACCESS_PREFIX, resourceMetadataUrl } from './oauth/model'
 import { oauthRoutes } from './oauth/routes'
@@ -187,7 +187,7 @@ export default definePlugin({
       writes: context.writes,
       events,
       settings: config.oauth,
-      fetchDocument: documentFetcher(config.oauth, services.find(ClientDocumentAgentRef)),
+      documents: new ClientDocuments(config.oauth, documentFetcher(config.oauth, services.find(ClientDocumentAgentRef))),
       scopes: context.enabledScopes,
     }
     services.provide(OAuthServerRef, {

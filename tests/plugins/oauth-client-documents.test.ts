@@ -2,7 +2,8 @@
  * Client ID metadata documents: a client may name itself by an https URL whose JSON gives its
  * name and redirect URIs. The document is read through the public-address guard (a loopback
  * server is refused unless auth.oauth.allowPrivateDocuments), within its size and time bounds,
- * without following redirects, and must name itself as client_id.
+ * without following redirects, and must name itself as client_id; it is remembered in memory, and
+ * written only when a user approves its client.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createServer, type Server } from 'node:https'
@@ -86,6 +87,16 @@ describe('client ID metadata documents', () => {
     expect(Date.now() - started).toBeLessThan(5000)
     describeAt('/plain-http.json', { redirect_uris: ['http://evil.example/cb'] })
     await refusedPage(api, `${base}/plain-http.json`)
+  })
+
+  test('documents are remembered in memory until approved: a flood of authorization requests naming new URLs writes no row', async () => {
+    const urls = Array.from({ length: 40 }, (_, index) => describeAt(`/flood-${index}.json`, {}))
+    const pages = await Promise.all(urls.map((clientId) => browse(api, `/account/authorize?${authorizeQuery({ clientId, challenge: pkcePair().challenge })}`, cookie)))
+    // Read at most 16 at a time: the rest are refused as unknown clients until a read is free.
+    expect(pages.filter((page) => page.status === 200).length).toBeGreaterThanOrEqual(16)
+    expect(pages.every((page) => page.status === 200 || page.status === 400)).toBe(true)
+    const [{ count }] = await queryText<{ count: number }>(api.service.core.db, `select count(*)::int as count from oauth_clients where id = any($1::text[])`, [urls])
+    expect(count).toBe(0)
   })
 
   test('by default a document on a loopback or private address is refused (the public-address guard)', async () => {

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import https from 'node:https'
 import { isIP } from 'node:net'
+import { LRUCache } from 'lru-cache'
 import { queryText, type Database } from '../../../src/db'
 import { hostOf, isPublicAddress, pinnedLookup } from '../../../src/net/targets'
 import { hashSecret } from '../../../src/secrets'
@@ -176,46 +177,86 @@ export function documentFetcher(settings: OAuthSettings, agent: { ca?: string | 
     })
 }
 
+/** Client ID metadata documents read at once, at most; past it a new document is not read (the request fails as an unknown client). */
+const MAX_DOCUMENT_READS = 16
+/** Documents each instance remembers, read or refused (a refusal for a minute). */
+const DOCUMENT_CACHE_ENTRIES = 1000
+const REFUSAL_CACHE_MS = 60_000
+
 /**
- * The client of a `client_id`: a registered one, or a metadata document (read again when its copy
- * is older than `documentCacheSeconds`; the document must name itself as `client_id`). Undefined
- * when there is no such client or its document cannot be read.
+ * Client ID metadata documents as this instance knows them: read once per
+ * `documentCacheSeconds` (concurrent requests share a read), at most MAX_DOCUMENT_READS at a time,
+ * remembered in memory only. Nothing is written for a document until a user approves its client,
+ * so a flood of authorization requests naming new URLs costs bounded memory and reads, no rows.
  */
-export async function findClient(db: Database, settings: OAuthSettings, fetchDocument: DocumentFetcher, clientId: string): Promise<OAuthClient | undefined> {
-  if (!clientId || clientId.length > URI_MAX) return undefined
-  const [row] = await queryText<OAuthClient & { fresh: boolean }>(
-    db,
-    `select id, kind, name, redirect_uris as "redirectUris", coalesce(fetched_at > now() - make_interval(secs => $2), true) as fresh from oauth_clients where id = $1`,
-    [clientId, settings.documentCacheSeconds],
-  )
-  if (row && (row.kind === 'registered' || row.fresh)) return { id: row.id, kind: row.kind, name: row.name, redirectUris: row.redirectUris }
-  if (!isDocumentId(clientId)) return undefined
-  let document: unknown
-  try {
-    const url = new URL(clientId)
-    if (url.hash || url.username || url.password || url.pathname === '/') return undefined
-    document = await fetchDocument(clientId)
-  } catch {
-    return undefined
+export class ClientDocuments {
+  private readonly known: LRUCache<string, OAuthClient | false>
+  private readonly reading = new Map<string, Promise<OAuthClient | undefined>>()
+
+  constructor(
+    private readonly settings: OAuthSettings,
+    private readonly fetchDocument: DocumentFetcher,
+  ) {
+    this.known = new LRUCache({ max: DOCUMENT_CACHE_ENTRIES, ttl: Math.max(1, settings.documentCacheSeconds * 1000) })
   }
-  const metadata = document as Record<string, unknown>
-  if (typeof metadata !== 'object' || metadata === null || metadata.client_id !== clientId) return undefined
-  let input: { name: string; redirectUris: string[] }
-  try {
-    input = registrationInput({ ...metadata, token_endpoint_auth_method: metadata.token_endpoint_auth_method ?? 'none' })
-  } catch {
-    return undefined
+
+  async find(clientId: string): Promise<OAuthClient | undefined> {
+    const known = this.known.get(clientId)
+    if (known !== undefined) return known || undefined
+    const inFlight = this.reading.get(clientId)
+    if (inFlight) return inFlight
+    if (this.reading.size >= MAX_DOCUMENT_READS) return undefined
+    const read = this.read(clientId).finally(() => this.reading.delete(clientId))
+    this.reading.set(clientId, read)
+    return read
   }
-  await queryText(
-    db,
-    `insert into oauth_clients (id, kind, name, redirect_uris, fetched_at) values ($1, 'document', $2, $3::text[], $4::timestamptz)
-     on conflict (id) do update set name = excluded.name, redirect_uris = excluded.redirect_uris, fetched_at = excluded.fetched_at`,
-    [clientId, input.name, input.redirectUris, new Date().toISOString()],
-  )
-  return { id: clientId, kind: 'document', ...input }
+
+  private async read(clientId: string): Promise<OAuthClient | undefined> {
+    const client = await this.readDocument(clientId)
+    this.known.set(clientId, client ?? false, client ? {} : { ttl: Math.min(REFUSAL_CACHE_MS, Math.max(1, this.settings.documentCacheSeconds * 1000)) })
+    return client
+  }
+
+  /** The document's client when it is one: https, a path, JSON naming itself, valid metadata. */
+  private async readDocument(clientId: string): Promise<OAuthClient | undefined> {
+    let document: unknown
+    try {
+      const url = new URL(clientId)
+      if (url.hash || url.username || url.password || url.pathname === '/') return undefined
+      document = await this.fetchDocument(clientId)
+    } catch {
+      return undefined
+    }
+    const metadata = document as Record<string, unknown>
+    if (typeof metadata !== 'object' || metadata === null || metadata.client_id !== clientId) return undefined
+    try {
+      const input = registrationInput({ ...metadata, token_endpoint_auth_method: metadata.token_endpoint_auth_method ?? 'none' })
+      return { id: clientId, kind: 'document', ...input }
+    } catch {
+      return undefined
+    }
+  }
 }
 
-/** Marks a client approved (it is then not dropped to make room). */
-export async function clientApproved(db: Database, clientId: string): Promise<void> {
-  await queryText(db, `update oauth_clients set last_approved_at = $2::timestamptz where id = $1`, [clientId, new Date().toISOString()])
+/** The client of a `client_id`: a registered one, or a metadata document's; undefined when there is no such client. */
+export async function findClient(db: Database, documents: ClientDocuments, clientId: string): Promise<OAuthClient | undefined> {
+  if (!clientId || clientId.length > URI_MAX) return undefined
+  if (isDocumentId(clientId)) return documents.find(clientId)
+  const [row] = await queryText<OAuthClient>(db, `select id, kind, name, redirect_uris as "redirectUris" from oauth_clients where id = $1 and kind = 'registered'`, [clientId])
+  return row ? { id: row.id, kind: row.kind, name: row.name, redirectUris: row.redirectUris } : undefined
+}
+
+/**
+ * Marks a client approved (it is then not dropped to make room). A document's client is written
+ * now, its first approval: the table holds the documents users approved, as it holds registrations.
+ */
+export async function clientApproved(db: Database, client: OAuthClient): Promise<void> {
+  const now = new Date().toISOString()
+  if (client.kind === 'registered') return void (await queryText(db, `update oauth_clients set last_approved_at = $2::timestamptz where id = $1`, [client.id, now]))
+  await queryText(
+    db,
+    `insert into oauth_clients (id, kind, name, redirect_uris, fetched_at, last_approved_at) values ($1, 'document', $2, $3::text[], $4::timestamptz, $4::timestamptz)
+     on conflict (id) do update set name = excluded.name, redirect_uris = excluded.redirect_uris, fetched_at = excluded.fetched_at, last_approved_at = excluded.last_approved_at`,
+    [client.id, client.name, client.redirectUris, now],
+  )
 }

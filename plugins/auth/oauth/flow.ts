@@ -17,7 +17,7 @@ import { uuidv7 } from '../../../src/ids'
 import type { Actor, Door, PrincipalUser } from '../../../src/services/identity'
 import type { ScopeDefinition } from '../../../src/plugin'
 import { INVALIDATE_CHANNEL, type Invalidation } from '../service'
-import { clientApproved, findClient, type DocumentFetcher, type OAuthClient } from './clients'
+import { clientApproved, findClient, type ClientDocuments, type OAuthClient } from './clients'
 import { ACCESS_PREFIX, CODE_PREFIX, CODE_SECONDS, doorOfResource, invalidGrant, OAuthError, REFRESH_PREFIX, type OAuthSettings } from './model'
 
 /** What the consent page shows and its form carries back: the request, checked. */
@@ -57,7 +57,8 @@ export interface FlowContext {
   /** Revocations are published in their transaction (every instance) and emitted here after it commits (this one, at once). */
   events: EventBus
   settings: OAuthSettings
-  fetchDocument: DocumentFetcher
+  /** Client ID metadata documents, as this instance reads and remembers them. */
+  documents: ClientDocuments
   /** The scopes of the enabled plugins: what a client may ask for. */
   scopes: readonly ScopeDefinition[]
 }
@@ -65,7 +66,7 @@ export interface FlowContext {
 /** Checks an authorization request's parameters (the query of /oauth/authorize, or the consent form's copy of it). */
 export async function checkAuthorization(flow: FlowContext, params: Record<string, unknown>, origin: string): Promise<Checked> {
   const clientId = one(params.client_id)
-  const client = clientId ? await findClient(flow.writes.db, flow.settings, flow.fetchDocument, clientId) : undefined
+  const client = clientId ? await findClient(flow.writes.db, flow.documents, clientId) : undefined
   if (!client) return { ok: false, fatal: clientId ? 'This app is not registered here (unknown client_id), or its client metadata document could not be read.' : 'The request names no client (client_id).' }
   const asked = one(params.redirect_uri)
   const redirectUri = asked ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined)
@@ -128,7 +129,7 @@ export async function approve(flow: FlowContext, actor: Actor, request: Authoriz
     )
     await audit(grantAudit('oauth.grant.created', { id: grant!.id, clientId: request.client.id, clientName: request.client.name, scopes: allowed, audience: request.audience }))
   })
-  await clientApproved(flow.writes.db, request.client.id)
+  await clientApproved(flow.writes.db, request.client)
   return redirectTo(request.redirectUri, { code, state: request.state }, origin)
 }
 
