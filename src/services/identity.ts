@@ -8,8 +8,10 @@ import { serviceRef } from './registry'
 export type Role = 'member' | 'administrator' | 'superadministrator'
 export const ROLES: readonly Role[] = ['member', 'administrator', 'superadministrator']
 
-/** The door a request came through; recorded in the audit log. */
-/** `oauth`: API v1 called with an OAuth access token (through `/mcp` a token's calls say `mcp`, with the grant). */
+/**
+ * The door a request came through; recorded in the audit log. `oauth`: API v1 called with an OAuth
+ * access token (through `/mcp` a token's calls say `mcp`, with the grant).
+ */
 export type Via = 'rest' | 'oauth' | 'mcp' | 'account' | 'cli' | 'display' | 'system'
 
 export interface PrincipalUser {
