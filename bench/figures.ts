@@ -200,9 +200,25 @@ export interface FieldShape {
   p99: number
 }
 
+/** One credential's figures in the oauth benchmark: its best run and the median CPU per answer (µs) of the service and of PostgreSQL. */
+export interface OAuthShape extends Throughput {
+  serviceMicros: number
+  postgresMicros: number
+}
+
 /** Every benchmark's recorded figures, by name. */
 export interface Figures {
   'auth-me': { endpoint: Throughput; hello: Throughput; peakRssMiB: number; helloPeakRssMiB: number; errors: number }
+  oauth: {
+    /** Best run of each credential, and the median CPU µs per answer of the service and of PostgreSQL over its runs, with the credential cache on (the default). */
+    me: { key: OAuthShape; token: OAuthShape }
+    list: { key: OAuthShape; token: OAuthShape }
+    /** `users/me` with the cache off (`auth.keyCacheTtlSeconds: 0`), and the statements reading each credential's table per request. */
+    cold: { key: OAuthShape; token: OAuthShape; keyReadsPerRequest: number; tokenReadsPerRequest: number }
+    /** The list's `size`. */
+    listSize: number
+    peakRssMiB: number
+  }
   members: { endpoint: Throughput; peakRssMiB: number; pgbench64: number; pgbench10: number; errors: number }
   'work-items': {
     /** The list with its cache: 9 in 10 requests read the page, 1 in 10 changes a work item of it. */

@@ -4,7 +4,7 @@
  * benchmark refreshes its rows and keeps the others' last recorded figures. Each row shows the
  * sentence of bench/targets.ts it is judged by. `bun bench/summary.ts` regenerates it alone.
  */
-import type { SearchSize } from './figures'
+import type { OAuthShape, SearchSize } from './figures'
 import { hotPathShare } from './lib/citus'
 import { readResults, writeSection, type RecordedResults } from './lib/results'
 import { round, type Latency } from './lib/stats'
@@ -44,6 +44,28 @@ function rowsOf(results: RecordedResults, name: ScenarioName): Row[] {
       const f = results[name]!.figures
       const ratio = f.endpoint.requestsPerSecond / f.hello.requestsPerSecond
       return [{ benchmark: 'auth-me: `GET /api/v1/users/me` (Bearer check)', headline: `${rps(f.endpoint.requestsPerSecond)} (${latency(f.endpoint)}, ${rss(f.peakRssMiB)})`, ceiling: `${rps(f.hello.requestsPerSecond)} Elysia hello-world`, ratio: `${round(ratio * 100, 1)} %`, target: TARGETS[name].bearer, met: ratio >= L.bearerShareOfHello }]
+    }
+    case 'oauth': {
+      const f = results[name]!.figures
+      const t = TARGETS[name]
+      const cpu = (s: OAuthShape) => `${round(s.serviceMicros, 1)} µs service CPU per answer`
+      const versus = (label: string, pair: { key: OAuthShape; token: OAuthShape }): Row => {
+        const ratio = pair.token.requestsPerSecond / pair.key.requestsPerSecond
+        return { benchmark: `oauth: ${label} with an OAuth access token vs an API key (cache on)`, headline: `${rps(pair.token.requestsPerSecond)} (${latency(pair.token)}, ${cpu(pair.token)}, ${rss(f.peakRssMiB)})`, ceiling: `${rps(pair.key.requestsPerSecond)} with the key (${latency(pair.key)}, ${cpu(pair.key)})`, ratio: `${round(ratio * 100, 1)} %`, target: t.cached, met: ratio >= L.oauthTokenShareOfKey }
+      }
+      const cold = f.cold.token.requestsPerSecond / f.cold.key.requestsPerSecond
+      return [
+        versus('`GET /api/v1/users/me`', f.me),
+        versus(`\`GET …/work-items?size=${f.listSize}\``, f.list),
+        {
+          benchmark: 'oauth: `GET /api/v1/users/me`, token vs key with the cache off (`auth.keyCacheTtlSeconds: 0`)',
+          headline: `${rps(f.cold.token.requestsPerSecond)} (${latency(f.cold.token)}, ${cpu(f.cold.token)}; ${round(f.cold.tokenReadsPerRequest, 3)} token reads per request)`,
+          ...reported,
+          ceiling: `${rps(f.cold.key.requestsPerSecond)} with the key (${latency(f.cold.key)}, ${cpu(f.cold.key)}; ${round(f.cold.keyReadsPerRequest, 3)} key reads per request)`,
+          ratio: `${round(cold * 100, 1)} %`,
+          target: t.cold,
+        },
+      ]
     }
     case 'members': {
       const f = results[name]!.figures

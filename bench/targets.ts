@@ -9,6 +9,8 @@
 export const LIMITS = {
   /** `GET /users/me` req/s ÷ hello-world req/s. */
   bearerShareOfHello: 0.5,
+  /** OAuth access token req/s ÷ API key req/s, same user, scopes and request, the credential cache on. */
+  oauthTokenShareOfKey: 0.9,
   /** Endpoint req/s ÷ pgbench TPS of the same statements. */
   membersOfPgbench: 0.7,
   listRepeatedOfPgbench: 1,
@@ -60,6 +62,10 @@ const times = (value: number) => `${value.toFixed(1)}×`
 export const TARGETS = {
   'auth-me': {
     bearer: `An authenticated \`GET /api/v1/users/me\` serves at least ${share(L.bearerShareOfHello)} of the requests per second of an Elysia hello-world on the same runtime.`,
+  },
+  oauth: {
+    cached: `With the credential cache on (the default), an OAuth access token serves at least ${share(L.oauthTokenShareOfKey)} of the requests per second of an API key of the same user and scopes, on \`GET /api/v1/users/me\` and on a work-item list alike.`,
+    cold: 'No promise with the cache off (`auth.keyCacheTtlSeconds: 0`): token ÷ key there shows what reading the credential on the request\'s path costs (reads per request measured, a key\'s concurrent re-reads sharing one).',
   },
   members: {
     page: `\`GET …/members?size=100\` serves at least ${times(L.membersOfPgbench)} the transactions per second of pgbench running the same two statements.`,
