@@ -1,9 +1,9 @@
 /**
- * The Bearer check of OAuth access tokens (`wto_…`): shape, checksum and organization from the
- * token itself (no database for garbage), then a cache of live tokens, then one lookup on the
- * token's organization's shard (token, grant and user joined on the organization). A revoked
- * grant or a deactivated user drops cached tokens on every instance (NOTIFY); after a missed
- * notification window the cache is dropped whole. A token is accepted only by the resource it
+ * The Bearer check of OAuth access tokens (`wto_…`): a cache of live tokens by hash; on a miss,
+ * shape, checksum and organization from the token itself (no database for garbage), then one
+ * lookup on the token's organization's shard (token, grant and user joined on the organization),
+ * shared by concurrent requests. A revoked grant or a deactivated user drops cached tokens on
+ * every instance (NOTIFY); after a missed notification window the cache is dropped whole. A token is accepted only by the resource it
  * was issued for (`/mcp`, `/api/v1`, or both when it names none).
  */
 import { queryText, type Database } from '../../../src/db'
@@ -39,27 +39,47 @@ export class AccessTokens {
     private readonly log: Logger,
   ) {}
 
+  /** One read per token hash at a time: concurrent requests finding it missing or stale share it. */
+  private readonly loading = new Map<string, { generation: number; entry: Promise<CachedToken | undefined> }>()
+
   /** The principal of a live access token presented to `door`; 401 otherwise. */
   async verify(token: string, door: Door | undefined): Promise<Principal> {
-    const organizationId = routeOfSecret(ACCESS_PREFIX, token)
-    if (!organizationId) throw unauthorized(INVALID, true)
     const hash = hashSecret(token)
     const now = Date.now()
     let entry = this.cache.get(hash)
     if (!entry || now - entry.loadedAt > this.settings.cacheTtlSeconds * 1000) {
-      const generation = this.generation
-      entry = await this.load(hash, organizationId, now)
-      if (!entry) {
-        this.cache.delete(hash)
-        throw unauthorized(INVALID, true)
-      }
-      if (generation === this.generation) this.remember(hash, entry)
+      // Only a token not cached is read for its form and organization (a cached one was a live token's).
+      const organizationId = entry ? entry.principal.user.organizationId : routeOfSecret(ACCESS_PREFIX, token)
+      if (!organizationId) throw unauthorized(INVALID, true)
+      entry = await this.reload(hash, organizationId, now)
+      if (!entry) throw unauthorized(INVALID, true)
     }
     if (entry.expiresAt <= now) throw unauthorized(INVALID, true)
     const audience = entry.principal.grant!.audience
     if (door && audience && audience !== door) throw unauthorized(`This access token was issued for ${RESOURCE_PATHS[audience]} (its resource), not ${RESOURCE_PATHS[door]}.`, true)
     this.touch(entry, now)
     return entry.principal
+  }
+
+  /**
+   * The token's entry read again (and cached), or undefined when it is not live; concurrent callers
+   * share one read. A read begun before an invalidation is neither joined nor cached.
+   */
+  private reload(hash: string, organizationId: string, now: number): Promise<CachedToken | undefined> {
+    const inFlight = this.loading.get(hash)
+    if (inFlight && inFlight.generation === this.generation) return inFlight.entry
+    const generation = this.generation
+    const entry = this.load(hash, organizationId, now)
+      .then((loaded) => {
+        if (!loaded) this.cache.delete(hash)
+        else if (generation === this.generation) this.remember(hash, loaded)
+        return loaded
+      })
+      .finally(() => {
+        if (this.loading.get(hash)?.entry === entry) this.loading.delete(hash)
+      })
+    this.loading.set(hash, { generation, entry })
+    return entry
   }
 
   /** Drops the cached tokens of a grant or of a user (any instance revoked or deactivated them). */
