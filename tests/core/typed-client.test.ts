@@ -32,7 +32,7 @@ export async function exercise(baseUrl: string, key: string) {
     created: { status: created.response.status, id: teamId, name: created.data.data.name },
     listed: { status: listed.response.status, names: listed.data?.data.map((team) => team.name), totalItems: listed.data?.meta.totalItems },
     one: { status: one.response.status, id: one.data?.data.id, description: one.data?.data.description },
-    me: { status: me.response.status, username: me.data?.data.user.username, scopes: me.data?.data.key.scopes },
+    me: { status: me.response.status, username: me.data?.data.user.username, scopes: me.data?.data.key?.scopes },
     missing: { status: missing.response.status, code: missing.error?.errors[0]?.code },
   }
 }
