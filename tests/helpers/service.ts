@@ -81,14 +81,15 @@ let sequence = 0
 /** Starts a service; call `stop()` in afterAll. */
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const registry = options.registry ?? defaultRegistry
-  const ownsDatabase = !options.database
-  const database = options.database ?? (await createTestDatabase())
   const raw = {
     ...options.config,
     auth: { passwordHashLogN: TEST_PASSWORD_LOG_N, ...options.config?.auth },
     ...(options.plugins ? { plugins: { enabled: options.plugins } } : {}),
   }
+  // The config first: a test of a refused config makes no database (made first, it was never dropped).
   const config = loadConfig(registry, { raw, env: options.env ?? {} })
+  const ownsDatabase = !options.database
+  const database = options.database ?? (await createTestDatabase())
   // requireAudit: a write with a list scope that changes rows without an audit record fails the test (src/writes.ts).
   const service = await createService({ registry, config, database, provide: options.provide, log: options.log, requireAudit: true }).catch(async (error) => {
     if (ownsDatabase) await database.close()
