@@ -15,6 +15,7 @@ import { createService, type Service } from '../../src/app'
 import { loadConfig } from '../../src/config'
 import { FcmOptionsRef } from '../../plugins/push/api'
 import { fakeFcmOptions, redirectFcm } from './fake-fcm'
+import { timeLimit } from './time'
 
 export interface InstanceProcessOptions {
   databaseUrl: string
@@ -114,7 +115,8 @@ export async function startInstance(options: StartInstanceOptions): Promise<Inst
   }
 
   try {
-    const port = await readyPort(child, options.timeoutMs ?? 30_000, output)
+    // Stretched like every test's time limit (TEST_TIME_SCALE): CI's lanes share two cores.
+    const port = await readyPort(child, options.timeoutMs ?? timeLimit(30_000), output)
     const url = `http://127.0.0.1:${port}`
     const health = await fetch(`${url}/health`)
     if (health.status !== 200) throw new Error(`instance ${options.name}: /health answered ${health.status}`)
