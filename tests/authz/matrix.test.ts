@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db'
+import { nextCaseInPart, partNote } from '../helpers/part'
 import { startTestService, type TestService } from '../helpers/service'
 import { ENDPOINTS, expectedOutcome, ROLES, setUpMatrix, variantsFor, type Endpoint, type Matrix } from './table'
 
@@ -29,8 +30,9 @@ function cases(endpoint: Endpoint) {
 }
 
 for (const endpoint of ENDPOINTS) {
-  describe(`${endpoint.method} ${endpoint.route}`, () => {
+  describe(`${endpoint.method} ${endpoint.route}${partNote}`, () => {
     for (const { variant, role, sameOrganization } of cases(endpoint)) {
+      if (!nextCaseInPart()) continue
       const expected = expectedOutcome(endpoint, variant, role, sameOrganization)
       test(`${variant} · ${role} · ${sameOrganization ? 'same' : 'other'} organization → ${expected.status}${expected.code ? ` ${expected.code}` : ''}`, async () => {
         const { casts, allScopes, keyFor } = matrix

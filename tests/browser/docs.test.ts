@@ -9,6 +9,7 @@ import { chromiumAvailable, launchChromium } from '../helpers/browser'
 import { listen, type Listening } from '../helpers/http'
 import { startTestService, type TestService } from '../helpers/service'
 import { timeLimit } from '../helpers/database'
+import { waitLimit } from '../helpers/time'
 
 let api: TestService
 let site: Listening
@@ -37,14 +38,14 @@ describe.skipIf(!chromiumAvailable)(`Swagger UI in headless Chromium${chromiumAv
       if (!request.url().startsWith(site.url) && !request.url().startsWith('data:')) foreign.push(request.url())
     })
     await page.goto(`${site.url}/docs`)
-    await page.waitForSelector('.opblock', { timeout: 15_000 })
+    await page.waitForSelector('.opblock', { timeout: waitLimit(15_000) })
     // Every operation renders. Swagger UI renders a long document's operations as they scroll into
     // view (a virtual list: those scrolled past are taken out), so the page is scrolled to its end,
     // collecting the operations seen, until they are all the document's.
     const document = (await api.request('GET', '/docs/json')).body
     const operations = Object.values<Record<string, unknown>>(document.paths).reduce((sum, item) => sum + Object.keys(item).filter((key) => key !== 'parameters').length, 0)
     const seen = new Set<string>()
-    for (const deadline = Date.now() + 20_000; seen.size < operations && Date.now() < deadline; await page.waitForTimeout(30)) {
+    for (const deadline = Date.now() + waitLimit(20_000); seen.size < operations && Date.now() < deadline; await page.waitForTimeout(30)) {
       for (const id of await page.locator('.opblock').evaluateAll((blocks) => blocks.map((block) => block.id))) seen.add(id)
       await page.mouse.wheel(0, 600)
     }
@@ -56,5 +57,5 @@ describe.skipIf(!chromiumAvailable)(`Swagger UI in headless Chromium${chromiumAv
     expect(stored).not.toContain('wtk_notarealkeyatall')
     expect(violations).toEqual([])
     expect(foreign).toEqual([])
-  }, timeLimit(30_000))
+  }, timeLimit(60_000))
 })

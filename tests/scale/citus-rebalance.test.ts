@@ -26,13 +26,14 @@ import { SAMPLE_DATA } from '../helpers/display-fixture'
 import { startInstance, type Instance } from '../helpers/instance'
 import { privateCitusUnavailable, startPrivateCitus, type PrivateCitus } from '../helpers/private-citus'
 import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { waitLimit } from '../helpers/time'
 import { call, expectCall, type Exchange } from './cluster'
 import { startMixedLoad, type LoadReport } from './load'
 
 /** Fewer shard groups than Citus's 32: a group move takes ~7 s here however small, and two moves prove what ten would. */
 const SHARD_COUNT = 8
 const DAILY_LIMIT = 30
-const REBALANCE_DEADLINE_MS = 150_000
+const REBALANCE_DEADLINE_MS = waitLimit(150_000)
 const OUTAGE_MS = 10_000
 const RECOVERY_DEADLINE_MS = 30_000
 /** The key cache keeps its default TTL (30 s): longer than the outage, as in production. */
