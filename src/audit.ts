@@ -108,6 +108,54 @@ export async function writeAudit(executor: Executor, actor: AuditActor, entry: A
 }
 
 /**
+ * Writes the audit records of a batch (a bulk request's items) on `executor` in one statement: the
+ * records as rows of one INSERT, each scope's count moved once by its number of records, and with
+ * `bumpScopeId` the version bump and the unit's count moves first, as `writeAudit` orders them.
+ */
+export async function writeAudits(executor: Executor, actor: AuditActor, entries: readonly AuditEntry[], bumpScopeId?: string, moves: readonly CountMoves[] = []): Promise<void> {
+  if (!entries.length) return
+  if (entries.length === 1) return writeAudit(executor, actor, entries[0]!, bumpScopeId, moves)
+  const organizationOf = (entry: AuditEntry) => entry.organizationId ?? actor.organizationId
+  const organizations = new Set(entries.map(organizationOf))
+  if (organizations.size > 1) throw new Error('a batch of audit records names one organization')
+  const organization = param([...organizations][0]!)
+  const perScope = new Map<string, number>()
+  for (const entry of entries) {
+    const scope = entry.projectId ?? organizationOf(entry)
+    perScope.set(scope, (perScope.get(scope) ?? 0) + 1)
+  }
+  const counted = sql`counted as (
+    insert into audit_log_counts as c (scope_id, organization_id, records)
+    values ${sql.join([...perScope].sort(([a], [b]) => (a < b ? -1 : 1)).map(([scope, records]) => sql`(${param(scope)}::uuid, ${organization}::uuid, ${param(records)}::int)`), sql`, `)}
+    on conflict (scope_id, organization_id) do update set records = c.records + excluded.records
+  )`
+  const bump =
+    bumpScopeId === undefined
+      ? []
+      : [
+          sql`bump as (
+    insert into change_versions as v (scope_id, organization_id, version) values (${param(bumpScopeId)}::uuid, ${organization}::uuid, 1)
+    on conflict (scope_id, organization_id) do update set version = v.version + 1
+  )`,
+        ]
+  const moved = moves.flatMap(({ counts, scopeId, changes }, index) => {
+    const upsert = countUpsert(counts, changes, param(scopeId), organization)
+    return upsert ? [sql`${sql.raw(`moved${index}`)} as (${upsert})`] : []
+  })
+  const rows = entries.map((entry) => {
+    const changes = entry.changes ? JSON.stringify({ before: scrub(entry.changes.before), after: scrub(entry.changes.after) }) : null
+    return sql`(${param(uuidv7())}::uuid, ${organization}::uuid, ${param(actor.userId)}::uuid, ${param(actor.apiKeyId)}::uuid, ${param(actor.grantId ?? null)}::uuid, ${param(actor.via)}, ${param(entry.action)},
+      ${param(entry.resourceType)}, ${param(entry.resourceId)}, ${param(entry.projectId ?? null)}::uuid, ${param(changes)}::jsonb, ${param(actor.requestId)})`
+  })
+  await runQuery(
+    executor,
+    sql`with ${sql.join([...bump, counted, ...moved], sql`, `)}
+  insert into audit_logs (id, organization_id, actor_user_id, api_key_id, grant_id, via, action, resource_type, resource_id, project_id, changes, request_id)
+  values ${sql.join(rows, sql`, `)}`,
+  )
+}
+
+/**
  * The before/after of the fields that `patch` changes in `current`; undefined when nothing
  * changes (a no-op update writes no record).
  */

@@ -50,6 +50,12 @@ export interface ChangeObserver {
   wants(organizationId: string, type: string, projectId: string | null): boolean
   observe(tx: Transaction, event: ChangeEvent): Promise<void>
   /**
+   * Observes a batch's events (a bulk request's items, all wanted), in order, in one go: what
+   * `observe` would write for each, in as few statements as it can. Without it, `observe` runs
+   * for each event.
+   */
+  observeMany?(tx: Transaction, events: readonly ChangeEvent[]): Promise<void>
+  /**
    * Runs in a deletion's transaction before the row goes (its owner has locked it, and takes no
    * other row first), for what the row takes with it: an observer removes its own rows that point
    * at it (instead of the foreign key's cascade, which no maintained count sees) and moves its
@@ -72,6 +78,8 @@ export type CountMove = (counts: CountTable, scopeId: string, changes: Readonly<
 export interface ChangeFeed {
   /** Records a change in `tx` (call it where the change's audit record is written). */
   record(tx: Transaction, actor: AuditActor, change: RecordedChange): Promise<void>
+  /** Records a batch of changes in `tx`, in order (see `ChangeObserver.observeMany`). */
+  recordMany(tx: Transaction, actor: AuditActor, changes: readonly RecordedChange[]): Promise<void>
   /** Tells observers that a row is about to be deleted in `tx` (see `ChangeObserver.beforeDelete`). */
   deleting(tx: Transaction, deletion: Deletion, count: CountMove): Promise<void>
   /** Adds an observer; returns its removal. */
@@ -96,18 +104,33 @@ export function createChangeFeed(types: readonly EventTypeDefinition[]): ChangeF
     async record(tx, actor, change) {
       if (!known.has(change.type)) throw new Error(`change type "${change.type}" is not declared by an enabled plugin`)
       if (observers.size === 0) return
-      const organizationId = actor.organizationId
-      let read: Promise<unknown> | undefined
-      const event: ChangeEvent = {
-        type: change.type,
-        organizationId,
-        projectId: change.projectId,
-        actor: { userId: actor.userId, via: actor.via },
-        previous: change.previous,
-        data: () => (read ??= typeof change.data === 'function' ? (change.data as () => Promise<unknown>)() : Promise.resolve(change.data)),
-      }
-      for (const observer of observers) if (observer.wants(organizationId, change.type, change.projectId)) await observer.observe(tx, event)
+      const event = eventOf(actor, change)
+      for (const observer of observers) if (observer.wants(event.organizationId, change.type, change.projectId)) await observer.observe(tx, event)
     },
+    async recordMany(tx, actor, changes) {
+      for (const change of changes) if (!known.has(change.type)) throw new Error(`change type "${change.type}" is not declared by an enabled plugin`)
+      if (observers.size === 0 || !changes.length) return
+      const events = changes.map((change) => eventOf(actor, change))
+      for (const observer of observers) {
+        const wanted = events.filter((event) => observer.wants(event.organizationId, event.type, event.projectId))
+        if (!wanted.length) continue
+        if (observer.observeMany) await observer.observeMany(tx, wanted)
+        else for (const event of wanted) await observer.observe(tx, event)
+      }
+    },
+  }
+}
+
+/** A recorded change as observers see it: its data read (or returned) at most once. */
+function eventOf(actor: AuditActor, change: RecordedChange): ChangeEvent {
+  let read: Promise<unknown> | undefined
+  return {
+    type: change.type,
+    organizationId: actor.organizationId,
+    projectId: change.projectId,
+    actor: { userId: actor.userId, via: actor.via },
+    previous: change.previous,
+    data: () => (read ??= typeof change.data === 'function' ? (change.data as () => Promise<unknown>)() : Promise.resolve(change.data)),
   }
 }
 

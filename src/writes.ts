@@ -30,7 +30,7 @@
  * tells of fails loudly. Rows changed are read from `pg_stat_xact_user_tables` before and after
  * the work, so a unit that only read and changed nothing (a no-op update) passes.
  */
-import { writeAudit, type AuditActor, type AuditEntry } from './audit'
+import { writeAudit, writeAudits, type AuditActor, type AuditEntry } from './audit'
 import type { ChangeFeed, RecordedChange } from './changes'
 import { moveCounts, type CountTable } from './counts'
 import { queryText, type Database, type Executor, type Transaction } from './db'
@@ -45,8 +45,15 @@ export interface Write {
   readonly tx: Transaction
   /** Writes an audit record (the first also bumps the scope's list version). */
   audit(entry: AuditEntry): Promise<void>
+  /**
+   * Writes the audit records of a batch (a bulk request's items) in one statement, as many
+   * `audit` calls would: the first record of the unit bumps the scope's list version.
+   */
+  auditMany(entries: readonly AuditEntry[]): Promise<void>
   /** Records a change-feed event (webhooks observe it in this transaction). */
   emit(change: RecordedChange): Promise<void>
+  /** Records a batch's events, in order; observers that can take them at once do (`observeMany`). */
+  emitMany(changes: readonly RecordedChange[]): Promise<void>
   /**
    * Moves maintained counts (src/counts.ts) of `scopeId` by `changes`. They are moved by the next
    * audit record's statement, after its version bump (or at the end of the work): every write of a
@@ -103,16 +110,22 @@ export function createWrites(db: Database, feed: ChangeFeed, options: WritesOpti
         }
       },
       async audit(entry) {
-        const scopeId = pending === null ? undefined : pending === 'organization' ? (entry.organizationId ?? actor.organizationId) : (entry.projectId ?? undefined)
-        if (pending === 'project' && !entry.projectId) throw new Error(`${entry.action}: a change of a project's lists is audited with its projectId`)
+        await write.auditMany([entry])
+      },
+      async auditMany(entries) {
+        if (!entries.length) return
+        const [first] = entries
+        const scopeId = pending === null ? undefined : pending === 'organization' ? (first!.organizationId ?? actor.organizationId) : (first!.projectId ?? undefined)
+        if (pending === 'project' && entries.some((entry) => !entry.projectId)) throw new Error(`${first!.action}: a change of a project's lists is audited with its projectId`)
         pending = null
         write.audited = true
-        // The counts moved so far travel in the record's statement; later ones at the end (flush).
+        // The counts moved so far travel in the records' statement; later ones at the end (flush).
         const carried = [...moves.keys()].sort().map((key) => moves.get(key)!)
         moves.clear()
-        await writeAudit(tx, actor, entry, scopeId, carried)
+        await (entries.length === 1 ? writeAudit(tx, actor, first!, scopeId, carried) : writeAudits(tx, actor, entries, scopeId, carried))
       },
       emit: (change) => feed.record(tx, actor, change),
+      emitMany: (changes) => feed.recordMany(tx, actor, changes),
     }
     return write
   }
