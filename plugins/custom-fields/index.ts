@@ -10,7 +10,7 @@ import { customFieldRoutes } from './routes'
 import { customFields, projectCustomFields, workItemFieldValues } from './schema'
 import { createCustomFields } from './service'
 import { customFieldTools } from './tools'
-import { describeFields, fieldWriter, fieldsColumn, loadFieldFilters } from './values'
+import { describeFields, fieldWriter, fieldsColumn, fieldsWriter, loadFieldFilters } from './values'
 
 export default definePlugin({
   name: 'custom-fields',
@@ -42,6 +42,7 @@ export default definePlugin({
       input: FieldValues,
       column: fieldsColumn,
       write: fieldWriter(services.get(UserDirectoryRef)),
+      writeMany: fieldsWriter(services.get(UserDirectoryRef)),
       describe: describeFields,
       dynamic: {
         prefix: 'field.',

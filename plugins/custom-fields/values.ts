@@ -93,88 +93,170 @@ async function typed(executor: Executor, users: UserDirectory, actor: Actor, fie
  * others stay); a create also refuses a missing required field. 400 names `fields.<key>`.
  */
 export function fieldWriter(users: UserDirectory) {
+  const many = fieldsWriter(users)
   return async (tx: Transaction, actor: Actor, item: ExtendedItem, value: unknown, creating: boolean): Promise<ExtensionChange | undefined> => {
-    if (value === undefined && !creating) return undefined
-    if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) throw new ApiError(400, 'BAD_REQUEST', 'An object of values by custom field key.', 'fields')
-    const given = (value ?? {}) as Record<string, unknown>
-    const definitions = await queryText<Definition>(
-      tx,
-      `select d.id, d.key, d.name, d.type, d.options, d.required from project_custom_fields p join custom_fields d on d.id = p.field_id and d.organization_id = p.organization_id
-        where p.project_id = $1 and p.organization_id = $2`,
-      [item.projectId, actor.organizationId],
-    )
-    const byKey = new Map(definitions.map((definition) => [definition.key, definition]))
-    const unknown = Object.keys(given).filter((key) => !byKey.has(key))
-    if (unknown.length)
-      throw new ValidationFailure(
-        unknown.slice(0, 20).map((key) => ({
-          code: 'BAD_REQUEST',
-          field: `fields.${key.slice(0, 64)}`,
-          message: `No custom field with this key is enabled for the project${definitions.length ? `; enabled: ${definitions.map((d) => d.key).sort().join(', ')}` : ''}.`,
-        })),
+    const [outcome] = await many(tx, actor, [{ item, value }], creating)
+    if (outcome instanceof ApiError) throw outcome
+    return outcome
+  }
+}
+
+type Columns = Awaited<ReturnType<typeof typed>>
+
+/**
+ * `fieldWriter` for a batch of work items (bulk create and PATCH, import): the definitions of each
+ * project read once, the items' current values in one statement (a change), every value checked,
+ * then one upsert and one delete for the whole batch. Each entry's outcome at its index: its
+ * change, undefined (nothing changed), or the 400 naming every bad key of it.
+ */
+export function fieldsWriter(users: UserDirectory) {
+  return async (tx: Transaction, actor: Actor, entries: readonly { item: ExtendedItem; value: unknown }[], creating: boolean): Promise<Array<ExtensionChange | undefined | ApiError>> => {
+    const outcomes: Array<ExtensionChange | undefined | ApiError> = entries.map(() => undefined)
+    const given = entries.flatMap((entry, index) => (entry.value === undefined && !creating ? [] : [{ index, ...entry }]))
+    if (!given.length) return outcomes
+    const definitionsOf = new Map<string, Definition[]>()
+    for (const projectId of new Set(given.map((entry) => entry.item.projectId)))
+      definitionsOf.set(
+        projectId,
+        await queryText<Definition>(
+          tx,
+          `select d.id, d.key, d.name, d.type, d.options, d.required from project_custom_fields p join custom_fields d on d.id = p.field_id and d.organization_id = p.organization_id
+            where p.project_id = $1 and p.organization_id = $2`,
+          [projectId, actor.organizationId],
+        ),
       )
-    const current = creating
-      ? []
-      : await queryText<{ fieldId: string; value: unknown }>(tx, 'select field_id as "fieldId", value from work_item_field_values where work_item_id = $1 and organization_id = $2', [
-          item.id,
-          actor.organizationId,
-        ])
-    const had = new Map(current.map((row) => [row.fieldId, row.value]))
-    // A key is read from the body's own properties: a field keyed `constructor` is not given by Object.prototype.
-    const givenValue = (key: string) => (Object.hasOwn(given, key) ? given[key] : undefined)
-    const missing = definitions.filter((definition) => {
-      const value = givenValue(definition.key)
-      return definition.required && (value === null || (creating && value === undefined))
-    })
-    if (missing.length)
-      throw new ValidationFailure(
-        missing.map((definition) => ({
-          code: 'BAD_REQUEST',
-          field: `fields.${definition.key}`,
-          message: creating ? "Required for this project's work items." : "Required for this project's work items: it cannot be cleared.",
-        })),
-      )
-    // Every value is checked before any is written, so one answer names every bad key.
-    const checked = new Map<string, Awaited<ReturnType<typeof typed>>>()
-    const problems: ErrorItem[] = []
-    for (const [key, next] of Object.entries(given)) {
-      if (next === null) continue
+    const had = new Map<string, Map<string, unknown>>()
+    const changing = given.filter((entry) => entry.value !== undefined)
+    if (!creating && changing.length)
+      for (const row of await queryText<{ itemId: string; fieldId: string; value: unknown }>(
+        tx,
+        'select work_item_id as "itemId", field_id as "fieldId", value from work_item_field_values where work_item_id = any($1::uuid[]) and organization_id = $2',
+        [changing.map((entry) => entry.item.id), actor.organizationId],
+      ))
+        (had.get(row.itemId) ?? had.set(row.itemId, new Map()).get(row.itemId)!).set(row.fieldId, row.value)
+    const upserts: { item: ExtendedItem; definition: Definition; columns: Columns }[] = []
+    const cleared: string[] = []
+    for (const { index, item, value } of given) {
       try {
-        checked.set(key, await typed(tx, users, actor, byKey.get(key)!, next))
+        const change = await plan(tx, users, actor, definitionsOf.get(item.projectId)!, had.get(item.id) ?? new Map(), value, creating)
+        if (!change) continue
+        upserts.push(...change.upserts.map((upsert) => ({ item, ...upsert })))
+        cleared.push(...change.cleared.map((fieldId) => `${item.id}:${fieldId}`))
+        outcomes[index] = { previous: change.previous, next: change.next }
       } catch (error) {
         if (!(error instanceof ApiError)) throw error
-        problems.push(...error.toItems())
+        outcomes[index] = error
       }
     }
-    if (problems.length) throw new ValidationFailure(problems)
-    const previous: Record<string, unknown> = {}
-    const after: Record<string, unknown> = {}
-    for (const [key, next] of Object.entries(given)) {
-      const definition = byKey.get(key)!
-      const old = had.has(definition.id) ? had.get(definition.id) : null
-      if (next === null) {
-        if (old === null) continue
-        await queryText(tx, 'delete from work_item_field_values where work_item_id = $1 and field_id = $2 and organization_id = $3', [item.id, definition.id, actor.organizationId])
-        previous[key] = old
-        after[key] = null
-        continue
-      }
-      const columns = checked.get(key)!
-      if (JSON.stringify(columns.value) === JSON.stringify(old)) continue
+    if (outcomes.some((outcome) => outcome instanceof ApiError)) return outcomes
+    if (cleared.length)
+      await queryText(tx, "delete from work_item_field_values where organization_id = $1 and work_item_id = any($2::uuid[]) and (work_item_id::text || ':' || field_id::text) = any($3::text[])", [
+        actor.organizationId,
+        [...new Set(cleared.map((pair) => pair.slice(0, pair.indexOf(':'))))],
+        cleared,
+      ])
+    if (upserts.length) {
+      const width = 10
       await queryText(
         tx,
         `insert into work_item_field_values (work_item_id, field_id, organization_id, project_id, field_key, value, number_value, date_value, text_value, user_id, option_ids)
-           values ($1, $2, $3, $4, $5, $6::jsonb, $7::numeric, $8::date, $9, $10::uuid, $11::uuid[])
+           values ${upserts
+             .map((_, row) => {
+               const at = (column: number) => `$${row * width + column + 2}`
+               return `(${at(0)}::uuid, ${at(1)}::uuid, $1, ${at(2)}::uuid, ${at(3)}, ${at(4)}::jsonb, ${at(5)}::numeric, ${at(6)}::date, ${at(7)}, ${at(8)}::uuid, ${at(9)}::uuid[])`
+             })
+             .join(', ')}
          on conflict (work_item_id, field_id, organization_id) do update set value = excluded.value, number_value = excluded.number_value, date_value = excluded.date_value,
            text_value = excluded.text_value, user_id = excluded.user_id, option_ids = excluded.option_ids`,
-        [item.id, definition.id, actor.organizationId, item.projectId, definition.key, JSON.stringify(columns.value), columns.numberValue, columns.dateValue, columns.textValue, columns.userId, columns.optionIds],
+        [
+          actor.organizationId,
+          ...upserts.flatMap(({ item, definition, columns }) => [
+            item.id,
+            definition.id,
+            item.projectId,
+            definition.key,
+            JSON.stringify(columns.value),
+            columns.numberValue,
+            columns.dateValue,
+            columns.textValue,
+            columns.userId,
+            columns.optionIds,
+          ]),
+        ],
       )
-      previous[key] = old
-      after[key] = columns.value
     }
-    if (!Object.keys(after).length) return undefined
-    return { previous, next: after }
+    return outcomes
   }
+}
+
+/**
+ * What one item's `fields` (`{key: value|null}`: named keys change, null clears, others stay)
+ * changes against its project's `definitions` and its current values `had` (by field id): the
+ * rows to write and to clear, and the before/after of the keys that change; undefined when none
+ * does. A create also refuses a missing required field. Throws the 400 naming `fields.<key>`.
+ */
+async function plan(tx: Transaction, users: UserDirectory, actor: Actor, definitions: readonly Definition[], had: ReadonlyMap<string, unknown>, value: unknown, creating: boolean) {
+  if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) throw new ApiError(400, 'BAD_REQUEST', 'An object of values by custom field key.', 'fields')
+  const given = (value ?? {}) as Record<string, unknown>
+  const byKey = new Map(definitions.map((definition) => [definition.key, definition]))
+  const unknown = Object.keys(given).filter((key) => !byKey.has(key))
+  if (unknown.length)
+    throw new ValidationFailure(
+      unknown.slice(0, 20).map((key) => ({
+        code: 'BAD_REQUEST',
+        field: `fields.${key.slice(0, 64)}`,
+        message: `No custom field with this key is enabled for the project${definitions.length ? `; enabled: ${definitions.map((d) => d.key).sort().join(', ')}` : ''}.`,
+      })),
+    )
+  // A key is read from the body's own properties: a field keyed `constructor` is not given by Object.prototype.
+  const givenValue = (key: string) => (Object.hasOwn(given, key) ? given[key] : undefined)
+  const missing = definitions.filter((definition) => {
+    const next = givenValue(definition.key)
+    return definition.required && (next === null || (creating && next === undefined))
+  })
+  if (missing.length)
+    throw new ValidationFailure(
+      missing.map((definition) => ({
+        code: 'BAD_REQUEST',
+        field: `fields.${definition.key}`,
+        message: creating ? "Required for this project's work items." : "Required for this project's work items: it cannot be cleared.",
+      })),
+    )
+  // Every value is checked before any is written, so one answer names every bad key.
+  const checked = new Map<string, Columns>()
+  const problems: ErrorItem[] = []
+  for (const [key, next] of Object.entries(given)) {
+    if (next === null) continue
+    try {
+      checked.set(key, await typed(tx, users, actor, byKey.get(key)!, next))
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error
+      problems.push(...error.toItems())
+    }
+  }
+  if (problems.length) throw new ValidationFailure(problems)
+  const previous: Record<string, unknown> = {}
+  const after: Record<string, unknown> = {}
+  const upserts: { definition: Definition; columns: Columns }[] = []
+  const cleared: string[] = []
+  for (const [key, next] of Object.entries(given)) {
+    const definition = byKey.get(key)!
+    const old = had.has(definition.id) ? had.get(definition.id) : null
+    if (next === null) {
+      if (old === null) continue
+      cleared.push(definition.id)
+      previous[key] = old
+      after[key] = null
+      continue
+    }
+    const columns = checked.get(key)!
+    if (JSON.stringify(columns.value) === JSON.stringify(old)) continue
+    upserts.push({ definition, columns })
+    previous[key] = old
+    after[key] = columns.value
+  }
+  if (!Object.keys(after).length) return undefined
+  return { upserts, cleared, previous, next: after }
 }
 
 /** The organization's definitions, by key. */

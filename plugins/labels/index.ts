@@ -7,7 +7,7 @@ import { WorkItemsRef } from '../work-items/api'
 import { LabelRef } from './model'
 import { labelRoutes } from './routes'
 import { labels, workItemLabels } from './schema'
-import { createLabels, labelsColumn, LABELS_PER_ITEM, labelFilterWithin, writeItemLabels } from './service'
+import { createLabels, labelsColumn, LABELS_PER_ITEM, labelFilterWithin, writeItemLabels, writeItemsLabels } from './service'
 import { labelTools } from './tools'
 
 export default definePlugin({
@@ -30,6 +30,7 @@ export default definePlugin({
       input: t.Array(UuidString(), { maxItems: LABELS_PER_ITEM, description: `Label ids (at most ${LABELS_PER_ITEM}): the whole set, which replaces the current one.` }),
       column: labelsColumn,
       write: writeItemLabels,
+      writeMany: writeItemsLabels,
       filters: {
         label: { type: 'text', column: 'l.name', within: labelFilterWithin, description: 'Only items carrying any of these labels (exact names).' },
       },

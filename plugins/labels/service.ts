@@ -6,7 +6,7 @@ import { sql, type SQL } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
 import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
-import { conflict, forbidden, notFound, requireReferences } from '../../src/http/errors'
+import { ApiError, conflict, forbidden, notFound, requireReferences } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
 import type { ListScope, ListShape } from '../../src/http/list-query'
@@ -155,37 +155,77 @@ export type LabelService = ReturnType<typeof createLabels>
  * An id that is not a label of the organization is 400 naming `labels[i]`.
  */
 export async function writeItemLabels(tx: Transaction, actor: Actor, item: ExtendedItem, value: unknown, creating: boolean): Promise<ExtensionChange | undefined> {
-  if (value === undefined || value === null) return undefined
-  const ids = (value as string[]).map((id) => id.toLowerCase())
-  const wanted = [...new Set(ids)]
-  const current = creating
-    ? []
-    : await queryText<{ id: string; name: string; color: string }>(
-        tx,
-        `select l.id, l.name, l.color from work_item_labels wl join labels l on l.id = wl.label_id and l.organization_id = wl.organization_id
-          where wl.work_item_id = $1 and wl.organization_id = $2 order by l.name, l.id`,
-        [item.id, actor.organizationId],
-      )
-  const known = wanted.length
+  const [outcome] = await writeItemsLabels(tx, actor, [{ item, value }], creating)
+  if (outcome instanceof ApiError) throw outcome
+  return outcome
+}
+
+type Label = { id: string; name: string; color: string }
+
+/**
+ * `writeItemLabels` for a batch of work items (bulk create and PATCH, import), in at most four
+ * statements whatever its size: the labels named, shared-locked; the items' current labels (a
+ * change); the links removed; the links added. Each entry's outcome at its index: its change,
+ * undefined (nothing changed), or the 400 naming its unknown ids.
+ */
+export async function writeItemsLabels(
+  tx: Transaction,
+  actor: Actor,
+  entries: readonly { item: ExtendedItem; value: unknown }[],
+  creating: boolean,
+): Promise<Array<ExtensionChange | undefined | ApiError>> {
+  const outcomes: Array<ExtensionChange | undefined | ApiError> = entries.map(() => undefined)
+  const given = entries.flatMap((entry, index) => (entry.value === undefined || entry.value === null ? [] : [{ index, item: entry.item, ids: (entry.value as string[]).map((id) => id.toLowerCase()) }]))
+  if (!given.length) return outcomes
+  const named = [...new Set(given.flatMap((entry) => entry.ids))].filter(isUuid)
+  const known = named.length
     ? // Shared-locked: a label deleted meanwhile waits for this change (or is gone: 400), never a broken foreign key.
-      await queryText<{ id: string; name: string; color: string }>(tx, 'select id, name, color from labels where organization_id = $1 and id = any($2::uuid[]) order by name, id for key share', [
-        actor.organizationId,
-        wanted.filter(isUuid),
-      ])
+      await queryText<Label>(tx, 'select id, name, color from labels where organization_id = $1 and id = any($2::uuid[]) order by name, id for key share', [actor.organizationId, named])
     : []
   const found = new Set(known.map((label) => label.id))
-  requireReferences(ids, found, (index) => `labels[${index}]`, 'No label with this id in your organization.')
-  const had = new Set(current.map((label) => label.id))
-  if (had.size === found.size && [...found].every((id) => had.has(id))) return undefined
-  const removed = [...had].filter((id) => !found.has(id))
-  const added = [...found].filter((id) => !had.has(id))
-  if (removed.length) await queryText(tx, 'delete from work_item_labels where work_item_id = $1 and organization_id = $2 and label_id = any($3::uuid[])', [item.id, actor.organizationId, removed])
+  const current = new Map<string, Label[]>()
+  if (!creating)
+    for (const row of await queryText<Label & { itemId: string }>(
+      tx,
+      `select wl.work_item_id as "itemId", l.id, l.name, l.color from work_item_labels wl join labels l on l.id = wl.label_id and l.organization_id = wl.organization_id
+        where wl.work_item_id = any($1::uuid[]) and wl.organization_id = $2 order by l.name, l.id`,
+      [given.map((entry) => entry.item.id), actor.organizationId],
+    ))
+      current.set(row.itemId, [...(current.get(row.itemId) ?? []), { id: row.id, name: row.name, color: row.color }])
+  const removed: string[] = []
+  const added: { item: ExtendedItem; label: string }[] = []
+  for (const { index, item, ids } of given) {
+    try {
+      requireReferences(ids, found, (at) => `labels[${at}]`, 'No label with this id in your organization.')
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error
+      outcomes[index] = error
+      continue
+    }
+    const wanted = new Set(ids)
+    const next = known.filter((label) => wanted.has(label.id))
+    const had = current.get(item.id) ?? []
+    const hadIds = new Set(had.map((label) => label.id))
+    if (hadIds.size === wanted.size && [...wanted].every((id) => hadIds.has(id))) continue
+    for (const id of hadIds) if (!wanted.has(id)) removed.push(`${item.id}:${id}`)
+    for (const id of wanted) if (!hadIds.has(id)) added.push({ item, label: id })
+    // Later entries naming the same item see this one's labels (a batch names each item once; kept exact anyway).
+    current.set(item.id, next)
+    outcomes[index] = { previous: had.map(ref), next: next.map(ref) }
+  }
+  if (outcomes.some((outcome) => outcome instanceof ApiError)) return outcomes
+  if (removed.length)
+    await queryText(tx, "delete from work_item_labels where organization_id = $1 and work_item_id = any($2::uuid[]) and (work_item_id::text || ':' || label_id::text) = any($3::text[])", [
+      actor.organizationId,
+      [...new Set(removed.map((pair) => pair.slice(0, pair.indexOf(':'))))],
+      removed,
+    ])
   // Rows of VALUES (an INSERT … SELECT would go through the Citus coordinator).
   if (added.length)
     await queryText(
       tx,
-      `insert into work_item_labels (work_item_id, label_id, organization_id, project_id) values ${added.map((_, index) => `($1, $${index + 4}::uuid, $2, $3)`).join(', ')}`,
-      [item.id, actor.organizationId, item.projectId, ...added],
+      `insert into work_item_labels (work_item_id, label_id, organization_id, project_id) values ${added.map((_, index) => `($${index * 3 + 2}::uuid, $${index * 3 + 3}::uuid, $1, $${index * 3 + 4}::uuid)`).join(', ')}`,
+      [actor.organizationId, ...added.flatMap(({ item, label }) => [item.id, label, item.projectId])],
     )
-  return { previous: current.map(ref), next: known.map(ref) }
+  return outcomes
 }

@@ -131,4 +131,23 @@ export const activityObserver: ChangeObserver = {
     if (!activity) return
     await queryText(tx, RECORD, [uuidv7(), event.organizationId, activity.workItemId, event.projectId, activity.kind, event.actor.userId, JSON.stringify(activity.detail)])
   },
+  // A batch (bulk create or PATCH): the activities of its events in one statement, one notice.
+  async observeMany(tx: Transaction, events: readonly ChangeEvent[]) {
+    const rows: unknown[][] = []
+    for (const event of events) {
+      const activity = activityOf(event.type, await event.data(), event.previous)
+      if (activity) rows.push([uuidv7(), activity.workItemId, event.projectId, activity.kind, event.actor.userId, JSON.stringify(activity.detail)])
+    }
+    if (!rows.length) return
+    const values = rows.map((_, index) => `($${index * 6 + 2}::uuid, $1::uuid, $${index * 6 + 3}::uuid, $${index * 6 + 4}::uuid, $${index * 6 + 5}, $${index * 6 + 6}::uuid, $${index * 6 + 7}::jsonb)`)
+    await queryText(
+      tx,
+      `with a as (
+        insert into notification_activities (id, organization_id, work_item_id, project_id, kind, actor_id, detail) values ${values.join(', ')}
+        returning organization_id
+      )
+      select pg_notify('${ACTIVITY_CHANNEL}', json_build_object('organizationId', o.organization_id)::text) from (select distinct organization_id from a) o`,
+      [events[0]!.organizationId, ...rows.flat()],
+    )
+  },
 }

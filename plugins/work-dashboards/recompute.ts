@@ -12,7 +12,7 @@
  * read the view. When not, the source is suspended and nothing more of the project is written.
  */
 import { sql, type SQL } from 'drizzle-orm'
-import type { ChangeObserver } from '../../src/changes'
+import type { ChangeEvent, ChangeObserver } from '../../src/changes'
 import { queryText, type Database, type Transaction } from '../../src/db'
 import { ApiError } from '../../src/http/errors'
 import { uuidv7 } from '../../src/ids'
@@ -139,6 +139,30 @@ export const markObserver: ChangeObserver = {
     }
     const item = (await event.data()) as { id?: string }
     await queryText(tx, MARK, [uuidv7(), event.organizationId, event.projectId, item?.id ?? null])
+  },
+  // A batch (bulk create or PATCH, import): one look for the project's active sources, then one
+  // mark per changed item in one statement, and one notice.
+  async observeMany(tx, events) {
+    const byProject = new Map<string, ChangeEvent[]>()
+    for (const event of events) {
+      if (REBUILDING.has(event.type) || event.projectId === null) await markObserver.observe(tx, event)
+      else byProject.set(event.projectId, [...(byProject.get(event.projectId) ?? []), event])
+    }
+    for (const [projectId, changed] of byProject) {
+      const organizationId = changed[0]!.organizationId
+      const [active] = await queryText<{ active: boolean }>(tx, "select exists (select 1 from component_sources s where s.organization_id = $1 and s.project_id = $2 and s.state = 'active') as active", [
+        organizationId,
+        projectId,
+      ])
+      if (!active?.active) continue
+      const items = await Promise.all(changed.map(async (event) => ((await event.data()) as { id?: string })?.id ?? null))
+      await queryText(
+        tx,
+        `with m as (insert into work_source_marks (id, organization_id, project_id, work_item_id) values ${items.map((_, index) => `($${index * 2 + 3}::uuid, $1::uuid, $2::uuid, $${index * 2 + 4}::uuid)`).join(', ')} returning organization_id)
+         select pg_notify('${SOURCES_CHANNEL}', json_build_object('organizationId', o.organization_id)::text) from (select distinct organization_id from m) o`,
+        [organizationId, projectId, ...items.flatMap((item) => [uuidv7(), item])],
+      )
+    }
   },
 }
 
