@@ -6,6 +6,7 @@
 import type { SQL } from 'drizzle-orm'
 import type { TSchema } from 'elysia'
 import type { Executor, Transaction } from '../../src/db'
+import type { ApiError } from '../../src/http/errors'
 import type { Filter, SortKey } from '../../src/http/list-query'
 import type { Actor } from '../../src/services/identity'
 import { serviceRef } from '../../src/services/registry'
@@ -25,11 +26,12 @@ export { listStatement } from './service'
 export interface WorkItemsFace {
   /**
    * Takes the ordering lock of the organization's project in `tx` (creating it if needed) and
-   * returns the last work item number handed out, advanced by one with `advance`. Every change of
+   * returns the last work item number handed out, advanced by one with `advance` (by that many
+   * with a number: a batch's numbers are the `advance` up to the one returned). Every change of
    * positions in a project (new work items, new entries, content order) takes it first, so
    * positions never collide.
    */
-  lockOrdering(tx: Transaction, organizationId: string, projectId: string, advance?: boolean): Promise<number>
+  lockOrdering(tx: Transaction, organizationId: string, projectId: string, advance?: boolean | number): Promise<number>
   /** Renumbers the organization's work items 0..n-1 in the order of `ids` (the caller holds the ordering lock). */
   writeOrder(tx: Transaction, organizationId: string, ids: readonly string[]): Promise<void>
   /**
@@ -121,6 +123,14 @@ export interface WorkItemExtension {
    * when nothing changed.
    */
   write(tx: Transaction, actor: Actor, item: ExtendedItem, value: unknown, creating: boolean): Promise<ExtensionChange | undefined>
+  /**
+   * `write` for a batch (bulk create and PATCH, import: the items of one request, in its order,
+   * after their rows are written), in a few statements for the whole batch. Each entry's outcome at
+   * its index: its change, undefined (nothing changed), or the ApiError refusing it (with a field
+   * path of its own, as `write` throws it: the caller names the item); nothing is written when any
+   * entry is refused. Without it, `write` runs for each entry.
+   */
+  writeMany?(tx: Transaction, actor: Actor, entries: readonly { item: ExtendedItem; value: unknown }[], creating: boolean): Promise<Array<ExtensionChange | undefined | ApiError>>
   /** Its input schema for one organization (MCP tools list their caller's own: custom field keys, types, options). */
   describe?(executor: Executor, organizationId: string): Promise<TSchema>
   /**

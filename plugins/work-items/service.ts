@@ -17,7 +17,7 @@ import { compileStatement, runStatement, type CompiledStatement } from '../../sr
 import type { Write, Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import { assertLevel, type ProjectAccessService } from '../projects/api'
-import type { ViewObserver, WorkItemExtension, WorkItemsFace } from './api'
+import type { ExtendedItem, ExtensionChange, ViewObserver, WorkItemExtension, WorkItemsFace } from './api'
 import { fromWorkItemText, workItemColumns, workItemModels, type WorkItemInput, type WorkItemPatch, type WorkItemResource, type WorkItemTextRow } from './model'
 import { createWorkItemLists, WORK_ITEM_COUNTS } from './lists'
 import { createViews } from './views'
@@ -74,7 +74,7 @@ export const workItemsFace: Omit<WorkItemsFace, 'extend' | 'filterable' | 'locat
       `insert into work_item_counters (project_id, organization_id, last_number) values ($1, $3, $2)
          on conflict (project_id, organization_id) do update set last_number = work_item_counters.last_number + $2
          returning last_number as "lastNumber"`,
-      [projectId, advance ? 1 : 0, organizationId],
+      [projectId, advance === true ? 1 : advance === false ? 0 : advance, organizationId],
     )
     return row!.lastNumber
   },
@@ -131,6 +131,48 @@ export class BulkFailure extends ApiError {
   }
 }
 
+/**
+ * The failures of a bulk request's items, each named by its item (`items[3].title`), in item order;
+ * `throwIfAny` answers them all at once (one status when they share it, else 400 with every code
+ * BAD_REQUEST: a code fits its answer's status).
+ */
+class BulkErrors {
+  private readonly failures: { index: number; item: ErrorItem }[] = []
+  private readonly statuses = new Set<number>()
+
+  add(index: number, error: ApiError) {
+    this.statuses.add(error.status)
+    for (const failure of error.toItems())
+      this.failures.push({ index, item: { ...failure, field: `items[${index}]${failure.field ? (failure.field.startsWith('[') ? '' : '.') + failure.field : ''}` } })
+  }
+
+  /** Runs `work`, keeping an API error as the item's failure; other errors go on. */
+  async guard<T>(index: number, work: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await work()
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error
+      this.add(index, error)
+      return undefined
+    }
+  }
+
+  get any() {
+    return this.failures.length > 0
+  }
+
+  throwIfAny() {
+    if (!this.failures.length) return
+    const items = this.failures
+      .map((failure, order) => ({ ...failure, order }))
+      .sort((a, b) => a.index - b.index || a.order - b.order)
+      .slice(0, 100)
+      .map((failure) => failure.item)
+    if (this.statuses.size === 1) throw new BulkFailure(items, [...this.statuses][0]!)
+    throw new BulkFailure(items.map((failure) => ({ ...failure, code: 'BAD_REQUEST' })), 400)
+  }
+}
+
 /** A bulk update's item: the work item's id, its expected ETag, and the changes. */
 export type BulkPatch = WorkItemPatch & { id: string; ifMatch?: string } & Record<string, unknown>
 
@@ -148,6 +190,12 @@ export function createWorkItems({ db, lists, writes, access, users, extensions, 
   const READ_ITEM = () =>
     (readStatement ??= compileStatement(
       sql`select ${columnsOf(extensions, sql`${organization}`)} from work_items w where w.id = ${sql.placeholder('id')} and w.organization_id = ${organization} and w.project_id = ${sql.placeholder('project')}`,
+    ))
+
+  let readManyStatement: CompiledStatement | undefined
+  const READ_ITEMS = () =>
+    (readManyStatement ??= compileStatement(
+      sql`select ${columnsOf(extensions, sql`${organization}`)} from work_items w where w.id = any(${sql.placeholder('ids')}::uuid[]) and w.organization_id = ${organization} and w.project_id = ${sql.placeholder('project')}`,
     ))
 
   /** The work item as API v1 shows it, extensions included (after a write, in its transaction). */
@@ -233,27 +281,187 @@ export function createWorkItems({ db, lists, writes, access, users, extensions, 
   }
 
   /**
-   * Runs `each` for every item of a bulk request in one unit of work; an item's API error is
-   * collected with its index (`items[3].title`) and the others still run, so one answer names
-   * every failing item; any failure rolls the whole request back.
+   * The extensions' values of a batch of items written (`writeMany` where an extension has it),
+   * each item's failures kept in `errors`; the changes by item index, per property.
    */
-  async function everyItem<I, R>(items: readonly I[], each: (item: I, index: number) => Promise<R>): Promise<R[]> {
-    const results: R[] = []
-    const failures: ErrorItem[] = []
-    const statuses = new Set<number>()
-    for (const [index, item] of items.entries()) {
+  async function writeExtensions(tx: Transaction, actor: Actor, entries: readonly { item: ExtendedItem; extended: Record<string, unknown> }[], creating: boolean, errors: BulkErrors) {
+    const changes = entries.map(() => new Map<string, ExtensionChange>())
+    for (const extension of extensions) {
+      const batch = entries.map(({ item, extended }) => ({ item, value: extended[extension.property] }))
+      // A change writes only the items that name the property; a creation calls every item's (required values).
+      const named = creating ? batch.map((_, index) => index) : batch.flatMap((entry, index) => (entry.value === undefined ? [] : [index]))
+      if (!named.length) continue
+      if (extension.writeMany) {
+        const outcomes = await extension.writeMany(tx, actor, named.map((index) => batch[index]!), creating)
+        for (const [at, outcome] of outcomes.entries()) {
+          if (outcome instanceof ApiError) errors.add(named[at]!, outcome)
+          else if (outcome) changes[named[at]!]!.set(extension.property, outcome)
+        }
+      } else
+        for (const index of named) {
+          const outcome = await errors.guard(index, () => extension.write(tx, actor, batch[index]!.item, batch[index]!.value, creating))
+          if (outcome) changes[index]!.set(extension.property, outcome)
+        }
+    }
+    return changes
+  }
+
+  /** The work items as API v1 shows them, extensions included, in the order of `ids` (after a batch's writes, in its transaction). */
+  const readItems = async (executor: Executor, organizationId: string, projectId: string, ids: readonly string[]): Promise<WorkItemResource[]> => {
+    const rows = await runStatement<WorkItemTextRow & { id: string }>(executor, READ_ITEMS(), { ids, organization: organizationId, project: projectId })
+    const byId = new Map(rows.map((row) => [row.id, fromWorkItemText(row)]))
+    return ids.map((id) => {
+      const item = byId.get(id)
+      if (!item) throw notFound('No such work item.')
+      return item
+    })
+  }
+
+  /**
+   * Creates a batch of work items in the unit of work `w` (the caller checked editor access), set
+   * based: their assignees checked once each, their numbers reserved at once, one insert of every
+   * row, the extensions' values (one `writeMany` each), the counts moved once, the audit records
+   * and the events one statement each, the items read back in one. A failing item is named with the
+   * others (`items[3].labels[0]`) and nothing is written.
+   */
+  async function createManyIn(w: Write, actor: Actor, projectId: string, inputs: readonly WorkItemInput[]): Promise<WorkItemResource[]> {
+    const { tx } = w
+    const errors = new BulkErrors()
+    const parts = inputs.map((input) => split(actor, input))
+    const refusedAssignee = new Set<string>()
+    for (const assignee of new Set(parts.map((part) => part.own.assigneeId).filter((id): id is string => typeof id === 'string'))) {
       try {
-        results.push(await each(item, index))
+        await checkAssignee(tx, actor, assignee)
       } catch (error) {
         if (!(error instanceof ApiError)) throw error
-        statuses.add(error.status)
-        for (const failure of error.toItems()) failures.push({ ...failure, field: `items[${index}]${failure.field ? (failure.field.startsWith('[') ? '' : '.') + failure.field : ''}` })
+        refusedAssignee.add(assignee)
+        for (const [index, part] of parts.entries()) if (part.own.assigneeId === assignee) errors.add(index, error)
       }
     }
-    if (!failures.length) return results
-    // One status for the answer: the one the failures share; else 400, with every code made its own.
-    if (statuses.size === 1) throw new BulkFailure(failures.slice(0, 100), [...statuses][0]!)
-    throw new BulkFailure(failures.slice(0, 100).map((failure) => ({ ...failure, code: 'BAD_REQUEST' })), 400)
+    const last = await workItemsFace.lockOrdering(tx as Transaction, actor.organizationId, projectId, inputs.length)
+    const first = last - inputs.length + 1
+    const [{ next }] = (await queryText<{ next: number }>(tx, 'select coalesce(max(position) + 1, 0)::int as next from work_items where project_id = $1 and organization_id = $2', [
+      projectId,
+      actor.organizationId,
+    ])) as [{ next: number }]
+    const inserted = await tx
+      .insert(workItems)
+      .values(
+        parts.map(({ own }, index) => ({
+          organizationId: actor.organizationId,
+          projectId,
+          number: first + index,
+          title: own.title,
+          description: own.description ?? null,
+          status: own.status ?? 'todo',
+          priority: own.priority ?? 0,
+          // A refused assignee is named in the answer; its row (rolled back) is written without it.
+          assigneeId: own.assigneeId && !refusedAssignee.has(own.assigneeId) ? own.assigneeId : null,
+          dueDate: own.dueDate ?? null,
+          position: next + index,
+          createdBy: actor.userId,
+          ...statusTimes(null, own.status ?? 'todo'),
+        })),
+      )
+      .returning()
+    const byNumber = new Map(inserted.map((row) => [row.number, row]))
+    const rows = parts.map((_, index) => byNumber.get(first + index)!)
+    const extended = await writeExtensions(tx as Transaction, actor, rows.map((row, index) => ({ item: { id: row.id, projectId }, extended: parts[index]!.extended })), true, errors)
+    errors.throwIfAny()
+    const statuses: Record<string, number> = {}
+    for (const row of rows) statuses[row.status] = (statuses[row.status] ?? 0) + 1
+    w.count(WORK_ITEM_COUNTS, projectId, statuses)
+    await w.auditMany(
+      rows.map((row, index) => {
+        const after: Record<string, unknown> = { number: row.number, title: row.title, status: row.status, priority: row.priority, assigneeId: row.assigneeId, dueDate: row.dueDate }
+        for (const [property, change] of extended[index]!) after[property] = change.next
+        return { action: 'work_item.created', resourceType: 'work_item', resourceId: row.id, projectId, changes: { after } }
+      }),
+    )
+    const items = await readItems(tx, actor.organizationId, projectId, rows.map((row) => row.id))
+    await w.emitMany(items.map((item) => ({ type: 'work_item.created', projectId, data: item })))
+    return items
+  }
+
+  /**
+   * Changes a batch of locked work items (`locked`, by id) in the unit of work `w` (the caller
+   * checked editor access), set based: each item's id, ETag and own changes checked in memory, its
+   * assignees once each, the extensions' values (one `writeMany` each), every changed row in one
+   * UPDATE, the counts moved once, the audit records and the events one statement each, the items
+   * read back in one. A failing item is named with the others and nothing is written.
+   */
+  async function updateManyIn(w: Write, actor: Actor, projectId: string, items: readonly BulkPatch[], locked: ReadonlyMap<string, WorkItemRow>): Promise<WorkItemResource[]> {
+    const { tx } = w
+    const errors = new BulkErrors()
+    const seen = new Set<string>()
+    const planned: { index: number; current: WorkItemRow; own: WorkItemPatch; extended: Record<string, unknown> }[] = []
+    for (const [index, { id, ifMatch, ...patch }] of items.entries()) {
+      await errors.guard(index, async () => {
+        // An item's id refers to a work item of the path's project: an unknown one, or another project's, is 400.
+        const current = requireReference(isUuid(id) ? locked.get(id.toLowerCase()) : undefined, 'id', 'No work item with this id in the project.')
+        if (seen.has(current.id)) throw badRequest('This work item is named by an earlier item of the request.', 'id')
+        seen.add(current.id)
+        checkIfMatch(ifMatch, current.updatedAt)
+        const { own, extended } = split(actor, patch as Record<string, unknown>)
+        planned.push({ index, current, own: own as WorkItemPatch, extended })
+      })
+    }
+    for (const assignee of new Set(planned.map((plan) => plan.own.assigneeId).filter((id): id is string => typeof id === 'string'))) {
+      try {
+        await checkAssignee(tx, actor, assignee)
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error
+        for (const plan of planned) if (plan.own.assigneeId === assignee) errors.add(plan.index, error)
+      }
+    }
+    const extensionChanges = await writeExtensions(tx as Transaction, actor, planned.map((plan) => ({ item: { id: plan.current.id, projectId }, extended: plan.extended })), false, errors)
+    errors.throwIfAny()
+    const changed = planned.flatMap((plan, at) => {
+      const changes = changedFields(plan.current, plan.own) ?? { before: {}, after: {} }
+      for (const [property, change] of extensionChanges[at]!) {
+        changes.before![property] = change.previous
+        changes.after![property] = change.next
+      }
+      return Object.keys(changes.after!).length ? [{ ...plan, changes }] : []
+    })
+    if (changed.length) {
+      // One UPDATE of every changed row: each row's own columns where given (a flag per column,
+      // as null is a value), its status times as statusTimes decides them, its updated_at moved on.
+      const columns = ['title', 'description', 'status', 'priority', 'assignee_id', 'due_date'] as const
+      const keys = ['title', 'description', 'status', 'priority', 'assigneeId', 'dueDate'] as const
+      const types = ['text', 'text', 'text', 'int', 'uuid', 'date'] as const
+      const width = 3 + columns.length * 2
+      const parameters: unknown[] = [actor.organizationId]
+      const rows = changed.map(({ current, own }, row) => {
+        const times = statusTimes(current, own.status ?? current.status)
+        parameters.push(current.id, times.startedAt ? 'now' : 'keep', times.closedAt === undefined ? 'keep' : times.closedAt === null ? 'clear' : 'now')
+        for (const key of keys) parameters.push(own[key] !== undefined, own[key] ?? null)
+        const at = (column: number) => `$${row * width + column + 2}`
+        return `(${[`${at(0)}::uuid`, `${at(1)}::text`, `${at(2)}::text`, ...columns.flatMap((_, c) => [`${at(3 + c * 2)}::boolean`, `${at(4 + c * 2)}::${types[c]}`])].join(', ')})`
+      })
+      await queryText(
+        tx,
+        `update work_items t set ${columns.map((column) => `${column} = case when v.set_${column} then v.${column} else t.${column} end`).join(', ')},
+           started_at = case v.started when 'now' then now() else t.started_at end,
+           closed_at = case v.closed when 'now' then now() when 'clear' then null else t.closed_at end,
+           updated_at = greatest(now(), date_trunc('milliseconds', t.updated_at) + interval '1 millisecond')
+         from (values ${rows.join(', ')}) v(id, started, closed, ${columns.map((column) => `set_${column}, ${column}`).join(', ')})
+         where t.id = v.id and t.organization_id = $1 and t.project_id = $${parameters.length + 1}`,
+        [...parameters, projectId],
+      )
+      const moves: Record<string, number> = {}
+      for (const { current, own } of changed)
+        if (own.status !== undefined && own.status !== current.status) {
+          moves[current.status] = (moves[current.status] ?? 0) - 1
+          moves[own.status] = (moves[own.status] ?? 0) + 1
+        }
+      w.count(WORK_ITEM_COUNTS, projectId, moves)
+      await w.auditMany(changed.map(({ current, changes }) => ({ action: 'work_item.updated', resourceType: 'work_item', resourceId: current.id, projectId, changes })))
+    }
+    const updated = await readItems(tx, actor.organizationId, projectId, planned.map((plan) => plan.current.id))
+    const byId = new Map(updated.map((item) => [item.id, item]))
+    await w.emitMany(changed.map(({ current, changes }) => ({ type: 'work_item.updated', projectId, data: byId.get(current.id)!, previous: changes.before })))
+    return updated
   }
 
   return {
@@ -301,7 +509,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions, 
     bulkCreate(actor: Actor, projectId: string, items: readonly WorkItemInput[], request?: IdempotentRequest) {
       return writes.change(actor, 'project', async (w) => {
         await access.requireProjectAccess(actor, projectId, 'editor', w.tx)
-        return everyItem(items, (item) => createIn(w, actor, projectId, item))
+        return createManyIn(w, actor, projectId, items)
       }, request)
     },
 
@@ -323,18 +531,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions, 
               .for('no key update')
           : []
         assertLevel(granted, 'editor')
-        const byId = new Map(locked.map((row) => [row.id, row]))
-        const seen = new Set<string>()
-        return everyItem(items, async ({ id, ifMatch, ...patch }) => {
-          // An item's id refers to a work item of the path's project: an unknown one, or another project's, is 400.
-          const current = requireReference(isUuid(id) ? byId.get(id.toLowerCase()) : undefined, 'id', 'No work item with this id in the project.')
-          if (seen.has(current.id)) throw badRequest('This work item is named by an earlier item of the request.', 'id')
-          seen.add(current.id)
-          checkIfMatch(ifMatch, current.updatedAt)
-          const updated = await updateIn(w, actor, projectId, current, patch as WorkItemPatch)
-          // A later item naming it again is refused above; its row changed under this transaction.
-          return updated
-        })
+        return updateManyIn(w, actor, projectId, items, new Map(locked.map((row) => [row.id, row])))
       }, request)
     },
 

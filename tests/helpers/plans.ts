@@ -13,10 +13,26 @@ export function captureAny(db: Database): StatementCapture {
   const client = (db as unknown as { session: { client: any } }).session.client
   if (typeof client.unsafe === 'function') return captureStatements(db)
   const original = client.query
+  const originalTransaction = client.transaction
   let sink: CapturedStatement[] | null = null
-  client.query = function (this: unknown, text: string, parameters?: unknown[], ...rest: unknown[]) {
-    if (sink && typeof text === 'string' && !/^\s*(begin|commit|rollback|savepoint|release|set )/i.test(text)) sink.push({ text, parameters: [...(parameters ?? [])] })
-    return original.call(this, text, parameters, ...rest)
+  type Query = (this: unknown, text: string, parameters?: unknown[], ...rest: unknown[]) => unknown
+  const recording =
+    (query: Query): Query =>
+    function (this: unknown, text: string, parameters?: unknown[], ...rest: unknown[]) {
+      if (sink && typeof text === 'string' && !/^\s*(begin|commit|rollback|savepoint|release|set )/i.test(text)) sink.push({ text, parameters: [...(parameters ?? [])] })
+      return query.call(this, text, parameters, ...rest)
+    }
+  client.query = recording(original)
+  // A transaction's statements go through the transaction's own `query` (PGlite's `transaction(cb)`).
+  client.transaction = function (this: unknown, callback: (tx: { query: Query }) => unknown, ...rest: unknown[]) {
+    return originalTransaction.call(
+      this,
+      (tx: { query: Query }) => {
+        tx.query = recording(tx.query)
+        return callback(tx)
+      },
+      ...rest,
+    )
   }
   return {
     async during(work) {
@@ -32,6 +48,7 @@ export function captureAny(db: Database): StatementCapture {
     release() {
       sink = null
       client.query = original
+      client.transaction = originalTransaction
     },
   }
 }
