@@ -390,7 +390,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions, 
    * UPDATE, the counts moved once, the audit records and the events one statement each, the items
    * read back in one. A failing item is named with the others and nothing is written.
    */
-  async function updateManyIn(w: Write, actor: Actor, projectId: string, items: readonly BulkPatch[], locked: ReadonlyMap<string, WorkItemRow>): Promise<WorkItemResource[]> {
+  async function updateManyIn(w: Write, actor: Actor, projectId: string, items: readonly BulkPatch[], locked: ReadonlyMap<string, WorkItemRow>, now: string | undefined): Promise<WorkItemResource[]> {
     const { tx } = w
     const errors = new BulkErrors()
     const seen = new Set<string>()
@@ -430,22 +430,23 @@ export function createWorkItems({ db, lists, writes, access, users, extensions, 
       const columns = ['title', 'description', 'status', 'priority', 'assignee_id', 'due_date'] as const
       const keys = ['title', 'description', 'status', 'priority', 'assigneeId', 'dueDate'] as const
       const types = ['text', 'text', 'text', 'int', 'uuid', 'date'] as const
-      const width = 3 + columns.length * 2
-      const parameters: unknown[] = [actor.organizationId]
+      // updated_at: the transaction's time, or 1 ms past the row's (ETags always move), as nextUpdatedAt.
+      const width = 4 + columns.length * 2
+      const parameters: unknown[] = [actor.organizationId, now]
       const rows = changed.map(({ current, own }, row) => {
         const times = statusTimes(current, own.status ?? current.status)
-        parameters.push(current.id, times.startedAt ? 'now' : 'keep', times.closedAt === undefined ? 'keep' : times.closedAt === null ? 'clear' : 'now')
+        parameters.push(current.id, times.startedAt ? 'now' : 'keep', times.closedAt === undefined ? 'keep' : times.closedAt === null ? 'clear' : 'now', new Date(current.updatedAt.getTime() + 1).toISOString())
         for (const key of keys) parameters.push(own[key] !== undefined, own[key] ?? null)
-        const at = (column: number) => `$${row * width + column + 2}`
-        return `(${[`${at(0)}::uuid`, `${at(1)}::text`, `${at(2)}::text`, ...columns.flatMap((_, c) => [`${at(3 + c * 2)}::boolean`, `${at(4 + c * 2)}::${types[c]}`])].join(', ')})`
+        const at = (column: number) => `$${row * width + column + 3}`
+        return `(${[`${at(0)}::uuid`, `${at(1)}::text`, `${at(2)}::text`, `${at(3)}::timestamptz`, ...columns.flatMap((_, c) => [`${at(4 + c * 2)}::boolean`, `${at(5 + c * 2)}::${types[c]}`])].join(', ')})`
       })
       await queryText(
         tx,
         `update work_items t set ${columns.map((column) => `${column} = case when v.set_${column} then v.${column} else t.${column} end`).join(', ')},
-           started_at = case v.started when 'now' then now() else t.started_at end,
-           closed_at = case v.closed when 'now' then now() when 'clear' then null else t.closed_at end,
-           updated_at = greatest(now(), date_trunc('milliseconds', t.updated_at) + interval '1 millisecond')
-         from (values ${rows.join(', ')}) v(id, started, closed, ${columns.map((column) => `set_${column}, ${column}`).join(', ')})
+           started_at = case v.started when 'now' then $2::timestamptz else t.started_at end,
+           closed_at = case v.closed when 'now' then $2::timestamptz when 'clear' then null else t.closed_at end,
+           updated_at = greatest($2::timestamptz, v.floor)
+         from (values ${rows.join(', ')}) v(id, started, closed, floor, ${columns.map((column) => `set_${column}, ${column}`).join(', ')})
          where t.id = v.id and t.organization_id = $1 and t.project_id = $${parameters.length + 1}`,
         [...parameters, projectId],
       )
@@ -522,16 +523,18 @@ export function createWorkItems({ db, lists, writes, access, users, extensions, 
       return writes.change(actor, 'project', async (w) => {
         const granted = await access.requireProjectAccess(actor, projectId, 'viewer', w.tx)
         const ids = [...new Set(items.map((item) => item.id).filter(isUuid).map((id) => id.toLowerCase()))].sort()
+        // With the transaction's time (now()), which the batch's UPDATE is given as a value: Citus
+        // refuses a stable function beside the row's own columns in an UPDATE.
         const locked = ids.length
           ? await w.tx
-              .select()
+              .select({ row: workItems, now: sql<string>`now()::text` })
               .from(workItems)
               .where(and(eq(workItems.organizationId, actor.organizationId), eq(workItems.projectId, projectId), inArray(workItems.id, ids)))
               .orderBy(workItems.id)
               .for('no key update')
           : []
         assertLevel(granted, 'editor')
-        return updateManyIn(w, actor, projectId, items, new Map(locked.map((row) => [row.id, row])))
+        return updateManyIn(w, actor, projectId, items, new Map(locked.map(({ row }) => [row.id, row])), locked[0]?.now)
       }, request)
     },
 
