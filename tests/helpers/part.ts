@@ -1,7 +1,7 @@
 /**
  * TEST_CASE_PART=k/n (1 ≤ k ≤ n): a long table of cases runs only every n-th case from the k-th
- * (`.ci/run` gives the authorization matrices a third of their cases on the Citus cluster, the
- * third rotating with the commit count as the rotating files do). Unset: every case.
+ * (`.ci/run` gives the authorization matrices a sixth of their cases on the Citus cluster, the
+ * sixth rotating with the commit count as the rotating files do). Unset: every case.
  */
 const part = (() => {
   const match = /^(\d+)\/(\d+)$/.exec(process.env.TEST_CASE_PART ?? '')
