@@ -206,6 +206,30 @@ export interface OAuthShape extends Throughput {
   postgresMicros: number
 }
 
+/** Sequential latency of one request shape of the bulk benchmark, in ms (nearest-rank percentiles). */
+export interface BulkLatency {
+  p50: number
+  p90: number
+  max: number
+  samples: number
+}
+
+/** One wrk run of bulk creates (100 plain items a request) into one project. */
+export interface BulkLoad extends Throughput {
+  clients: number
+  /** The run's length as wrk measured it. */
+  seconds: number
+  /** Answers received, and by status. */
+  requests: number
+  statuses: Record<string, number>
+  /** Work items created per second by the 200 answers (100 each). */
+  itemsPerSecond: number
+  /** Answers of 500 or more; answers other than 200; socket errors (timeouts included). */
+  serverErrors: number
+  non200: number
+  socketErrors: number
+}
+
 /** Every benchmark's recorded figures, by name. */
 export interface Figures {
   'auth-me': { endpoint: Throughput; hello: Throughput; peakRssMiB: number; helloPeakRssMiB: number; errors: number }
@@ -331,6 +355,21 @@ export interface Figures {
   answers: { shapes: AnswerShape[] }
   driver: { pgbench32: number; pgbench10: number; shapes: DriverShape[] }
   fields: { rows: number; samples: number; shapes: FieldShape[]; bulkMs: number; singleMs: number }
+  bulk: {
+    /** Sequential, one client, after a warm-up: one `POST …/work-items` of one plain item, one `POST …/bulk` of 100, one `PATCH …/bulk` of 100 status changes. */
+    single: BulkLatency
+    create: BulkLatency
+    patch: BulkLatency
+    /** create p50 ÷ single p50. */
+    ratio: number
+    /** 4 clients into one project. */
+    throughput: BulkLoad
+    /** 8 clients into one project, then its rows checked: numbers 1..N without a gap, the maintained counts equal to the rows. */
+    robustness: BulkLoad & { rows: number; numbersGapless: boolean; countsExact: boolean }
+    /** pgbench, same clients as `throughput`, of the database's part alone (the number reservation, the 100-row insert, the count move), items/s. */
+    pgbenchItemsPerSecond: number
+    peakRssMiB: number
+  }
   'work-sources': {
     rows: number
     smallRows: number

@@ -4,7 +4,7 @@
  * benchmark refreshes its rows and keeps the others' last recorded figures. Each row shows the
  * sentence of bench/targets.ts it is judged by. `bun bench/summary.ts` regenerates it alone.
  */
-import type { OAuthShape, SearchSize } from './figures'
+import type { BulkLoad, OAuthShape, SearchSize } from './figures'
 import { hotPathShare } from './lib/citus'
 import { readResults, writeSection, type RecordedResults } from './lib/results'
 import { round, type Latency } from './lib/stats'
@@ -325,6 +325,19 @@ function rowsOf(results: RecordedResults, name: ScenarioName): Row[] {
       return [
         { benchmark: `fields: custom-field filters, page 0 after a write, ${round(f.rows)} work items`, headline: f.shapes.map((s) => `${s.name} ${pair(s)}`).join('; '), ...reported, target: TARGETS[name].filters },
         { benchmark: 'fields: 100 work items in one bulk request vs 100 single POSTs', headline: `${round(f.bulkMs, 1)} ms vs ${round(f.singleMs, 1)} ms`, ...reported, ratio: `${round(f.singleMs / f.bulkMs, 1)}×`, target: TARGETS[name].filters },
+      ]
+    }
+    case 'bulk': {
+      const f = results[name]!.figures
+      const t = TARGETS[name]
+      const ms = (value: number) => round(value, 1)
+      const load = (l: BulkLoad) => `${round(l.itemsPerSecond)} items/s (${rps(l.requestsPerSecond)} of 100, ${latency(l)}; 5xx ${l.serverErrors}, non-200 ${l.non200}, socket errors ${l.socketErrors})`
+      const r = f.robustness
+      return [
+        { benchmark: 'bulk: `POST …/work-items/bulk` of 100 plain items, one client', headline: `median ${ms(f.create.p50)} ms (p90 ${ms(f.create.p90)} ms; \`PATCH …/bulk\` of 100 status changes: median ${ms(f.patch.p50)} / p90 ${ms(f.patch.p90)} ms; ${rss(f.peakRssMiB)})`, ceiling: '—', ratio: '—', target: t.latency, met: f.create.p50 <= L.bulkCreateP50Ms },
+        { benchmark: 'bulk: bulk create of 100 vs a single `POST …/work-items`, one client', headline: `median ${ms(f.create.p50)} ms`, ceiling: `median ${ms(f.single.p50)} ms single (p90 ${ms(f.single.p90)} ms)`, ratio: `${round(f.ratio, 2)}×`, target: t.ratio, met: f.ratio <= L.bulkOverSingle },
+        { benchmark: `bulk: ${f.throughput.clients} clients, bulk creates of 100 into one project`, headline: load(f.throughput), ceiling: `${round(f.pgbenchItemsPerSecond)} items/s pgbench, the database's part alone`, ratio: round(f.throughput.itemsPerSecond / f.pgbenchItemsPerSecond, 2), target: t.throughput, met: f.throughput.itemsPerSecond >= L.bulkItemsPerSecond },
+        { benchmark: `bulk: ${r.clients} clients, bulk creates of 100 into one project`, headline: `${load(r)}; ${round(r.rows)} work items, numbers 1..N without a gap: ${r.numbersGapless ? 'yes' : 'NO'}, counts equal the rows: ${r.countsExact ? 'yes' : 'NO'}`, ceiling: '—', ratio: '—', target: t.robustness, met: r.serverErrors === 0 && r.numbersGapless && r.countsExact },
       ]
     }
     case 'work-sources': {

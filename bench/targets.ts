@@ -52,6 +52,11 @@ export const LIMITS = {
   workSourceRecomputeMs: 50,
   /** Recomputations of one component in any second of a burst of writes. */
   workSourceRecomputationsPerSecond: 5,
+  /** Bulk creates: the median of one `POST …/work-items/bulk` of 100 plain items, ms, one client; and it over a single `POST …/work-items`'s median. */
+  bulkCreateP50Ms: 25,
+  bulkOverSingle: 3,
+  /** Work items created per second by 4 clients sending bulk creates of 100 into one project. */
+  bulkItemsPerSecond: 5000,
   peakRssMiB: 200,
 } as const
 
@@ -134,6 +139,12 @@ export const TARGETS = {
   },
   fields: {
     filters: 'No promise: custom-field filters and bulk creates are measured on 100k work items.',
+  },
+  bulk: {
+    latency: `A \`POST …/work-items/bulk\` of 100 plain items answers one client within ${L.bulkCreateP50Ms} ms at the median.`,
+    ratio: `A \`POST …/work-items/bulk\` of 100 plain items takes at most ${times(L.bulkOverSingle)} the median of a single \`POST …/work-items\`, in the same run.`,
+    throughput: `4 clients sending bulk creates of 100 plain items into one project create at least ${L.bulkItemsPerSecond.toLocaleString('en-US')} work items a second.`,
+    robustness: '8 clients sending bulk creates of 100 into one project get no 5xx, and the project keeps its numbers 1..N without a gap and its maintained counts equal to its rows.',
   },
   'work-sources': {
     recompute: `At a million work items in one project, recomputing one bound component (its recompute transaction, after one change) takes at most ${L.workSourceRecomputeMs} ms at p95, for every measure.`,
