@@ -1,5 +1,5 @@
 /**
- * Bulk create and PATCH are set based (SPEC §18): a batch runs the same statements whatever its
+ * Bulk create and PATCH are set based (docs/api.md, "Bulk"): a batch runs the same statements whatever its
  * size (numbers reserved at once, one insert, labels, field values, audit records and events one
  * statement each for the batch), gives exactly what as many single requests give (the items, their
  * audit records, their status times), and concurrent batches on one project queue without a 5xx,
