@@ -157,10 +157,6 @@ class BulkErrors {
     }
   }
 
-  get any() {
-    return this.failures.length > 0
-  }
-
   throwIfAny() {
     if (!this.failures.length) return
     const items = this.failures

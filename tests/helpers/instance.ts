@@ -14,6 +14,7 @@ import { registry } from '../../plugins'
 import { createService, type Service } from '../../src/app'
 import { loadConfig } from '../../src/config'
 import { FcmOptionsRef } from '../../plugins/push/api'
+import { createTestDatabase } from './database'
 import { fakeFcmOptions, redirectFcm } from './fake-fcm'
 import { timeLimit } from './time'
 
@@ -35,9 +36,13 @@ export async function runInstance(options: InstanceProcessOptions): Promise<{ se
   const config = loadConfig(registry, { raw: options.raw ?? {}, env: { DATABASE_URL: options.databaseUrl } })
   const fcm = fakeFcmOptions()
   const credential = options.name ? { getAccessToken: async () => ({ access_token: `test-access-token-${options.name}`, expires_in: 3600 }) } : fcm.credential
+  // An embedded database of its own starts from the migrated template the test files use (cached
+  // on disk), not by migrating in this process: under CI's load a fresh one took over 90 s.
+  const embedded = /^pglite:(\/\/)?memory$/.test(options.databaseUrl) && !process.env.TEST_DATABASE_URL ? await createTestDatabase() : undefined
   const service = await createService({
     registry,
     config,
+    ...(embedded ? { database: embedded } : {}),
     provide: options.fcm ? (services) => services.provide(FcmOptionsRef, { ...fcm, credential }) : undefined,
     // A write with a list scope that changes rows without an audit record fails (src/writes.ts).
     requireAudit: true,
@@ -52,6 +57,7 @@ export async function runInstance(options: InstanceProcessOptions): Promise<{ se
     async stop() {
       server?.stop(true)
       await service.stop()
+      await embedded?.close()
     },
   }
 }
