@@ -48,6 +48,8 @@ export interface ServiceOptions {
   control?: Control
   /** Tests: a write with a list scope that changes rows and records no audit fails (src/writes.ts). */
   requireAudit?: boolean
+  /** How long the stop steps (plugins' workers, then the database) may take together: 15 s unless set. */
+  stopBudgetMs?: number
 }
 
 export interface Service {
@@ -153,8 +155,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       maxConnections: config.database.maxConnections,
       statementTimeoutMs: config.database.statementTimeoutMs,
     }))
-  const stops: Array<() => void | Promise<void>> = []
-  if (!options.database) stops.push(() => database.close())
+  // What stop() runs, last registered first, each named for the log should one not finish in time.
+  const stops: Array<{ name: string; run: () => void | Promise<void> }> = []
+  const onStopAs = (name: string) => (run: () => void | Promise<void>) => void stops.push({ name, run })
+  if (!options.database) onStopAs('database')(() => database.close())
 
   const migrations = readMigrations()
   // Every registered plugin's placements: the migrations create the tables of all of them.
@@ -165,7 +169,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const services = new ServiceRegistry()
   options.provide?.(services)
   const events = createEventBus(database, (message) => log.warn(message))
-  stops.push(() => events.close())
+  onStopAs('event bus')(() => events.close())
   const instanceId = randomUUID()
   const proxyHops = trustedHops(config.server.trustProxy)
   const metrics = new ServiceMetrics(log, database, () => inFlight)
@@ -174,7 +178,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const changes = createChangeFeed(plugins.flatMap((plugin) => plugin.events ?? []))
   const writes = createWrites(database.db, changes, { requireAudit: options.requireAudit })
   const background = options.background ?? true
-  const outboxes = createOutboxes({ metrics, events, log, background, onStop: (stop) => void stops.push(stop) })
+  const outboxes = createOutboxes({ metrics, events, log, background, onStop: onStopAs('outbox') })
   const core: CoreServices = {
     db: database.db,
     database: { kind: database.kind, location: database.location },
@@ -196,11 +200,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     clientAddress: (request) => clientAddress(request, proxyHops),
     isSecureRequest: (request) => isSecureRequest(request, proxyHops),
     publicUrl: config.server.publicUrl,
-    onStop: (stop) => stops.push(stop),
+    onStop: onStopAs('core'),
   }
   const contexts = new Map<string, PluginContext>()
   for (const plugin of plugins)
-    contexts.set(plugin.name, { ...core, services: services.scopedTo(plugin), log: log.child({ plugin: plugin.name }), config: config.pluginConfigs.get(plugin.name) ?? {} })
+    contexts.set(plugin.name, {
+      ...core,
+      services: services.scopedTo(plugin),
+      log: log.child({ plugin: plugin.name }),
+      config: config.pluginConfigs.get(plugin.name) ?? {},
+      onStop: onStopAs(`plugin ${plugin.name}`),
+    })
 
   // Each plugin binds its services once; routes, tools and CLI commands get what its setup returned.
   const bound = new Map<string, unknown>()
@@ -209,7 +219,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   for (const plugin of plugins) tools.push(...(plugin.tools?.(contexts.get(plugin.name)!, bound.get(plugin.name)) ?? []))
   const purge = setInterval(() => purgeIdempotencyKeys(database.db).catch(() => {}), 60 * 60 * 1000)
   purge.unref?.()
-  stops.push(() => clearInterval(purge))
+  onStopAs('idempotency purge')(() => clearInterval(purge))
 
   const landing = createLanding(plugins.flatMap((plugin) => plugin.links ?? []))
   const methodsOf = { allowed: (_path: string): string[] | undefined => undefined }
@@ -250,11 +260,23 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       stopped = true
       // Let requests already being answered finish before their database goes away.
       for (const deadline = Date.now() + 10_000; inFlight > 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10))
-      for (const stop of stops.reverse()) {
+      // The steps share one budget: a step that hangs (a worker waiting on a query that will not
+      // return) is named in the log and left behind, so the process still exits (src/main.ts).
+      const deadline = Date.now() + (options.stopBudgetMs ?? 15_000)
+      const steps = stops.reverse()
+      for (const [index, step] of steps.entries()) {
+        let timer: ReturnType<typeof setTimeout> | undefined
+        const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), Math.max(0, deadline - Date.now()))))
         try {
-          await stop()
+          const outcome = await Promise.race([Promise.resolve().then(step.run), late])
+          if (outcome === 'late') {
+            log.error('stop step did not finish in time; the rest are skipped', { step: step.name, skipped: steps.slice(index + 1).map((s) => s.name) })
+            return
+          }
         } catch (error) {
-          log.warn('stop step failed', describeError(error))
+          log.warn('stop step failed', { step: step.name, ...describeError(error) })
+        } finally {
+          clearTimeout(timer)
         }
       }
     },

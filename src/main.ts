@@ -95,7 +95,22 @@ export function stopOnSignals(started: Started, close: () => void | Promise<void
     stopping = true
     const begun = performance.now()
     log.info('service stopping', { reason })
-    await close()
+    // Bounded: open connections (a live stream) may keep the server's close waiting, and stop()
+    // leaves a hung step behind after its budget (src/app.ts); past both, the process exits anyway.
+    const cutOff = setTimeout(() => {
+      log.error('service stop did not finish in 40 s; exiting', { reason })
+      process.exit(1)
+    }, 40_000)
+    ;(cutOff as { unref?: () => void }).unref?.()
+    let closeTimer: ReturnType<typeof setTimeout> | undefined
+    const closed = await Promise.race([
+      Promise.resolve()
+        .then(close)
+        .then(() => true),
+      new Promise<false>((resolve) => (closeTimer = setTimeout(() => resolve(false), 10_000))),
+    ]).catch(() => true)
+    clearTimeout(closeTimer)
+    if (!closed) log.warn('the server did not close its connections in 10 s; stopping the service anyway', { reason })
     await service.stop()
     log.info('service stopped', { reason, ms: Math.round(performance.now() - begun) })
     process.exit(0)
