@@ -200,6 +200,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     clientAddress: (request) => clientAddress(request, proxyHops),
     isSecureRequest: (request) => isSecureRequest(request, proxyHops),
     publicUrl: config.server.publicUrl,
+    exportIdleSeconds: config.server.exportIdleSeconds,
     onStop: onStopAs('core'),
   }
   const contexts = new Map<string, PluginContext>()

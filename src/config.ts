@@ -36,6 +36,12 @@ const ServerSection = Type.Object(
       }),
     ),
     accessLog: Type.Boolean({ default: true, description: 'One JSON line per request: request id, method, route pattern, status, duration.' }),
+    exportIdleSeconds: Type.Integer({
+      minimum: 1,
+      maximum: 3600,
+      default: 30,
+      description: "How long a project export (GET /api/v1/projects/{projectId}/export) waits for a client that stopped reading before it ends the export and gives back its snapshot's database connection.",
+    }),
     metricsToken: Type.Optional(
       Type.String({ minLength: 16, writeOnly: true, description: 'Serves Prometheus metrics at GET /metrics to a Bearer token equal to this; unset: no /metrics.' }),
     ),
@@ -76,6 +82,7 @@ export interface ServiceConfig {
     listCacheBytes: number
     reusePort: boolean
     accessLog: boolean
+    exportIdleSeconds: number
     metricsToken?: string
     publicUrl?: string
     cors: { origins: string[] }

@@ -56,6 +56,8 @@ export interface CoreServices {
   clientAddress(request: Request): string
   /** `server.publicUrl`: the origin links handed out start with (invitations); undefined: the request's origin. */
   publicUrl?: string
+  /** `server.exportIdleSeconds`: how long a project export waits for a client that stopped reading. */
+  exportIdleSeconds: number
   /** Whether the browser reached us over HTTPS (for Secure cookies), honouring `server.trustProxy`. */
   isSecureRequest(request: Request): boolean
   /** Runs at shutdown, in reverse order of registration. */

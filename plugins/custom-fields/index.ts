@@ -2,13 +2,13 @@
 import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
 import { UserDirectoryRef } from '../auth/api'
-import { ProjectAccessRef } from '../projects/api'
+import { ProjectAccessRef, ProjectExportsRef } from '../projects/api'
 import { WorkItemsRef } from '../work-items/api'
 import { CustomFieldsRef, customFieldsFace } from './api'
 import { FieldValues } from './model'
 import { customFieldRoutes } from './routes'
 import { customFields, projectCustomFields, workItemFieldValues } from './schema'
-import { createCustomFields } from './service'
+import { createCustomFields, fieldExportSection } from './service'
 import { customFieldTools } from './tools'
 import { describeFields, fieldWriter, fieldsColumn, fieldsWriter, loadFieldFilters } from './values'
 
@@ -36,6 +36,7 @@ export default definePlugin({
 
   setup({ db, services, lists, writes }) {
     services.provide(CustomFieldsRef, customFieldsFace)
+    services.get(ProjectExportsRef).section(fieldExportSection)
     services.get(WorkItemsRef).extend({
       property: 'fields',
       schema: FieldValues,

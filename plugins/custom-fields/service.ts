@@ -4,7 +4,7 @@
  * removes its values there. Values are written through the work-items extension (values.ts).
  */
 import { sql } from 'drizzle-orm'
-import { queryText, type Database, type Executor } from '../../src/db'
+import { queryRows, queryText, type Database, type Executor } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import { badRequest, conflict, forbidden, notFound, requireReference } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
@@ -16,13 +16,33 @@ import { isAdministrator, type Actor } from '../../src/services/identity'
 import { isoFromText, selectListPage } from '../../src/sql'
 import { organizationListPage } from '../../src/organization-lists'
 import type { Writes } from '../../src/writes'
-import type { ProjectAccessService } from '../projects/api'
+import { readAfter, type ExportSection, type ProjectAccessService } from '../projects/api'
 import type { CustomFieldInput, CustomFieldPatch, CustomFieldResource } from './model'
 import type { FieldOption, FieldType } from './schema'
 
 export const COLUMNS = 'd.id, d.key, d.name, d.type, d.options, d.required, d.created_at as "createdAt", d.updated_at as "updatedAt"'
 type FieldTextRow = CustomFieldResource
 export const fromText = (row: FieldTextRow): CustomFieldResource => ({ ...row, createdAt: isoFromText(row.createdAt), updatedAt: isoFromText(row.updatedAt) })
+
+/** The custom fields enabled for a project, in its export (before the work items), by id, each as API v1 shows it. */
+export const fieldExportSection: ExportSection = {
+  type: 'custom_field',
+  order: 20,
+  scope: 'work_items:read',
+  read: (tx, organizationId, projectId, after, limit) =>
+    readAfter(
+      () =>
+        queryRows<FieldTextRow & { after: string }>(
+          tx,
+          sql`select ${sql.raw(COLUMNS)}, d.id::text as after from project_custom_fields pf
+                join custom_fields d on d.id = pf.field_id and d.organization_id = pf.organization_id
+               where pf.project_id = ${projectId} and pf.organization_id = ${organizationId} ${after === null ? sql`` : sql`and pf.field_id > ${after}::uuid`}
+               order by pf.field_id limit ${limit}`,
+        ),
+      limit,
+      ({ after: _, ...row }) => fromText(row),
+    ),
+}
 
 const SELECTS: readonly FieldType[] = ['single_select', 'multi_select']
 

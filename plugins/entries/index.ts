@@ -1,12 +1,12 @@
 /** The `entries` plugin: comments, notes and logs on work items. */
 import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
-import { ProjectAccessRef } from '../projects/api'
+import { ProjectAccessRef, ProjectExportsRef } from '../projects/api'
 import { WorkItemsRef } from '../work-items/api'
 import { EntriesRef } from './api'
 import { entryRoutes } from './routes'
 import { entries, entryCounts } from './schema'
-import { createEntries, entriesFace } from './service'
+import { createEntries, entriesFace, entryExportSection } from './service'
 import { entryTools } from './tools'
 
 export default definePlugin({
@@ -25,6 +25,7 @@ export default definePlugin({
 
   setup({ db, services, lists, writes }) {
     services.provide(EntriesRef, entriesFace)
+    services.get(ProjectExportsRef).section(entryExportSection)
     return { entries: createEntries({ db, lists, writes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }
   },
   routes: ({ http }, { entries }) => entryRoutes(http.v1, entries),

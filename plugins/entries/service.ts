@@ -11,7 +11,7 @@ import { forbidden, notFound } from '../../src/http/errors'
 import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
-import { assertLevel, levelRank, type AccessLevel, type ProjectAccess, type ProjectAccessService } from '../projects/api'
+import { assertLevel, creationOrderSection, levelRank, type AccessLevel, type ProjectAccess, type ProjectAccessService } from '../projects/api'
 import type { EntriesFace } from './api'
 import type { Actor } from '../../src/services/identity'
 import { listTotal, type CountTable } from '../../src/counts'
@@ -80,6 +80,9 @@ export const entriesFace: EntriesFace = {
 }
 
 /** Entries bound once; every function returns the resource in its API shape. */
+/** The project's entries in its export, in creation order, each as API v1 shows it. */
+export const entryExportSection = creationOrderSection<EntryTextRow>({ type: 'entry', order: 50, scope: 'entries:read', table: 'entries', alias: 'e', columns: ENTRY_COLUMNS, shape: toEntry })
+
 export function createEntries(deps: EntryDeps) {
   const { db } = deps
   return {

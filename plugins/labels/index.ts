@@ -3,17 +3,18 @@ import { t } from 'elysia'
 import { crudEvents } from '../../src/changes'
 import { UuidString } from '../../src/http/models'
 import { definePlugin } from '../../src/plugin'
+import { ProjectExportsRef } from '../projects/api'
 import { WorkItemsRef } from '../work-items/api'
 import { LabelRef } from './model'
 import { labelRoutes } from './routes'
 import { labels, workItemLabels } from './schema'
-import { createLabels, labelsColumn, LABELS_PER_ITEM, labelFilterWithin, writeItemLabels, writeItemsLabels } from './service'
+import { createLabels, labelExportSection, labelsColumn, LABELS_PER_ITEM, labelFilterWithin, writeItemLabels, writeItemsLabels } from './service'
 import { labelTools } from './tools'
 
 export default definePlugin({
   name: 'labels',
   description: 'Labels of the organization (administrators manage them), on work items: shown, set by id, filtered by name.',
-  dependencies: ['auth', 'work-items'],
+  dependencies: ['auth', 'projects', 'work-items'],
   tables: { labels, workItemLabels },
   readModels: { label_directory: 'Labels as others may read them: id, organization_id, name, color (dashboards name their buckets).' },
   scopes: [
@@ -35,6 +36,7 @@ export default definePlugin({
         label: { type: 'text', column: 'l.name', within: labelFilterWithin, description: 'Only items carrying any of these labels (exact names).' },
       },
     })
+    services.get(ProjectExportsRef).section(labelExportSection)
     return { labels: createLabels({ db, lists, writes }) }
   },
   routes: ({ http }, { labels }) => labelRoutes(http.v1, labels),

@@ -4,7 +4,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
-import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
+import { queryRows, queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import { ApiError, conflict, forbidden, notFound, requireReferences } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
@@ -16,6 +16,7 @@ import { isAdministrator, type Actor } from '../../src/services/identity'
 import { organizationListPage } from '../../src/organization-lists'
 import { isoFromText } from '../../src/sql'
 import type { Writes } from '../../src/writes'
+import { readAfter, type ExportSection } from '../projects/api'
 import type { ExtensionChange, ExtendedItem } from '../work-items/api'
 import type { LabelInput, LabelPatch, LabelResource } from './model'
 
@@ -25,6 +26,26 @@ export const LABELS_PER_ITEM = 50
 const COLUMNS = 'l.id, l.name, l.color, l.created_at as "createdAt", l.updated_at as "updatedAt"'
 type LabelTextRow = LabelResource
 const fromText = (row: LabelTextRow): LabelResource => ({ ...row, createdAt: isoFromText(row.createdAt), updatedAt: isoFromText(row.updatedAt) })
+
+/** The labels a project's work items carry, in its export (before the work items), by id, each as API v1 shows it. */
+export const labelExportSection: ExportSection = {
+  type: 'label',
+  order: 10,
+  scope: 'work_items:read',
+  read: (tx, organizationId, projectId, after, limit) =>
+    readAfter(
+      () =>
+        queryRows<LabelTextRow & { after: string }>(
+          tx,
+          sql`select ${sql.raw(COLUMNS)}, l.id::text as after from labels l
+               where l.organization_id = ${organizationId} ${after === null ? sql`` : sql`and l.id > ${after}::uuid`}
+                 and exists (select 1 from work_item_labels wl where wl.label_id = l.id and wl.project_id = ${projectId} and wl.organization_id = ${organizationId})
+               order by l.id limit ${limit}`,
+        ),
+      limit,
+      ({ after: _, ...row }) => fromText(row),
+    ),
+}
 
 /** The organization's labels ($1) by name. */
 const LABEL_LIST: ListShape = {

@@ -2,8 +2,8 @@
  * Project access: the one service every project-scoped plugin asks. It is provided by the
  * `projects` plugin; no other plugin computes access itself.
  */
-import type { SQL } from 'drizzle-orm'
-import type { Executor } from '../../src/db'
+import { sql, type SQL } from 'drizzle-orm'
+import { queryRows, type Executor, type Transaction } from '../../src/db'
 import { forbidden } from '../../src/http/errors'
 import type { Actor } from '../../src/services/identity'
 import { serviceRef } from '../../src/services/registry'
@@ -88,3 +88,72 @@ export interface ViewableProjects {
 }
 
 export const ProjectAccessRef = serviceRef<ProjectAccessService>('projects.access', 'projects')
+
+/**
+ * A part of a project's export (`GET /api/v1/projects/{projectId}/export`): one type of line, read
+ * by the plugin owning its tables. The projects plugin writes the project's own line and its
+ * members; other plugins add theirs (labels, custom fields, work items, entries, relationships) in
+ * their `setup`, and the export is whatever the enabled plugins add.
+ */
+export interface ExportSection {
+  /** The lines' `type` (`work_item`). */
+  type: string
+  /** Where its lines go, lowest first: what a line refers to comes before it (labels before the work items carrying them). */
+  order: number
+  /** The scope reading it needs (besides `projects:read`): the export route asks for every section's. */
+  scope: string
+  /**
+   * The next (at most) `limit` of the project's resources after `after` (null: from the first),
+   * each exactly as API v1 shows it, and where to go on from (null: there are no more). Runs in the
+   * export's one read-only repeatable-read transaction `tx`; every statement names the organization
+   * (one shard on Citus) and reads by an index in the order of `after`, so a page costs the same at
+   * any depth.
+   */
+  read(tx: Transaction, organizationId: string, projectId: string, after: string | null, limit: number): Promise<{ rows: unknown[]; after: string | null }>
+}
+
+export interface ProjectExportsFace {
+  /** Adds a section to every project's export (in a plugin's `setup`). */
+  section(section: ExportSection): void
+}
+
+export const ProjectExportsRef = serviceRef<ProjectExportsFace>('projects.exports', 'projects')
+
+/**
+ * The usual `read` of a section: `page` reads the rows after a position (its statement selects
+ * the position as `after`, in its order, with `limit`), `shape` makes each the resource (leaving
+ * `after` out); the last row's is where the next page begins, none when the page came back short.
+ */
+export async function readAfter<R extends { after: string }>(page: () => Promise<R[]>, limit: number, shape: (row: R) => unknown): Promise<{ rows: unknown[]; after: string | null }> {
+  const rows = await page()
+  const last = rows.length === limit ? rows[rows.length - 1]!.after : null
+  return { rows: rows.map(shape), after: last }
+}
+
+/**
+ * A section of the project's rows of one table (alias `alias`, with `organization_id`,
+ * `project_id`, `created_at` and `id`) in creation order, an index's order (entries,
+ * relationships): `columns` read as API v1 shows them through `shape`.
+ */
+export function creationOrderSection<R>(section: Omit<ExportSection, 'read'> & { table: string; alias: string; columns: SQL; shape: (row: R) => unknown }): ExportSection {
+  const { table, alias, columns, shape, ...described } = section
+  const column = (name: string) => sql.raw(`${alias}.${name}`)
+  return {
+    ...described,
+    read(tx, organizationId, projectId, after, limit) {
+      const [at, id] = after === null ? [] : after.split('|')
+      const following = after === null ? sql`` : sql`and (${column('created_at')}, ${column('id')}) > (${at}::timestamptz, ${id}::uuid)`
+      return readAfter(
+        () =>
+          queryRows<R & { after: string }>(
+            tx,
+            sql`select ${columns}, ${column('created_at')}::text || '|' || ${column('id')}::text as after from ${sql.raw(`${table} ${alias}`)}
+                 where ${column('organization_id')} = ${organizationId} and ${column('project_id')} = ${projectId} ${following}
+                 order by ${column('created_at')}, ${column('id')} limit ${limit}`,
+          ),
+        limit,
+        ({ after: _, ...row }) => shape(row as R),
+      )
+    },
+  }
+}

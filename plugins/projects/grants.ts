@@ -25,14 +25,16 @@ import { GRANT_PAGES, grantColumns, grantOf, grantsFrom, grantsOf, grantTotal, M
 import { projectMembers, projectTeams } from './schema'
 import { lockProject } from './service'
 
-interface GrantRow {
+/** A grant as its statements read it (grantColumns). */
+export interface GrantRow {
   principalId: string
   accessLevel: AccessLevel
   createdAt: string
   [column: string]: unknown
 }
 
-const serialize = (kind: GrantKind, row: GrantRow) => ({
+/** A grant as API v1 shows it. */
+export const serializeGrant = (kind: GrantKind, row: GrantRow) => ({
   [kind.field]: row.principalId,
   accessLevel: row.accessLevel,
   ...kind.principal.shape(row),
@@ -93,11 +95,11 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
     const { version } = await access.listAccess(actor, projectId)
     const scope = grantsOf(projectId, actor.organizationId)
     return lists.page(`${kind.table} ${projectId} ${request.cursor ?? request.page} ${request.size}`, version, () =>
-      selectListPage<GrantRow, ReturnType<typeof serialize>>(
+      selectListPage<GrantRow, ReturnType<typeof serializeGrant>>(
         db,
         { columns: grantColumns(kind), from: grantsFrom(kind), conditions: [scope], order: query.order, total: grantTotal(kind, scope), identity, after },
         request,
-        (row) => serialize(kind, row),
+        (row) => serializeGrant(kind, row),
         (window) => runStatement(db, GRANT_PAGES[kind.table], { project: projectId, organization: actor.organizationId, ...window }),
       ),
     )
@@ -116,7 +118,7 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
       )
       if (!inserted.length) throw conflict(kind.duplicate, principalId, kind.field)
       await audit({ action: kind.actions.added, resourceType: kind.resourceType, resourceId: principalId, projectId, changes: { after: { [kind.field]: principalId, accessLevel } } })
-      const added = serialize(kind, (await grantRow(tx, kind, actor.organizationId, projectId, principalId))!)
+      const added = serializeGrant(kind, (await grantRow(tx, kind, actor.organizationId, projectId, principalId))!)
       await record(emit, kind, 'created', projectId, added)
       return created(added)
     }, request)
@@ -127,7 +129,7 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
       await lockAsOwner(tx, actor, projectId)
       const current = await grantRow(tx, kind, actor.organizationId, projectId, principalId)
       if (!current) throw notFound(kind.notFound)
-      if (current.accessLevel === accessLevel) return serialize(kind, current)
+      if (current.accessLevel === accessLevel) return serializeGrant(kind, current)
       await keepAnOwner(tx, actor.organizationId, projectId, current.accessLevel, accessLevel)
       await queryText(tx, `update ${kind.table} set access_level = $3, updated_at = now() where project_id = $1 and ${kind.column} = $2 and organization_id = $4`, [
         projectId,
@@ -142,7 +144,7 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
         projectId,
         changes: { before: { [kind.field]: principalId, accessLevel: current.accessLevel }, after: { [kind.field]: principalId, accessLevel } },
       })
-      const updated = serialize(kind, { ...current, accessLevel })
+      const updated = serializeGrant(kind, { ...current, accessLevel })
       await record(emit, kind, 'updated', projectId, updated, { accessLevel: current.accessLevel })
       return updated
     })
@@ -155,7 +157,7 @@ export function createGrants({ db, writes, lists, access, users, teams }: GrantD
       await keepAnOwner(tx, actor.organizationId, projectId, current.accessLevel, null)
       await queryText(tx, `delete from ${kind.table} where project_id = $1 and ${kind.column} = $2 and organization_id = $3`, [projectId, principalId, actor.organizationId])
       await audit({ action: kind.actions.removed, resourceType: kind.resourceType, resourceId: principalId, projectId, changes: { before: { [kind.field]: principalId, accessLevel: current.accessLevel } } })
-      await record(emit, kind, 'deleted', projectId, serialize(kind, current))
+      await record(emit, kind, 'deleted', projectId, serializeGrant(kind, current))
       return { id: principalId }
     })
 

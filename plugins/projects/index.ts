@@ -5,7 +5,8 @@ import { definePlugin } from '../../src/plugin'
 import { UserDirectoryRef } from '../auth/api'
 import { TeamDirectoryRef } from '../teams/api'
 import { createAccessGroups, createProjectAccess } from './access'
-import { ProjectAccessRef } from './api'
+import { ProjectAccessRef, ProjectExportsRef } from './api'
+import { createExports } from './exports'
 import { createGrants } from './grants'
 import { projectRoutes } from './routes'
 import { projectKeys, projectMembers, projects, projectTeams } from './schema'
@@ -19,6 +20,12 @@ const ProjectsConfig = Type.Object({
   }),
   maxChecksPerGroup: Type.Integer({ minimum: 2, maximum: 10_000, default: 256, description: 'Most access checks in one grouped statement.' }),
   checkStatements: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: 'Access check statements in flight at once per instance; checks beyond them wait and group.' }),
+  exportsAtOnce: Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    default: 2,
+    description: 'Project exports streaming at once per instance (each holds a database connection for its snapshot); more are 503 with Retry-After.',
+  }),
 })
 
 export default definePlugin({
@@ -46,12 +53,14 @@ export default definePlugin({
 
   events: [...crudEvents('project', 'A project'), ...crudEvents('project_member', 'A project member (direct membership)')],
 
-  setup({ db, services, lists, writes, config }) {
+  setup({ db, database, services, lists, writes, config, exportIdleSeconds, log }) {
     const access = createProjectAccess(db, createAccessGroups(db, { enabled: config.groupChecks, maxChecks: config.maxChecksPerGroup, concurrency: config.checkStatements }))
     services.provide(ProjectAccessRef, access)
+    const exports = createExports({ db, databaseKind: database.kind, access, idleSeconds: exportIdleSeconds, atOnce: config.exportsAtOnce, log })
+    services.provide(ProjectExportsRef, exports.face)
     const users = services.get(UserDirectoryRef)
     const teams = services.get(TeamDirectoryRef)
-    return { projects: createProjects({ db, writes, access, teams }), grants: createGrants({ db, writes, lists, access, users, teams }) }
+    return { projects: createProjects({ db, writes, access, teams }), grants: createGrants({ db, writes, lists, access, users, teams }), exports }
   },
   routes: ({ http }, bound) => projectRoutes(http.v1, bound),
   tools: (_context, bound) => projectTools(bound),

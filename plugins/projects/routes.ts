@@ -5,6 +5,7 @@ import { ifMatchHeader } from '../../src/http/answer'
 import { Deleted } from '../../src/http/models'
 import { cursorParameter, pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
+import type { ProjectExports } from './exports'
 import type { GrantService } from './grants'
 import { AccessLevelPatch, Project, ProjectInput, ProjectMember, ProjectMemberInput, ProjectPatch, ProjectTeam, ProjectTeamInput, TeamProject } from './model'
 import type { ProjectService } from './service'
@@ -14,7 +15,7 @@ const accessTags = ['Project access']
 const ProjectParams = t.Object({ projectId: t.String() })
 const IfMatch = ifMatchHeader('project')
 
-export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: ProjectService; grants: GrantService }) {
+export function projectRoutes(v1: V1Kit, { projects, grants, exports }: { projects: ProjectService; grants: GrantService; exports: ProjectExports }) {
     return new Elysia({ name: 'projects', prefix: '/api/v1' })
       .use(v1)
       .get('/projects', ({ actor, query }) => projects.list(actor, pageRequest(query)), {
@@ -65,6 +66,21 @@ export function projectRoutes(v1: V1Kit, { projects, grants }: { projects: Proje
         headers: IfMatch,
         response: responses(Envelope(Deleted), { extra: [409] }),
         detail: { tags, summary: 'Delete a project and everything in it (owner).' },
+      })
+      .get('/projects/:projectId/export', ({ actor, params, request }) => exports.open(actor, params.projectId, request.signal), {
+        scopes: exports.scopes(),
+        params: ProjectParams,
+        detail: {
+          tags,
+          summary: "The project's content as NDJSON, one consistent snapshot (owner).",
+          description: `One JSON object per line, \`{"type": …, "data": …}\`, \`data\` exactly as API v1 shows the resource, in this order of types: ${exports
+            .types()
+            .map((type) => `\`${type}\``)
+            .join(', ')} (labels and custom fields: those the project uses; work items with their labels, field values and key). Everything is read in one snapshot: a change made meanwhile is in all of it or none. It streams: memory stays flat however large the project, and a client that reads nothing for \`server.exportIdleSeconds\` is cut off. A stream that ends without its last chunk (the connection closed early) is not the whole project. At most \`exportsAtOnce\` (projects plugin) run at once per instance: 503 with Retry-After beyond.`,
+          responses: {
+            200: { description: 'The export, streamed.', content: { 'application/x-ndjson': { schema: { type: 'string', description: 'Lines of `{"type": string, "data": object}`.' } } } },
+          },
+        },
       })
       .get('/projects/:projectId/members', ({ actor, params, query }) => grants.members.list(actor, params.projectId, pageRequest(query)), {
         scopes: ['project_access:read'],

@@ -24,10 +24,10 @@ import { projectMembers, projects } from './schema'
 type ProjectRow = typeof projects.$inferSelect
 
 /** A project's fields: a row as Drizzle reads it, or as PROJECT_COLUMNS read it (timestamps as text). */
-type ProjectFields = Pick<ProjectRow, 'id' | 'key' | 'name' | 'description' | 'createdBy'> & { createdAt: Date | string; updatedAt: Date | string }
+export type ProjectFields = Pick<ProjectRow, 'id' | 'key' | 'name' | 'description' | 'createdBy'> & { createdAt: Date | string; updatedAt: Date | string }
 
 /** A project as the API shows it. */
-const serializeProject = (project: ProjectFields) => ({
+export const serializeProject = (project: ProjectFields) => ({
   id: project.id,
   key: project.key,
   name: project.name,
@@ -38,7 +38,7 @@ const serializeProject = (project: ProjectFields) => ({
 })
 
 /** A project's columns as the API shows them, for SQL-text reads (alias `p`). */
-const PROJECT_COLUMNS = `p.id, p.key, p.name, p.description, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt"`
+export const PROJECT_COLUMNS = `p.id, p.key, p.name, p.description, p.created_by as "createdBy", p.created_at as "createdAt", p.updated_at as "updatedAt"`
 
 /** The projects a caller sees, oldest first: its only order, which its cursors continue. */
 const PROJECT_LIST: ListShape = {

@@ -13,7 +13,7 @@ import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
 import { isUuid } from '../../src/ids'
-import { assertLevel, type ProjectAccessService } from '../projects/api'
+import { assertLevel, creationOrderSection, type ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
 import { listTotal, type CountTable } from '../../src/counts'
 import { listIdentity, parseListQuery, readCursor } from '../../src/http/list-query'
@@ -89,6 +89,17 @@ export interface RelationshipDeps {
 }
 
 /** Relationships bound once; every function returns the resource in its API shape. */
+/** The project's relationships in its export, in creation order, each as API v1 shows it. */
+export const relationshipExportSection = creationOrderSection<RelationshipTextRow>({
+  type: 'relationship',
+  order: 60,
+  scope: 'relationships:read',
+  table: 'relationships',
+  alias: 'r',
+  columns: RELATIONSHIP_COLUMNS,
+  shape: toRelationship,
+})
+
 export function createRelationships({ db, lists, writes, access, workItems }: RelationshipDeps) {
   return {
     /**

@@ -4,7 +4,7 @@
  */
 import { and, eq, inArray, sql, type SQL } from 'drizzle-orm'
 import { changedFields } from '../../src/audit'
-import { queryText, type Database, type Executor, type Transaction } from '../../src/db'
+import { queryRows, queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import { ApiError, badRequest, notFound, requireReference, type ErrorItem } from '../../src/http/errors'
@@ -16,7 +16,7 @@ import { nextUpdatedAt } from '../../src/sql'
 import { compileStatement, runStatement, type CompiledStatement } from '../../src/statements'
 import type { Write, Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
-import { assertLevel, type ProjectAccessService } from '../projects/api'
+import { assertLevel, readAfter, type ExportSection, type ProjectAccessService } from '../projects/api'
 import type { ExtendedItem, ExtensionChange, ViewObserver, WorkItemExtension, WorkItemsFace } from './api'
 import { fromWorkItemText, workItemColumns, workItemModels, type WorkItemInput, type WorkItemPatch, type WorkItemResource, type WorkItemTextRow } from './model'
 import { createWorkItemLists, WORK_ITEM_COUNTS } from './lists'
@@ -461,7 +461,27 @@ export function createWorkItems({ db, lists, writes, access, users, extensions, 
     return updated
   }
 
+  /** The project's work items in its export, by number, each as API v1 shows it (extensions included). */
+  const exportSection: ExportSection = {
+    type: 'work_item',
+    order: 40,
+    scope: 'work_items:read',
+    read: (tx, organizationId, projectId, after, limit) =>
+      readAfter(
+        () =>
+          queryRows<WorkItemTextRow & { after: string }>(
+            tx,
+            sql`select ${columnsOf(extensions, sql`${organizationId}`)}, w.number::text as after from work_items w
+                 where w.organization_id = ${organizationId} and w.project_id = ${projectId} ${after === null ? sql`` : sql`and w.number > ${Number(after)}`}
+                 order by w.number limit ${limit}`,
+          ),
+        limit,
+        ({ after: _, ...row }) => fromWorkItemText(row),
+      ),
+  }
+
   return {
+    exportSection,
     /** The work item models as one organization sees them: its custom fields' keys, types and options (MCP tool listings). */
     async modelsFor(organizationId: string) {
       const described = await Promise.all(

@@ -50,7 +50,7 @@ function toRequest(incoming: IncomingMessage, outgoing: ServerResponse): Request
 }
 
 /** Bodies that stream as they are produced: everything else was built whole. */
-const STREAMED = /^text\/(event-stream|html)/
+const STREAMED = /^(text\/(event-stream|html)|application\/x-ndjson)/
 
 async function respond(response: Response, outgoing: ServerResponse): Promise<void> {
   const headers: Record<string, string | string[]> = {}

@@ -381,7 +381,7 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     expect(problems).toEqual([])
   })
 
-  test('entries, relationships, members, teams and projects lists run on one shard', async () => {
+  test('entries, relationships, members, teams and projects lists, and a project export, run on one shard', async () => {
     const problems = await spanningStatements({
       'entries list': () => ok('GET', `/api/v1/work-items/${workItemId}/entries`),
       'relationships list': () => ok('GET', `/api/v1/projects/${projectId}/relationships`),
@@ -389,6 +389,7 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
       'teams list': () => ok('GET', '/api/v1/teams'),
       'projects list': () => ok('GET', '/api/v1/projects'),
       'project GET': () => ok('GET', `/api/v1/projects/${projectId}`),
+      'project export (every section, one snapshot)': () => ok('GET', `/api/v1/projects/${projectId}/export`),
       'content order GET': () => ok('GET', `/api/v1/projects/${projectId}/content-order`),
       'search': () => ok('GET', `/api/v1/projects/${projectId}/search?q=first`),
       'search (filtered)': () => ok('GET', `/api/v1/projects/${projectId}/search?q=first&status=todo,done&assigneeId=none`),

@@ -149,7 +149,8 @@ describe('Location on every 201', () => {
 
 describe('ETag and 304 on every GET', () => {
   test('every documented v1 GET answers an ETag, 304 with no body to a matching If-None-Match, and 200 to another', async () => {
-    const gets = operations('get')
+    // The project export streams as it reads its snapshot: no body to tag before it is sent (docs/api.md).
+    const gets = operations('get').filter((template) => template !== '/api/v1/projects/{projectId}/export')
     expect(gets.length).toBeGreaterThan(20)
     for (const template of gets) {
       const path = fill(template) + (template.endsWith('/search') ? '?q=first' : '')
@@ -261,7 +262,7 @@ describe('Link on every list', () => {
     )
 
   test('every documented v1 list carries first and last, and prev/next where they exist', async () => {
-    const lists = operations('get').filter((path) => paths[path]!.get.responses['200'].content['application/json'].schema.properties.meta.properties.totalPages)
+    const lists = operations('get').filter((path) => paths[path]!.get.responses['200'].content['application/json']?.schema.properties.meta.properties.totalPages)
     expect(lists.length).toBeGreaterThan(10)
     for (const template of lists) {
       const response = await call('GET', `${fill(template)}${template.endsWith('/search') ? '?q=first&' : '?'}size=1`)

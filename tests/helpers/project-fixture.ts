@@ -36,3 +36,18 @@ export async function createProjectFixture(api: TestService, organizationId?: st
   await as('owner', 'POST', `/api/v1/projects/${project.id}/members`, { userId: users.viewer.id, accessLevel: 'viewer' })
   return { projectId: project.id, organizationId: organization, users, keys, as, call }
 }
+
+/**
+ * An administrator of the fixture's organization holding every scope, and a POST as them that
+ * must answer 201 (organization-wide set-up: labels, custom fields); returns `data`.
+ */
+export async function administratorOf(api: TestService, fx: ProjectFixture): Promise<{ key: string; create(path: string, body: unknown): Promise<any> }> {
+  const scopes = api.service.core.scopes.map((scope) => scope.name)
+  const key = (await api.createKey((await api.createUser(fx.organizationId, 'administrator')).id, scopes)).secret
+  const create = async (path: string, body: unknown) => {
+    const response = await api.request('POST', path, { key, body })
+    if (response.status !== 201) throw new Error(`${path}: ${response.status} ${response.text}`)
+    return response.body.data
+  }
+  return { key, create }
+}

@@ -10,7 +10,7 @@ import { sql } from 'drizzle-orm'
 import { queryRows } from '../../src/db'
 import { timeLimit } from '../helpers/database'
 import { captureAny } from '../helpers/plans'
-import { createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
+import { administratorOf, createProjectFixture, type ProjectFixture } from '../helpers/project-fixture'
 import { startTestService, type TestService } from '../helpers/service'
 
 let api: TestService
@@ -25,13 +25,7 @@ beforeAll(async () => {
   // No fan-out workers: their polls would interleave with a request's statements on PGlite's one connection.
   api = await startTestService({ config: { notifications: { workers: false } } })
   fx = await createProjectFixture(api)
-  const scopes = api.service.core.scopes.map((scope) => scope.name)
-  const admin = (await api.createKey((await api.createUser(fx.organizationId, 'administrator')).id, scopes)).secret
-  const asAdmin = async (path: string, body: unknown) => {
-    const response = await api.request('POST', path, { key: admin, body })
-    if (response.status !== 201) throw new Error(`${path}: ${response.status} ${response.text}`)
-    return response.body.data
-  }
+  const asAdmin = (await administratorOf(api, fx)).create
   labels = [(await asAdmin('/api/v1/labels', { name: 'bug', color: '#ff0000' })).id, (await asAdmin('/api/v1/labels', { name: 'ui', color: '#00ff00' })).id]
   points = await asAdmin('/api/v1/custom-fields', { key: 'points', name: 'Points', type: 'number' })
   stage = await asAdmin('/api/v1/custom-fields', { key: 'stage', name: 'Stage', type: 'single_select', options: [{ name: 'Backlog' }, { name: 'Doing' }] })
