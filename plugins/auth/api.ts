@@ -77,6 +77,12 @@ export interface UserDirectory {
   requireActiveUser(executor: Executor, organizationId: string, userId: string, field: string): Promise<UserIdentity>
   /** The identity of an active user of the organization, or undefined (also for an id that is no UUID). */
   activeUser(executor: Executor, organizationId: string, userId: string): Promise<UserIdentity | undefined>
+  /**
+   * Of `refs` (user ids, emails or usernames, any case), those naming an active user of the
+   * organization, each to that user's id (keyed by the ref as given). One statement (an import's
+   * assignees and authors).
+   */
+  activeUsersNamed(executor: Executor, organizationId: string, refs: readonly string[]): Promise<Map<string, string>>
 }
 
 export const UserDirectoryRef = serviceRef<UserDirectory>('auth.user-directory', 'auth')

@@ -36,6 +36,19 @@ export const userDirectory: UserDirectory = {
     )
     return user
   },
+  async activeUsersNamed(executor, organizationId, refs) {
+    const found = new Map<string, string>()
+    if (!refs.length) return found
+    const rows = await queryText<{ ref: string; id: string }>(
+      executor,
+      `select r.ref, u.id from unnest($2::text[]) as r(ref)
+         join users u on u.organization_id = $1 and u.status = 'active'
+          and (u.id::text = lower(r.ref) or lower(u.email) = lower(r.ref) or lower(u.username) = lower(r.ref))`,
+      [organizationId, [...new Set(refs)]],
+    )
+    for (const row of rows) found.set(row.ref, row.id)
+    return found
+  },
   async requireActiveUser(executor, organizationId, userId, field) {
     const user = await userDirectory.activeUser(executor, organizationId, userId)
     if (!user) throw badRequest('No active user with this id in your organization.', field)

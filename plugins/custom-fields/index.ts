@@ -2,13 +2,13 @@
 import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
 import { UserDirectoryRef } from '../auth/api'
-import { ProjectAccessRef, ProjectExportsRef } from '../projects/api'
+import { ProjectAccessRef, ProjectTransfersRef } from '../projects/api'
 import { WorkItemsRef } from '../work-items/api'
 import { CustomFieldsRef, customFieldsFace } from './api'
 import { FieldValues } from './model'
 import { customFieldRoutes } from './routes'
 import { customFields, projectCustomFields, workItemFieldValues } from './schema'
-import { createCustomFields, fieldExportSection } from './service'
+import { createCustomFields, fieldExportSection, fieldImportSection, fieldsImported } from './service'
 import { customFieldTools } from './tools'
 import { describeFields, fieldWriter, fieldsColumn, fieldsWriter, loadFieldFilters } from './values'
 
@@ -36,7 +36,8 @@ export default definePlugin({
 
   setup({ db, services, lists, writes }) {
     services.provide(CustomFieldsRef, customFieldsFace)
-    services.get(ProjectExportsRef).section(fieldExportSection)
+    services.get(ProjectTransfersRef).exportSection(fieldExportSection)
+    services.get(ProjectTransfersRef).importSection(fieldImportSection)
     services.get(WorkItemsRef).extend({
       property: 'fields',
       schema: FieldValues,
@@ -44,6 +45,7 @@ export default definePlugin({
       column: fieldsColumn,
       write: fieldWriter(services.get(UserDirectoryRef)),
       writeMany: fieldsWriter(services.get(UserDirectoryRef)),
+      imported: fieldsImported(services.get(UserDirectoryRef)),
       describe: describeFields,
       dynamic: {
         prefix: 'field.',

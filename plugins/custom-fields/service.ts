@@ -4,9 +4,9 @@
  * removes its values there. Values are written through the work-items extension (values.ts).
  */
 import { sql } from 'drizzle-orm'
-import { queryRows, queryText, type Database, type Executor } from '../../src/db'
+import { queryRows, queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
-import { badRequest, conflict, forbidden, notFound, requireReference } from '../../src/http/errors'
+import { ApiError, badRequest, conflict, forbidden, notFound, requireReference } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
 import { listIdentity, parseListQuery, readCursor, type ListShape } from '../../src/http/list-query'
@@ -16,9 +16,10 @@ import { isAdministrator, type Actor } from '../../src/services/identity'
 import { isoFromText, selectListPage } from '../../src/sql'
 import { organizationListPage } from '../../src/organization-lists'
 import type { Writes } from '../../src/writes'
-import { readAfter, type ExportSection, type ProjectAccessService } from '../projects/api'
-import type { CustomFieldInput, CustomFieldPatch, CustomFieldResource } from './model'
-import type { FieldOption, FieldType } from './schema'
+import { lineProblem, readAfter, type ExportSection, type ImportContext, type ImportSection, type ProjectAccessService } from '../projects/api'
+import type { UserDirectory } from '../auth/api'
+import { CustomFieldInput, type CustomFieldPatch, type CustomFieldResource } from './model'
+import { projectCustomFields, type FieldOption, type FieldType } from './schema'
 
 export const COLUMNS = 'd.id, d.key, d.name, d.type, d.options, d.required, d.created_at as "createdAt", d.updated_at as "updatedAt"'
 type FieldTextRow = CustomFieldResource
@@ -101,6 +102,116 @@ function resolveOptions(type: FieldType, input: CustomFieldInput['options'], cur
     if (option.id !== undefined) requireReference(known.get(option.id.toLowerCase()), `options[${index}].id`, 'Not an option of this field; leave `id` out for a new option.')
     return { id: option.id?.toLowerCase() ?? uuidv7(), name, color: (option.color ?? known.get(option.id?.toLowerCase() ?? '')?.color ?? '#6b7280').toLowerCase() }
   })
+}
+
+/**
+ * An import's custom fields (before its work items): each `custom_field` line's definition matched
+ * by key in the organization (the same type, every option found by name), or created when the
+ * importer is an administrator (else the line is refused), then enabled for the project. The new
+ * ids under the file's ids, options under theirs (`custom_field_option`). A few statements for all.
+ */
+export const fieldImportSection: ImportSection = {
+  type: 'custom_field',
+  order: 20,
+  scope: 'work_items:write',
+  async write({ tx }, context) {
+    const { organizationId } = context.actor
+    const lines = context.lines('custom_field')
+    if (!lines.length) return 0
+    const planned: { line: number; oldId?: string; input: CustomFieldInput; oldOptions: { id?: string; name: string }[] }[] = []
+    for (const { line, data } of lines) {
+      const oldOptions = (Array.isArray(data.options) ? data.options : []).filter((option): option is { id?: string; name: string } => Boolean(option) && typeof option.name === 'string')
+      const input = {
+        key: data.key,
+        name: data.name,
+        type: data.type,
+        ...(SELECTS.includes(data.type as FieldType) ? { options: oldOptions.map(({ name }) => ({ name: name.trim() })) } : {}),
+        required: data.required === true,
+      }
+      const problem = lineProblem(CustomFieldInput, input)
+      if (problem) context.refuse(line, `custom field: ${problem}`)
+      else planned.push({ line, oldId: typeof data.id === 'string' ? data.id : undefined, input: input as CustomFieldInput, oldOptions })
+    }
+    const existing = new Map(
+      (await queryText<FieldTextRow>(tx, `select ${COLUMNS} from custom_fields d where d.organization_id = $1 and d.key = any($2::text[])`, [organizationId, planned.map(({ input }) => input.key)])).map((row) => [
+        row.key,
+        row,
+      ]),
+    )
+    const fieldIds = context.ids('custom_field')
+    const optionIds = context.ids('custom_field_option')
+    let created = 0
+    for (const { line, oldId, input, oldOptions } of planned) {
+      let field = existing.get(input.key)
+      if (!field && !context.administrator) {
+        context.refuse(line, `the custom field "${input.key}" is not in this organization; an administrator can import it`)
+        continue
+      }
+      if (!field) {
+        let options: FieldOption[]
+        try {
+          options = resolveOptions(input.type, input.options)
+        } catch (error) {
+          context.refuse(line, `custom field ${(error as ApiError).field ?? ''}: ${(error as Error).message}`)
+          continue
+        }
+        ;[field] = await queryText<FieldTextRow>(
+          tx,
+          `insert into custom_fields as d (id, organization_id, key, name, type, options, required) values ($1, $2, $3, $4, $5, $6::jsonb, $7) returning ${COLUMNS}`,
+          [uuidv7(), organizationId, input.key, input.name, input.type, JSON.stringify(options), input.required ?? false],
+        )
+        created++
+      } else if (field.type !== input.type) {
+        context.refuse(line, `the custom field "${input.key}" is a ${field.type} field in this organization, not ${input.type}`)
+        continue
+      }
+      const byName = new Map((field!.options as FieldOption[]).map((option) => [option.name.toLowerCase(), option.id]))
+      for (const option of oldOptions) {
+        const id = byName.get(option.name.trim().toLowerCase())
+        if (!id) context.refuse(line, `the option "${option.name.slice(0, 80)}" is not one of this organization's "${input.key}"; add it first`)
+        else if (option.id) optionIds.set(option.id, id)
+      }
+      fieldIds.set(`key:${input.key}`, field!.id)
+      if (oldId) fieldIds.set(oldId, field!.id)
+    }
+    const enabled = [...new Set([...fieldIds.entries()].filter(([key]) => key.startsWith('key:')).map(([, id]) => id))]
+    if (enabled.length) await tx.insert(projectCustomFields).values(enabled.map((fieldId) => ({ projectId: context.projectId, fieldId, organizationId }))).onConflictDoNothing()
+    return created
+  },
+}
+
+/**
+ * A work item's field values in an import, as a create takes them: select values by their new
+ * option ids, user values by the organization's active users (by id, email or username; anyone
+ * else left out and noted); other values as given (the field writer checks each).
+ */
+export function fieldsImported(users: UserDirectory) {
+  return async (tx: Transaction, context: ImportContext, entries: readonly { line: number; value: unknown }[]): Promise<unknown[]> => {
+    const objects = entries.map(({ value }) => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined))
+    const keys = [...new Set(objects.flatMap((value) => Object.keys(value ?? {})))]
+    if (!keys.length) return entries.map(() => undefined)
+    const types = new Map(
+      (await queryText<{ key: string; type: FieldType }>(tx, 'select key, type from custom_fields where organization_id = $1 and key = any($2::text[])', [context.actor.organizationId, keys])).map((row) => [row.key, row.type]),
+    )
+    const userRefs = objects.flatMap((value) => Object.entries(value ?? {}).filter(([key, item]) => types.get(key) === 'user' && typeof item === 'string').map(([, item]) => item as string))
+    const people = await users.activeUsersNamed(tx, context.actor.organizationId, userRefs)
+    const options = context.ids('custom_field_option')
+    return objects.map((value, index) => {
+      if (!value) return undefined
+      const out: Record<string, unknown> = {}
+      for (const [key, item] of Object.entries(value)) {
+        const type = types.get(key)
+        if (type === 'single_select' && typeof item === 'string') out[key] = options.get(item) ?? item
+        else if (type === 'multi_select' && Array.isArray(item)) out[key] = item.map((id) => (typeof id === 'string' ? (options.get(id) ?? id) : id))
+        else if (type === 'user' && typeof item === 'string') {
+          const id = people.get(item)
+          if (id) out[key] = id
+          else context.note(entries[index]!.line, `fields.${key}: ${item.slice(0, 80)} is not an active user of this organization: left empty`)
+        } else out[key] = item
+      }
+      return out
+    })
+  }
 }
 
 export interface CustomFieldDeps {

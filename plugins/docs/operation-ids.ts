@@ -44,6 +44,8 @@ const OVERRIDES: Readonly<Record<string, string>> = {
   'POST /api/v1/users/{userId}/invite': 'reissueUserInvitation',
   'POST /api/v1/webhooks/{webhookId}/test': 'testWebhook',
   'POST /api/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver': 'redeliverWebhookDelivery',
+  'GET /api/v1/projects/{projectId}/export': 'exportProject',
+  'POST /api/v1/projects/{projectId}/import': 'importProject',
   'POST /api/v1/projects/{projectId}/work-items/bulk': 'bulkCreateWorkItems',
   'PATCH /api/v1/projects/{projectId}/work-items/bulk': 'bulkUpdateWorkItems',
   'POST /api/v1/projects/{projectId}/custom-fields': 'enableProjectCustomField',

@@ -1,12 +1,13 @@
 /** The `entries` plugin: comments, notes and logs on work items. */
 import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
-import { ProjectAccessRef, ProjectExportsRef } from '../projects/api'
+import { ProjectAccessRef, ProjectTransfersRef } from '../projects/api'
 import { WorkItemsRef } from '../work-items/api'
 import { EntriesRef } from './api'
 import { entryRoutes } from './routes'
 import { entries, entryCounts } from './schema'
-import { createEntries, entriesFace, entryExportSection } from './service'
+import { createEntries, entriesFace, entryExportSection, entryImportSection } from './service'
+import { UserDirectoryRef } from '../auth/api'
 import { entryTools } from './tools'
 
 export default definePlugin({
@@ -25,7 +26,8 @@ export default definePlugin({
 
   setup({ db, services, lists, writes }) {
     services.provide(EntriesRef, entriesFace)
-    services.get(ProjectExportsRef).section(entryExportSection)
+    services.get(ProjectTransfersRef).exportSection(entryExportSection)
+    services.get(ProjectTransfersRef).importSection(entryImportSection(services.get(UserDirectoryRef)))
     return { entries: createEntries({ db, lists, writes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }
   },
   routes: ({ http }, { entries }) => entryRoutes(http.v1, entries),

@@ -10,8 +10,9 @@ import type { IdempotentRequest } from '../../src/http/idempotency'
 import { forbidden, notFound } from '../../src/http/errors'
 import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
-import { isUuid } from '../../src/ids'
-import { assertLevel, creationOrderSection, levelRank, type AccessLevel, type ProjectAccess, type ProjectAccessService } from '../projects/api'
+import { isUuid, uuidv7 } from '../../src/ids'
+import { lineProblem, assertLevel, creationOrderSection, levelRank, type AccessLevel, type ImportSection, type ProjectAccess, type ProjectAccessService } from '../projects/api'
+import type { UserDirectory } from '../auth/api'
 import type { EntriesFace } from './api'
 import type { Actor } from '../../src/services/identity'
 import { listTotal, type CountTable } from '../../src/counts'
@@ -20,8 +21,8 @@ import { selectListPage, nextUpdatedAt } from '../../src/sql'
 import type { Writes } from '../../src/writes'
 import type { WorkItemsFace } from '../work-items/api'
 import { param } from '../../src/statements'
-import { ENTRY_COLUMNS, ENTRY_LIST, toEntry, type EntryInput, type EntryPatch, type EntryResource, type EntryTextRow } from './model'
-import { entries, type EntryRow } from './schema'
+import { ENTRY_COLUMNS, ENTRY_LIST, EntryInput, toEntry, type EntryPatch, type EntryResource, type EntryTextRow } from './model'
+import { entries, entryCounts, type EntryRow } from './schema'
 
 /**
  * The caller's access to the project of a work item of their organization: 404 when the work
@@ -82,6 +83,60 @@ export const entriesFace: EntriesFace = {
 /** Entries bound once; every function returns the resource in its API shape. */
 /** The project's entries in its export, in creation order, each as API v1 shows it. */
 export const entryExportSection = creationOrderSection<EntryTextRow>({ type: 'entry', order: 50, scope: 'entries:read', table: 'entries', alias: 'e', columns: ENTRY_COLUMNS, shape: toEntry })
+
+/**
+ * An import's entries (after its work items): each `entry` line on the work item its `workItemId`
+ * names in the file (else refused), its author matched among the organization's active users (by
+ * id, email or username; else the importer, noted), its position kept; inserted in batches of
+ * 1,000 rows, the counts of each work item moved in one statement.
+ */
+export function entryImportSection(users: UserDirectory): ImportSection {
+  return {
+    type: 'entry',
+    order: 50,
+    scope: 'entries:write',
+    async write({ tx }, context) {
+      const lines = context.lines('entry')
+      if (!lines.length) return 0
+      const { actor, projectId } = context
+      const items = context.ids('work_item')
+      const authors = await users.activeUsersNamed(tx, actor.organizationId, lines.map(({ data }) => data.authorId).filter((id): id is string => typeof id === 'string'))
+      const rows: { workItemId: string; kind: EntryRow['kind']; body: string; authorId: string; position: number }[] = []
+      for (const [index, { line, data }] of lines.entries()) {
+        const input = { body: data.body, ...(data.kind !== undefined ? { kind: data.kind } : {}) }
+        const problem = lineProblem(EntryInput, input)
+        if (problem) {
+          context.refuse(line, problem)
+          continue
+        }
+        const workItemId = typeof data.workItemId === 'string' ? items.get(data.workItemId) : undefined
+        if (!workItemId) {
+          context.refuse(line, 'workItemId: no work item of this import has this id')
+          continue
+        }
+        const authorId = typeof data.authorId === 'string' ? authors.get(data.authorId) : undefined
+        if (!authorId && data.authorId !== undefined) context.note(line, `the author ${String(data.authorId).slice(0, 80)} is not an active user of this organization: you are its author`)
+        rows.push({ workItemId, kind: ((input as EntryInput).kind ?? 'comment') as EntryRow['kind'], body: input.body as string, authorId: authorId ?? actor.userId, position: Number.isInteger(data.position) ? (data.position as number) : index })
+      }
+      // Multi-row inserts, every row naming the organization: Citus routes each to its one shard.
+      for (let from = 0; from < rows.length; from += 1000)
+        await tx.insert(entries).values(rows.slice(from, from + 1000).map((row) => ({ ...row, organizationId: actor.organizationId, projectId })))
+      const counted = new Map<string, { workItemId: string; kind: string; items: number }>()
+      for (const { workItemId, kind } of rows) {
+        const key = `${workItemId} ${kind}`
+        const entry = counted.get(key) ?? counted.set(key, { workItemId, kind, items: 0 }).get(key)!
+        entry.items++
+      }
+      const moves = [...counted.values()].sort((a, b) => (a.workItemId + a.kind < b.workItemId + b.kind ? -1 : 1))
+      for (let from = 0; from < moves.length; from += 1000)
+        await tx
+          .insert(entryCounts)
+          .values(moves.slice(from, from + 1000).map((move) => ({ ...move, kind: move.kind as EntryRow['kind'], organizationId: actor.organizationId })))
+          .onConflictDoUpdate({ target: [entryCounts.workItemId, entryCounts.kind, entryCounts.organizationId], set: { items: sql`${entryCounts.items} + excluded.items` } })
+      return rows.length
+    },
+  }
+}
 
 export function createEntries(deps: EntryDeps) {
   const { db } = deps

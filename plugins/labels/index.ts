@@ -3,12 +3,12 @@ import { t } from 'elysia'
 import { crudEvents } from '../../src/changes'
 import { UuidString } from '../../src/http/models'
 import { definePlugin } from '../../src/plugin'
-import { ProjectExportsRef } from '../projects/api'
+import { ProjectTransfersRef } from '../projects/api'
 import { WorkItemsRef } from '../work-items/api'
 import { LabelRef } from './model'
 import { labelRoutes } from './routes'
 import { labels, workItemLabels } from './schema'
-import { createLabels, labelExportSection, labelsColumn, LABELS_PER_ITEM, labelFilterWithin, writeItemLabels, writeItemsLabels } from './service'
+import { createLabels, importedLabels, labelExportSection, labelImportSection, labelsColumn, LABELS_PER_ITEM, labelFilterWithin, writeItemLabels, writeItemsLabels } from './service'
 import { labelTools } from './tools'
 
 export default definePlugin({
@@ -32,11 +32,13 @@ export default definePlugin({
       column: labelsColumn,
       write: writeItemLabels,
       writeMany: writeItemsLabels,
+      imported: importedLabels,
       filters: {
         label: { type: 'text', column: 'l.name', within: labelFilterWithin, description: 'Only items carrying any of these labels (exact names).' },
       },
     })
-    services.get(ProjectExportsRef).section(labelExportSection)
+    services.get(ProjectTransfersRef).exportSection(labelExportSection)
+    services.get(ProjectTransfersRef).importSection(labelImportSection)
     return { labels: createLabels({ db, lists, writes }) }
   },
   routes: ({ http }, { labels }) => labelRoutes(http.v1, labels),

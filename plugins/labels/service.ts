@@ -16,9 +16,10 @@ import { isAdministrator, type Actor } from '../../src/services/identity'
 import { organizationListPage } from '../../src/organization-lists'
 import { isoFromText } from '../../src/sql'
 import type { Writes } from '../../src/writes'
-import { readAfter, type ExportSection } from '../projects/api'
+import { lineProblem, readAfter, type ExportSection, type ImportContext, type ImportSection } from '../projects/api'
 import type { ExtensionChange, ExtendedItem } from '../work-items/api'
-import type { LabelInput, LabelPatch, LabelResource } from './model'
+import { LabelInput, type LabelPatch, type LabelResource } from './model'
+import { labels } from './schema'
 
 /** At most this many labels on one work item. */
 export const LABELS_PER_ITEM = 50
@@ -26,6 +27,76 @@ export const LABELS_PER_ITEM = 50
 const COLUMNS = 'l.id, l.name, l.color, l.created_at as "createdAt", l.updated_at as "updatedAt"'
 type LabelTextRow = LabelResource
 const fromText = (row: LabelTextRow): LabelResource => ({ ...row, createdAt: isoFromText(row.createdAt), updatedAt: isoFromText(row.updatedAt) })
+
+/** A label as an import names it (a `label` line, or one a work item carries): `{id?, name, color?}`. */
+const namedLabels = (value: unknown): { id?: string; name?: unknown; color?: unknown }[] =>
+  Array.isArray(value) ? value.filter((label): label is { id?: string; name?: unknown; color?: unknown } => Boolean(label) && typeof label === 'object') : []
+
+/**
+ * An import's labels (before its work items): every name its `label` lines and its work items
+ * name, matched in the organization ignoring case; a missing one is created when the importer is
+ * an administrator, else the line naming it is refused. The new ids under the file's ids and under
+ * `name:<lower-case name>`. One read and one insert for all of them.
+ */
+export const labelImportSection: ImportSection = {
+  type: 'label',
+  order: 10,
+  scope: 'work_items:write',
+  async write({ tx }, context) {
+    const wanted = new Map<string, { line: number; name: string; color?: string; ids: Set<string> }>()
+    const want = (line: number, label: { id?: string; name?: unknown; color?: unknown }) => {
+      const input = { name: typeof label.name === 'string' ? label.name.trim() : label.name, ...(label.color !== undefined ? { color: label.color } : {}) }
+      const problem = lineProblem(LabelInput, input)
+      if (problem) return context.refuse(line, `label: ${problem}`)
+      const name = input.name as string
+      const entry = wanted.get(name.toLowerCase()) ?? wanted.set(name.toLowerCase(), { line, name, color: input.color as string | undefined, ids: new Set() }).get(name.toLowerCase())!
+      if (typeof label.id === 'string') entry.ids.add(label.id)
+    }
+    for (const { line, data } of context.lines('label')) want(line, data)
+    for (const { line, data } of context.lines('work_item')) for (const label of namedLabels(data.labels)) want(line, label)
+    if (!wanted.size) return 0
+    const { organizationId } = context.actor
+    const found = new Map(
+      (await queryText<{ id: string; key: string }>(tx, 'select id, lower(name) as key from labels where organization_id = $1 and lower(name) = any($2::text[])', [organizationId, [...wanted.keys()]])).map(
+        (row) => [row.key, row.id],
+      ),
+    )
+    const missing = [...wanted.entries()].filter(([key]) => !found.has(key))
+    if (missing.length && !context.administrator)
+      for (const [, { line, name }] of missing) context.refuse(line, `the label "${name.slice(0, 80)}" is not in this organization; an administrator can import it`)
+    else if (missing.length) {
+      // One multi-row insert, every row naming the organization: Citus routes it to its one shard.
+      const made = (
+        await tx
+          .insert(labels)
+          .values(missing.map(([, label]) => ({ organizationId, name: label.name, color: (label.color ?? '#6b7280').toLowerCase() })))
+          .onConflictDoNothing()
+          .returning({ id: labels.id, name: labels.name })
+      ).map((row) => ({ id: row.id, key: row.name.toLowerCase() }))
+      for (const row of made) found.set(row.key, row.id)
+    }
+    const ids = context.ids('label')
+    for (const [key, { ids: old }] of wanted) {
+      const id = found.get(key)
+      if (!id) continue
+      ids.set(`name:${key}`, id)
+      for (const oldId of old) ids.set(oldId, id)
+    }
+    return context.administrator ? missing.length : 0
+  },
+}
+
+/** A work item's labels in an import, by their new ids (the label section wrote or found each). */
+export async function importedLabels(_tx: Transaction, context: ImportContext, entries: readonly { line: number; value: unknown }[]): Promise<unknown[]> {
+  const ids = context.ids('label')
+  return entries.map(({ value }) => {
+    if (value === undefined || value === null) return undefined
+    const mapped = namedLabels(value)
+      .map((label) => (typeof label.id === 'string' ? ids.get(label.id) : undefined) ?? (typeof label.name === 'string' ? ids.get(`name:${label.name.trim().toLowerCase()}`) : undefined))
+      .filter((id): id is string => id !== undefined)
+    return [...new Set(mapped)]
+  })
+}
 
 /** The labels a project's work items carry, in its export (before the work items), by id, each as API v1 shows it. */
 export const labelExportSection: ExportSection = {

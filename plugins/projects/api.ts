@@ -4,7 +4,11 @@
  */
 import { sql, type SQL } from 'drizzle-orm'
 import { queryRows, type Executor, type Transaction } from '../../src/db'
+import type { Write } from '../../src/writes'
+import { Value } from '@sinclair/typebox/value'
+import type { TSchema } from '@sinclair/typebox'
 import { forbidden } from '../../src/http/errors'
+import { itemsFromValueErrors } from '../../src/http/validation-items'
 import type { Actor } from '../../src/services/identity'
 import { serviceRef } from '../../src/services/registry'
 
@@ -112,12 +116,68 @@ export interface ExportSection {
   read(tx: Transaction, organizationId: string, projectId: string, after: string | null, limit: number): Promise<{ rows: unknown[]; after: string | null }>
 }
 
-export interface ProjectExportsFace {
-  /** Adds a section to every project's export (in a plugin's `setup`). */
-  section(section: ExportSection): void
+/** A line of an import: where it is in the file (1-based, the header row of a CSV is line 1) and its `data`. */
+export interface ImportLine {
+  line: number
+  data: Record<string, unknown>
 }
 
-export const ProjectExportsRef = serviceRef<ProjectExportsFace>('projects.exports', 'projects')
+/** What an import section is given besides its unit of work (ImportSection.write). */
+export interface ImportContext {
+  actor: Actor
+  projectId: string
+  /** Whether the importer may create organization-wide definitions (labels, custom fields): an administrator. */
+  administrator: boolean
+  /** The lines of a type, in file order (a section may read another's: labels read the names work items carry). */
+  lines(type: string): readonly ImportLine[]
+  /**
+   * What a section's resources are now, by type (`label`, `work_item`): the file's id (or another
+   * key the section documents, e.g. `name:<lower-case name>`) to the new id. A section fills its
+   * own before any later section runs.
+   */
+  ids(type: string): Map<string, string>
+  /** Refuses a line: the import then writes nothing and answers 400 with the first 20, in line order. */
+  refuse(line: number, message: string): void
+  /** Something imported otherwise than given (an assignee not in the organization: unassigned); the answer lists the first 20. */
+  note(line: number, message: string): void
+}
+
+/**
+ * The import side of a section (`POST /api/v1/projects/{projectId}/import`): writes the lines of
+ * its type, in file order, into the project, in the import's one transaction, after every section
+ * of a lower order. Set based: a few statements for all its lines (in batches), never per line.
+ */
+export interface ImportSection {
+  type: string
+  order: number
+  /** The scope writing it needs (besides `projects:write`): the import route asks for every section's. */
+  scope: string
+  /**
+   * Checks its lines (`ctx.refuse` for each that cannot be imported) and writes the others in the
+   * unit of work `w` (no audit records or events of its own: the import records one of each);
+   * returns how many it wrote. A section that refused lines ends the import (the transaction rolls
+   * back; later sections do not run), so it need not write what it refused.
+   */
+  write(w: Write, ctx: ImportContext): Promise<number>
+}
+
+/**
+ * What is wrong with an import line's `value` against `schema` (the create body a section takes),
+ * worded as API v1 words a body's first problem (`Invalid field "status": …`), or undefined.
+ */
+export function lineProblem(schema: TSchema, value: unknown): string | undefined {
+  if (Value.Check(schema, value)) return undefined
+  return itemsFromValueErrors(Value.Errors(schema, value), 'field', 'line')[0]!.message
+}
+
+export interface ProjectTransfersFace {
+  /** Adds a section to every project's export (in a plugin's `setup`). */
+  exportSection(section: ExportSection): void
+  /** Adds a section to every project's import (in a plugin's `setup`). */
+  importSection(section: ImportSection): void
+}
+
+export const ProjectTransfersRef = serviceRef<ProjectTransfersFace>('projects.transfers', 'projects')
 
 /**
  * The usual `read` of a section: `page` reads the rows after a position (its statement selects

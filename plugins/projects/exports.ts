@@ -2,7 +2,7 @@
  * A project's export: NDJSON, one consistent snapshot, streamed with flat memory.
  *
  * Every line is `{"type": …, "data": …}` with `data` exactly as API v1 shows the resource: first
- * the project, then each section the enabled plugins added (ProjectExportsFace), lowest `order`
+ * the project, then each section the enabled plugins added (ProjectTransfersFace), lowest `order`
  * first: labels, custom fields, members, work items, entries, relationships. All of it is read in
  * one read-only REPEATABLE READ transaction (one snapshot: a write meanwhile is in all of it or in
  * none), page by page by each section's index, and a page is read only once the client has taken
@@ -20,7 +20,7 @@ import { queryRows, queryText, type Database, type Transaction } from '../../src
 import { busy } from '../../src/http/errors'
 import type { Logger } from '../../src/log'
 import type { Actor } from '../../src/services/identity'
-import { readAfter, type ExportSection, type ProjectAccessService, type ProjectExportsFace } from './api'
+import { readAfter, type ExportSection, type ProjectAccessService } from './api'
 import { grantColumns, grantsFrom, MEMBER } from './grant-kinds'
 import { serializeGrant, type GrantRow } from './grants'
 import { PROJECT_COLUMNS, serializeProject, type ProjectFields } from './service'
@@ -46,15 +46,12 @@ export interface ExportDeps {
 export function createExports({ db, databaseKind, access, idleSeconds, atOnce, log }: ExportDeps) {
   const sections: ExportSection[] = [projectSection(), memberSection()]
   let running = 0
-  const face: ProjectExportsFace = {
-    section(section) {
+  return {
+    /** Adds a section (ProjectTransfersFace.exportSection). */
+    register(section: ExportSection) {
       if (sections.some((other) => other.type === section.type)) throw new Error(`an export section of type "${section.type}" is already registered`)
       sections.push(section)
     },
-  }
-
-  return {
-    face,
     /** The scopes the export needs: `projects:read` and every section's (read once routes are built, after every setup). */
     scopes: (): string[] => [...new Set(['projects:read', ...sections.map((section) => section.scope)])],
     /** The sections' line types, in the order the export writes them. */

@@ -5,8 +5,9 @@ import { definePlugin } from '../../src/plugin'
 import { UserDirectoryRef } from '../auth/api'
 import { TeamDirectoryRef } from '../teams/api'
 import { createAccessGroups, createProjectAccess } from './access'
-import { ProjectAccessRef, ProjectExportsRef } from './api'
+import { ProjectAccessRef, ProjectTransfersRef } from './api'
 import { createExports } from './exports'
+import { createImports, memberImportSection } from './imports'
 import { createGrants } from './grants'
 import { projectRoutes } from './routes'
 import { projectKeys, projectMembers, projects, projectTeams } from './schema'
@@ -51,16 +52,22 @@ export default definePlugin({
   ],
 
 
-  events: [...crudEvents('project', 'A project'), ...crudEvents('project_member', 'A project member (direct membership)')],
+  events: [
+    ...crudEvents('project', 'A project'),
+    ...crudEvents('project_member', 'A project member (direct membership)'),
+    { name: 'project.imported', description: 'Work was imported into a project (POST …/import); data: {projectId, imported: {type: count}}. No event is sent per imported item.' },
+  ],
 
   setup({ db, database, services, lists, writes, config, exportIdleSeconds, log }) {
     const access = createProjectAccess(db, createAccessGroups(db, { enabled: config.groupChecks, maxChecks: config.maxChecksPerGroup, concurrency: config.checkStatements }))
     services.provide(ProjectAccessRef, access)
     const exports = createExports({ db, databaseKind: database.kind, access, idleSeconds: exportIdleSeconds, atOnce: config.exportsAtOnce, log })
-    services.provide(ProjectExportsRef, exports.face)
+    const imports = createImports({ writes, access })
+    imports.register(memberImportSection(services.get(UserDirectoryRef)))
+    services.provide(ProjectTransfersRef, { exportSection: exports.register, importSection: imports.register })
     const users = services.get(UserDirectoryRef)
     const teams = services.get(TeamDirectoryRef)
-    return { projects: createProjects({ db, writes, access, teams }), grants: createGrants({ db, writes, lists, access, users, teams }), exports }
+    return { projects: createProjects({ db, writes, access, teams }), grants: createGrants({ db, writes, lists, access, users, teams }), exports, imports }
   },
   routes: ({ http }, bound) => projectRoutes(http.v1, bound),
   tools: (_context, bound) => projectTools(bound),

@@ -71,3 +71,10 @@ export type ProjectInput = typeof ProjectInput.static
 export type ProjectPatch = typeof ProjectPatch.static
 export type ProjectMemberInput = typeof ProjectMemberInput.static
 export type ProjectTeamInput = typeof ProjectTeamInput.static
+
+/** What an import did (POST /api/v1/projects/{projectId}/import). */
+export const ImportResult = t.Object({
+  projectId: t.String({ format: 'uuid' }),
+  imported: t.Record(t.String(), t.Integer({ minimum: 0 }), { description: 'Resources written, by line type (`work_item`: 1200).' }),
+  notes: t.Array(t.String(), { description: 'What was imported otherwise than given (the first 20), each `line N: …`: an assignee not in the organization left unassigned.' }),
+})

@@ -6,8 +6,9 @@ import { Deleted } from '../../src/http/models'
 import { cursorParameter, pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
 import type { ProjectExports } from './exports'
+import { CSV_COLUMNS, IMPORT_LINE_BYTES, IMPORT_MAX_BYTES, type ProjectImports } from './imports'
 import type { GrantService } from './grants'
-import { AccessLevelPatch, Project, ProjectInput, ProjectMember, ProjectMemberInput, ProjectPatch, ProjectTeam, ProjectTeamInput, TeamProject } from './model'
+import { AccessLevelPatch, ImportResult, Project, ProjectInput, ProjectMember, ProjectMemberInput, ProjectPatch, ProjectTeam, ProjectTeamInput, TeamProject } from './model'
 import type { ProjectService } from './service'
 
 const tags = ['Projects']
@@ -15,7 +16,7 @@ const accessTags = ['Project access']
 const ProjectParams = t.Object({ projectId: t.String() })
 const IfMatch = ifMatchHeader('project')
 
-export function projectRoutes(v1: V1Kit, { projects, grants, exports }: { projects: ProjectService; grants: GrantService; exports: ProjectExports }) {
+export function projectRoutes(v1: V1Kit, { projects, grants, exports, imports }: { projects: ProjectService; grants: GrantService; exports: ProjectExports; imports: ProjectImports }) {
     return new Elysia({ name: 'projects', prefix: '/api/v1' })
       .use(v1)
       .get('/projects', ({ actor, query }) => projects.list(actor, pageRequest(query)), {
@@ -79,6 +80,26 @@ export function projectRoutes(v1: V1Kit, { projects, grants, exports }: { projec
             .join(', ')} (labels and custom fields: those the project uses; work items with their labels, field values and key). Everything is read in one snapshot: a change made meanwhile is in all of it or none. It streams: memory stays flat however large the project, and a client that reads nothing for \`server.exportIdleSeconds\` is cut off. A stream that ends without its last chunk (the connection closed early) is not the whole project. At most \`exportsAtOnce\` (projects plugin) run at once per instance: 503 with Retry-After beyond.`,
           responses: {
             200: { description: 'The export, streamed.', content: { 'application/x-ndjson': { schema: { type: 'string', description: 'Lines of `{"type": string, "data": object}`.' } } } },
+          },
+        },
+      })
+      .post('/projects/:projectId/import', ({ actor, params, request }) => imports.run(actor, params.projectId, request), {
+        uploads: imports.scopes(),
+        params: ProjectParams,
+        response: responses(Envelope(ImportResult), { extra: [409] }),
+        detail: {
+          tags,
+          summary: 'Import work into a project that has no work items yet: the NDJSON an export writes, or a CSV of work items (owner).',
+          description: `All or nothing, in one transaction. \`Content-Type: application/x-ndjson\`: lines as GET …/export writes them (${imports
+            .types()
+            .map((type) => `\`${type}\``)
+            .join(', ')}; a \`project\` line is read past: the project keeps its own name and key). \`Content-Type: text/csv\`: a header row naming any of ${CSV_COLUMNS.map((column) => `\`${column}\``).join(', ')} (title required), one work item a row; \`labels\` comma-separated names, \`assignee\` an email or username. Every id is new and every reference is remapped; work items keep their numbers (their keys take this project's key) and positions. Labels and custom fields are matched by name and key in the organization; one that is missing is created when you are an administrator, else its line is refused. Assignees, authors and members are matched by id, email or username among the organization's active users; anyone else is left out (unassigned; an entry's author is you) and listed in \`notes\`. A line that cannot be imported is refused by number: 400 with the first 20 (\`line 1207: status: …\`), and nothing is written. A project that already has work items is 409. One audit record and one event \`project.imported\` with the counts; none per item. At most ${IMPORT_MAX_BYTES / 1024 / 1024} MiB, NDJSON lines of at most ${IMPORT_LINE_BYTES / 1024 / 1024} MiB.`,
+          requestBody: {
+            required: true,
+            content: {
+              'application/x-ndjson': { schema: { type: 'string', description: 'Lines of `{"type": string, "data": object}`, as GET …/export writes them.' } },
+              'text/csv': { schema: { type: 'string', description: `A header row (${CSV_COLUMNS.join(', ')}), then one work item a row.` } },
+            },
           },
         },
       })

@@ -1,11 +1,11 @@
 /** The `relationships` plugin: typed links between work items of one project. */
 import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
-import { ProjectAccessRef, ProjectExportsRef } from '../projects/api'
+import { ProjectAccessRef, ProjectTransfersRef } from '../projects/api'
 import { WorkItemsRef } from '../work-items/api'
 import { relationshipRoutes } from './routes'
 import { relationshipCounts, relationships } from './schema'
-import { createRelationships, relationshipCountsObserver, relationshipExportSection } from './service'
+import { createRelationships, relationshipCountsObserver, relationshipExportSection, relationshipImportSection } from './service'
 import { relationshipTools } from './tools'
 
 export default definePlugin({
@@ -27,7 +27,8 @@ export default definePlugin({
 
   setup({ db, services, lists, writes, changes, onStop }) {
     onStop(changes.observe(relationshipCountsObserver))
-    services.get(ProjectExportsRef).section(relationshipExportSection)
+    services.get(ProjectTransfersRef).exportSection(relationshipExportSection)
+    services.get(ProjectTransfersRef).importSection(relationshipImportSection)
     return { relationships: createRelationships({ db, lists, writes, access: services.get(ProjectAccessRef), workItems: services.get(WorkItemsRef) }) }
   },
   routes: ({ http }, { relationships }) => relationshipRoutes(http.v1, relationships),

@@ -12,8 +12,8 @@ import { badRequest, conflict, notFound, requireReferences, UnknownReference } f
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { ListCache } from '../../src/http/list-cache'
 import type { PageRequest } from '../../src/http/pagination'
-import { isUuid } from '../../src/ids'
-import { assertLevel, creationOrderSection, type ProjectAccessService } from '../projects/api'
+import { isUuid, uuidv7 } from '../../src/ids'
+import { lineProblem, assertLevel, creationOrderSection, type ImportSection, type ProjectAccessService } from '../projects/api'
 import type { Actor } from '../../src/services/identity'
 import { listTotal, type CountTable } from '../../src/counts'
 import { listIdentity, parseListQuery, readCursor } from '../../src/http/list-query'
@@ -21,7 +21,7 @@ import { selectListPage, nextUpdatedAt } from '../../src/sql'
 import type { Writes } from '../../src/writes'
 import type { WorkItemsFace } from '../work-items/api'
 import { param } from '../../src/statements'
-import { RELATIONSHIP_COLUMNS, RELATIONSHIP_LIST, toRelationship, type RelationshipInput, type RelationshipQuery, type RelationshipResource, type RelationshipTextRow } from './model'
+import { RELATIONSHIP_COLUMNS, RELATIONSHIP_LIST, RelationshipInput, toRelationship, type RelationshipQuery, type RelationshipResource, type RelationshipTextRow } from './model'
 import { relationships, type RelationshipRow } from './schema'
 
 type RelationshipType = RelationshipRow['type']
@@ -88,7 +88,6 @@ export interface RelationshipDeps {
   workItems: WorkItemsFace
 }
 
-/** Relationships bound once; every function returns the resource in its API shape. */
 /** The project's relationships in its export, in creation order, each as API v1 shows it. */
 export const relationshipExportSection = creationOrderSection<RelationshipTextRow>({
   type: 'relationship',
@@ -100,6 +99,58 @@ export const relationshipExportSection = creationOrderSection<RelationshipTextRo
   shape: toRelationship,
 })
 
+/**
+ * An import's relationships (after its work items): both ends of each `relationship` line are
+ * work items of the file (else refused), no self link, no link twice (a `relates_to` either way);
+ * one insert, the project's counts by type moved once.
+ */
+export const relationshipImportSection: ImportSection = {
+  type: 'relationship',
+  order: 60,
+  scope: 'relationships:write',
+  async write({ tx, count }, context) {
+    const lines = context.lines('relationship')
+    if (!lines.length) return 0
+    const items = context.ids('work_item')
+    const seen = new Set<string>()
+    const rows: { source: string; target: string; type: string }[] = []
+    for (const { line, data } of lines) {
+      const [source, target] = [data.sourceWorkItemId, data.targetWorkItemId].map((id) => (typeof id === 'string' ? items.get(id) : undefined))
+      const input = { sourceWorkItemId: source ?? '00000000-0000-0000-0000-000000000000', targetWorkItemId: target ?? '00000000-0000-0000-0000-000000000000', type: data.type }
+      const problem = lineProblem(RelationshipInput, input)
+      if (problem) context.refuse(line, problem)
+      else if (!source || !target) context.refuse(line, `${source ? 'targetWorkItemId' : 'sourceWorkItemId'}: no work item of this import has this id`)
+      else if (source === target) context.refuse(line, 'a work item cannot be linked to itself')
+      else {
+        const key = data.type === 'relates_to' ? `relates_to ${[source, target].sort().join(' ')}` : `${data.type} ${source} ${target}`
+        if (seen.has(key)) context.refuse(line, 'the same link is on an earlier line')
+        else {
+          seen.add(key)
+          rows.push({ source, target, type: data.type as string })
+        }
+      }
+    }
+    if (!rows.length) return 0
+    // Multi-row inserts, every row naming the organization: Citus routes each to its one shard.
+    for (let from = 0; from < rows.length; from += 1000)
+      await tx.insert(relationships).values(
+        rows.slice(from, from + 1000).map((row) => ({
+        organizationId: context.actor.organizationId,
+        projectId: context.projectId,
+        sourceWorkItemId: row.source,
+        targetWorkItemId: row.target,
+        type: row.type as RelationshipRow['type'],
+          createdBy: context.actor.userId,
+        })),
+      )
+    const byType: Record<string, number> = {}
+    for (const { type } of rows) byType[type] = (byType[type] ?? 0) + 1
+    count(RELATIONSHIP_COUNTS, context.projectId, byType)
+    return rows.length
+  },
+}
+
+/** Relationships bound once; every function returns the resource in its API shape. */
 export function createRelationships({ db, lists, writes, access, workItems }: RelationshipDeps) {
   return {
     /**

@@ -10,6 +10,7 @@ import type { ApiError } from '../../src/http/errors'
 import type { Filter, SortKey } from '../../src/http/list-query'
 import type { Actor } from '../../src/services/identity'
 import { serviceRef } from '../../src/services/registry'
+import type { ImportContext } from '../projects/api'
 
 export { WORK_ITEM_STATUSES, type WorkItemStatus } from './schema'
 export { fromWorkItemText, WORK_ITEM_LIST, WorkItem, workItemColumns, type WorkItemResource, type WorkItemTextRow } from './model'
@@ -131,6 +132,14 @@ export interface WorkItemExtension {
    * entry is refused. Without it, `write` runs for each entry.
    */
   writeMany?(tx: Transaction, actor: Actor, entries: readonly { item: ExtendedItem; value: unknown }[], creating: boolean): Promise<Array<ExtensionChange | undefined | ApiError>>
+  /**
+   * An import's values of the property (each `value` as the export shows it, or a CSV's: labels as
+   * `[{name}]`), for all the lines at once, each as a create takes it (labels: their new ids; field
+   * values with their options remapped), after the sections of lower order wrote theirs. A value it
+   * cannot take is refused (`context.refuse`, its line) or left out and noted. Without it the
+   * property is left out of an import.
+   */
+  imported?(tx: Transaction, context: ImportContext, entries: readonly { line: number; value: unknown }[]): Promise<unknown[]>
   /** Its input schema for one organization (MCP tools list their caller's own: custom field keys, types, options). */
   describe?(executor: Executor, organizationId: string): Promise<TSchema>
   /**

@@ -3,7 +3,7 @@ import { Elysia } from 'elysia'
 import { crudEvents } from '../../src/changes'
 import { definePlugin } from '../../src/plugin'
 import { UserDirectoryRef } from '../auth/api'
-import { ProjectAccessRef, ProjectExportsRef } from '../projects/api'
+import { ProjectAccessRef, ProjectTransfersRef } from '../projects/api'
 import { WorkItemsRef, type ViewObserver, type WorkItemExtension } from './api'
 import { workItemRefRoutes } from './item-routes'
 import { createWorkItemRefs, visibleWorkItem } from './keys'
@@ -49,7 +49,8 @@ export default definePlugin({
     })
     // A work item by id or key (`ENG-123`), its project not named: keys.ts.
     const refs = createWorkItemRefs({ db, access, workItems, extensions })
-    services.get(ProjectExportsRef).section(workItems.exportSection)
+    services.get(ProjectTransfersRef).exportSection(workItems.exportSection)
+    services.get(ProjectTransfersRef).importSection(workItems.importSection)
     let models: ReturnType<typeof workItemModels> | undefined
     return { workItems, refs, models: () => (models ??= workItemModels(extensions, BULK_MAX)) }
   },

@@ -7,7 +7,7 @@ import { changedFields } from '../../src/audit'
 import { queryRows, queryText, type Database, type Executor, type Transaction } from '../../src/db'
 import { checkIfMatch, created } from '../../src/http/answer'
 import type { IdempotentRequest } from '../../src/http/idempotency'
-import { ApiError, badRequest, notFound, requireReference, type ErrorItem } from '../../src/http/errors'
+import { ApiError, badRequest, conflict, notFound, requireReference, type ErrorItem } from '../../src/http/errors'
 import type { ListCache } from '../../src/http/list-cache'
 import { isUuid } from '../../src/ids'
 import { userOf } from '../../src/http/models'
@@ -16,9 +16,9 @@ import { nextUpdatedAt } from '../../src/sql'
 import { compileStatement, runStatement, type CompiledStatement } from '../../src/statements'
 import type { Write, Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
-import { assertLevel, readAfter, type ExportSection, type ProjectAccessService } from '../projects/api'
+import { lineProblem, assertLevel, readAfter, type ExportSection, type ImportSection, type ProjectAccessService } from '../projects/api'
 import type { ExtendedItem, ExtensionChange, ViewObserver, WorkItemExtension, WorkItemsFace } from './api'
-import { fromWorkItemText, workItemColumns, workItemModels, type WorkItemInput, type WorkItemPatch, type WorkItemResource, type WorkItemTextRow } from './model'
+import { fromWorkItemText, WorkItemInput, workItemColumns, workItemModels, type WorkItemPatch, type WorkItemResource, type WorkItemTextRow } from './model'
 import { createWorkItemLists, WORK_ITEM_COUNTS } from './lists'
 import { createViews } from './views'
 import { workItems, type WorkItemRow } from './schema'
@@ -120,6 +120,24 @@ export interface WorkItemDeps {
 
 /** At most this many work items in one bulk request. */
 export const BULK_MAX = 100
+/** An import writes its work items in batches of this many rows (one insert and one `writeMany` of each extension a batch). */
+const IMPORT_BATCH = 1000
+
+/** A new work item's row (a create, a bulk create, an import): its own fields, its number and position; created by the actor. */
+const newRow = (actor: Actor, projectId: string, own: WorkItemInput, number: number, position: number) => ({
+  organizationId: actor.organizationId,
+  projectId,
+  number,
+  title: own.title,
+  description: own.description ?? null,
+  status: own.status ?? 'todo',
+  priority: own.priority ?? 0,
+  assigneeId: own.assigneeId ?? null,
+  dueDate: own.dueDate ?? null,
+  position,
+  createdBy: actor.userId,
+  ...statusTimes(null, own.status ?? 'todo'),
+})
 
 /** A bulk request's failures, each naming its item (`items[3].title`): one status when they share it, else 400 (every code BAD_REQUEST: a code fits its answer's status). */
 export class BulkFailure extends ApiError {
@@ -144,6 +162,11 @@ class BulkErrors {
     this.statuses.add(error.status)
     for (const failure of error.toItems())
       this.failures.push({ index, item: { ...failure, field: `items[${index}]${failure.field ? (failure.field.startsWith('[') ? '' : '.') + failure.field : ''}` } })
+  }
+
+  /** Each failure with its item's index, its field without the `items[i]` prefix. */
+  each(visit: (index: number, item: ErrorItem) => void) {
+    for (const { index, item } of this.failures) visit(index, { ...item, field: item.field?.replace(/^items\[\d+\]\.?/, '') || undefined })
   }
 
   /** Runs `work`, keeping an API error as the item's failure; other errors go on. */
@@ -224,20 +247,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions, 
     ])) as [{ next: number }]
     const [row] = await tx
       .insert(workItems)
-      .values({
-        organizationId: actor.organizationId,
-        projectId,
-        number,
-        title: own.title,
-        description: own.description ?? null,
-        status: own.status ?? 'todo',
-        priority: own.priority ?? 0,
-        assigneeId: own.assigneeId ?? null,
-        dueDate: own.dueDate ?? null,
-        position: next,
-        createdBy: actor.userId,
-        ...statusTimes(null, own.status ?? 'todo'),
-      })
+      .values(newRow(actor, projectId, own, number, next))
       .returning()
     const after: Record<string, unknown> = { number, title: row!.title, status: row!.status, priority: row!.priority, assigneeId: row!.assigneeId, dueDate: row!.dueDate }
     for (const extension of extensions) {
@@ -343,21 +353,10 @@ export function createWorkItems({ db, lists, writes, access, users, extensions, 
     const inserted = await tx
       .insert(workItems)
       .values(
-        parts.map(({ own }, index) => ({
-          organizationId: actor.organizationId,
-          projectId,
-          number: first + index,
-          title: own.title,
-          description: own.description ?? null,
-          status: own.status ?? 'todo',
-          priority: own.priority ?? 0,
-          // A refused assignee is named in the answer; its row (rolled back) is written without it.
-          assigneeId: own.assigneeId && !refusedAssignee.has(own.assigneeId) ? own.assigneeId : null,
-          dueDate: own.dueDate ?? null,
-          position: next + index,
-          createdBy: actor.userId,
-          ...statusTimes(null, own.status ?? 'todo'),
-        })),
+        // A refused assignee is named in the answer; its row (rolled back) is written without it.
+        parts.map(({ own }, index) =>
+          newRow(actor, projectId, { ...own, assigneeId: own.assigneeId && !refusedAssignee.has(own.assigneeId) ? own.assigneeId : null }, first + index, next + index),
+        ),
       )
       .returning()
     const byNumber = new Map(inserted.map((row) => [row.number, row]))
@@ -480,8 +479,90 @@ export function createWorkItems({ db, lists, writes, access, users, extensions, 
       ),
   }
 
+  /**
+   * The project's work items from an import's `work_item` lines, into a project without any (409
+   * otherwise: checked under its ordering lock, which every creation takes), in batches of
+   * IMPORT_BATCH rows: each line's number kept when every line has a distinct one (else numbered in
+   * file order after the last), its position kept, its assignee matched among the organization's
+   * active users (by id, email or username; else unassigned and noted), the extensions' values
+   * through their `imported` and `writeMany`, the counts moved once. No audit records or events.
+   */
+  const importSection: ImportSection = {
+    type: 'work_item',
+    order: 40,
+    scope: 'work_items:write',
+    async write(w, context) {
+      const { tx } = w
+      const { actor, projectId } = context
+      const last = await workItemsFace.lockOrdering(tx as Transaction, actor.organizationId, projectId, false)
+      const [{ taken }] = (await queryText<{ taken: boolean }>(tx, 'select exists (select 1 from work_items where organization_id = $1 and project_id = $2) as taken', [
+        actor.organizationId,
+        projectId,
+      ])) as [{ taken: boolean }]
+      if (taken) throw conflict('The project already has work items: an import goes into a project without any.')
+      const lines = context.lines('work_item')
+      if (!lines.length) return 0
+      const refOf = (data: Record<string, unknown>) => [data.assigneeId, data.assignee].find((ref): ref is string => typeof ref === 'string' && ref !== '')
+      const assignees = await users.activeUsersNamed(tx, actor.organizationId, lines.map(({ data }) => refOf(data)).filter((ref): ref is string => ref !== undefined))
+      const given = lines.map(({ data }) => data.number)
+      const keep = given.every((number) => Number.isInteger(number) && (number as number) > 0) && new Set(given).size === given.length
+      let refused = false
+      const planned = lines.map(({ line, data }, index) => {
+        const own: WorkItemInput = {
+          title: data.title as string,
+          ...(data.description !== undefined ? { description: data.description as string | null } : {}),
+          ...(data.status !== undefined ? { status: data.status as WorkItemInput['status'] } : {}),
+          ...(data.priority !== undefined ? { priority: data.priority as number } : {}),
+          ...(data.dueDate !== undefined && data.dueDate !== null ? { dueDate: data.dueDate as string } : {}),
+        }
+        const problem = lineProblem(WorkItemInput, own)
+        if (problem) {
+          refused = true
+          context.refuse(line, problem)
+        }
+        const ref = refOf(data)
+        const assigneeId = ref === undefined ? null : (assignees.get(ref) ?? null)
+        if (ref !== undefined && !assigneeId) context.note(line, `the assignee ${ref.slice(0, 80)} is not an active user of this organization: unassigned`)
+        const position = Number.isInteger(data.position) ? (data.position as number) : index
+        return { line, oldId: typeof data.id === 'string' ? data.id : undefined, own: { ...own, assigneeId }, number: keep ? (given[index] as number) : last + index + 1, position, data }
+      })
+      // Rows of refused lines are not written (the import ends after this section).
+      if (refused) return 0
+      // The extensions' values, as a create takes them (labels by their new ids, field values with their options remapped).
+      const values = new Map<string, unknown[]>()
+      for (const extension of extensions)
+        values.set(extension.property, extension.imported ? await extension.imported(tx as Transaction, context, planned.map(({ line, data }) => ({ line, value: data[extension.property] }))) : planned.map(() => undefined))
+      const statuses: Record<string, number> = {}
+      for (let from = 0; from < planned.length; from += IMPORT_BATCH) {
+        const batch = planned.slice(from, from + IMPORT_BATCH)
+        const inserted = await tx
+          .insert(workItems)
+          .values(batch.map(({ own, number, position }) => newRow(actor, projectId, own, number, position)))
+          .returning({ id: workItems.id, number: workItems.number, status: workItems.status })
+        const byNumber = new Map(inserted.map((row) => [row.number, row]))
+        const rows = batch.map(({ number }) => byNumber.get(number)!)
+        for (const [at, row] of rows.entries()) {
+          statuses[row.status] = (statuses[row.status] ?? 0) + 1
+          if (batch[at]!.oldId) context.ids('work_item').set(batch[at]!.oldId!, row.id)
+        }
+        const errors = new BulkErrors()
+        const extended = rows.map((row, at) => ({
+          item: { id: row.id, projectId },
+          extended: Object.fromEntries(extensions.map((extension) => [extension.property, values.get(extension.property)![from + at]])),
+        }))
+        await writeExtensions(tx as Transaction, actor, extended, true, errors)
+        errors.each((at, item) => context.refuse(batch[at]!.line, `${item.field ? `${item.field}: ` : ''}${item.message}`))
+      }
+      w.count(WORK_ITEM_COUNTS, projectId, statuses)
+      const highest = Math.max(...planned.map(({ number }) => number))
+      if (highest > last) await workItemsFace.lockOrdering(tx as Transaction, actor.organizationId, projectId, highest - last)
+      return planned.length
+    },
+  }
+
   return {
     exportSection,
+    importSection,
     /** The work item models as one organization sees them: its custom fields' keys, types and options (MCP tool listings). */
     async modelsFor(organizationId: string) {
       const described = await Promise.all(

@@ -17,6 +17,15 @@ const tooLarge = () =>
   new BodyProblem(badRequest(`The request body is larger than ${BODY_LIMIT_BYTES} bytes (1 MiB).`))
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
+/**
+ * A body of a type a route reads as a stream (an import's NDJSON or CSV), left unread by the
+ * parser: to every other route a problem like any unsupported type (the same answer as before).
+ */
+export class StreamedBody extends BodyProblem {}
+
+/** The media types left for their route to stream (StreamedBody). */
+const STREAMED_TYPES = new Set(['application/x-ndjson', 'text/csv'])
+
 /** Reads the body as UTF-8 text, stopping as soon as it passes `limit` bytes. */
 export async function readBodyText(request: Request, limit = BODY_LIMIT_BYTES): Promise<string | BodyProblem> {
   const declared = Number(request.headers.get('content-length') ?? '0')
@@ -116,6 +125,8 @@ export function parseJsonText(text: string): unknown {
   return value
 }
 
+const unsupported = (type: string) => badRequest(`Unsupported Content-Type "${excerpt(type)}"; send application/json.`)
+
 function mediaType(contentType: string | null): string {
   return (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase()
 }
@@ -131,10 +142,11 @@ export async function parseRequestBody(request: Request): Promise<unknown> {
   const type = mediaType(request.headers.get('content-type'))
   const isJson = type === '' || type === 'application/json' || type.endsWith('+json')
   const isForm = type === 'application/x-www-form-urlencoded'
+  if (STREAMED_TYPES.has(type)) return new StreamedBody(unsupported(type))
   const text = await readBodyText(request)
   if (text instanceof BodyProblem) return text
   // A type says nothing about a body that is not there.
-  if (!isJson && !isForm) return text === '' ? null : new BodyProblem(badRequest(`Unsupported Content-Type "${excerpt(type)}"; send application/json.`))
+  if (!isJson && !isForm) return text === '' ? null : new BodyProblem(unsupported(type))
   if (isJson) return parseJsonText(text) ?? null
   const fields = formFields(new URLSearchParams(text))
   return Object.entries(fields).some(([name, value]) => name.includes('\u0000') || [value].flat().some((item) => item.includes('\u0000'))) ? nulCharacter() : fields

@@ -81,6 +81,26 @@ export function createV1Kit(services: ServiceRegistry, writes: Writes, seed: str
         },
       }),
       /**
+       * `uploads: ['projects:write']` on a route that reads its body itself, as a stream (an
+       * import's NDJSON or CSV, which the service's parser leaves unread: StreamedBody): `scopes`
+       * without the JSON body rule (the route checks its own types) and without Idempotency-Key.
+       */
+      uploads: (required: readonly string[]) => ({
+        async transform({ request, query, set }: any): Promise<any> {
+          const principal = await services.get(AuthenticatorRef).authenticateBearer(request.headers.get('authorization'), set.headers, 'api')
+          requireScopes(principal, required)
+          throwIfNulInQuery(query)
+          return { actor: actorOf(principal, 'rest', requestIdOf(set as never)) }
+        },
+        resolve({ actor }: any) {
+          return { actor: actor as Actor }
+        },
+        detail: {
+          security: [{ bearerAuth: [...required] }],
+          description: `Requires the scope(s): \`${required.join('`, `')}\`.`,
+        },
+      }),
+      /**
        * `signedIn: true` on a route about the caller themselves: a live API key (whatever its
        * scopes) or a mobile session token (POST /account/api/sessions), then the body; the
        * `actor` in the handler's context.

@@ -381,7 +381,7 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
     expect(problems).toEqual([])
   })
 
-  test('entries, relationships, members, teams and projects lists, and a project export, run on one shard', async () => {
+  test('entries, relationships, members, teams and projects lists, and a project export and import, run on one shard', async () => {
     const problems = await spanningStatements({
       'entries list': () => ok('GET', `/api/v1/work-items/${workItemId}/entries`),
       'relationships list': () => ok('GET', `/api/v1/projects/${projectId}/relationships`),
@@ -390,6 +390,11 @@ describe.skipIf(!CITUS_URL)(CLUSTER, () => {
       'projects list': () => ok('GET', '/api/v1/projects'),
       'project GET': () => ok('GET', `/api/v1/projects/${projectId}`),
       'project export (every section, one snapshot)': () => ok('GET', `/api/v1/projects/${projectId}/export`),
+      'project import (every section, into a new project)': async () => {
+        const exported = (await ok('GET', `/api/v1/projects/${projectId}/export`)).text
+        const target = (await ok('POST', '/api/v1/projects', { body: { name: 'Imported copy' } })).body.data.id
+        return ok('POST', `/api/v1/projects/${target}/import`, { rawBody: exported, headers: { 'content-type': 'application/x-ndjson' } })
+      },
       'content order GET': () => ok('GET', `/api/v1/projects/${projectId}/content-order`),
       'search': () => ok('GET', `/api/v1/projects/${projectId}/search?q=first`),
       'search (filtered)': () => ok('GET', `/api/v1/projects/${projectId}/search?q=first&status=todo,done&assigneeId=none`),

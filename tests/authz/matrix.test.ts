@@ -43,7 +43,8 @@ for (const endpoint of ENDPOINTS) {
             : await keyFor(user.id, variant === 'with-scope' ? endpoint.scopes : allScopes.filter((scope) => !endpoint.scopes.includes(scope)))
         const succeeds = expected.status < 300
         const target = endpoint.mutates && succeeds ? await matrix.worldBuilder() : matrix.world
-        const response = await api.request(endpoint.method, endpoint.path(target), { key, body: endpoint.body?.(target) })
+        const body = endpoint.upload ? { rawBody: endpoint.upload.body(target), headers: { 'content-type': endpoint.upload.type } } : { body: endpoint.body?.(target) }
+        const response = await api.request(endpoint.method, endpoint.path(target), { key, ...body })
         expect({ status: response.status, code: response.body?.errors?.[0]?.code }).toEqual({ status: expected.status, code: expected.code })
         // The project export streams NDJSON (its first line the project); every other answer is the envelope.
         if (succeeds && (response.headers.get('content-type') ?? '').startsWith('application/x-ndjson')) expect(JSON.parse(response.text.split('\n')[0]!).type).toBe('project')

@@ -66,6 +66,13 @@ export interface Endpoint {
   mutates: boolean
   /** A POST that acts rather than creates (mark-read): 200, not 201. */
   action?: boolean
+  /** A body sent as-is with this Content-Type instead of JSON (an import's NDJSON). */
+  upload?: { type: string; body: (world: World) => string }
+  /**
+   * The answer when every access check passes, when it is not a success: an import into the
+   * world's project, which has work items, is 409 (the conflict is checked after access).
+   */
+  granted?: Expectation
   /** The MCP tool that calls the same service function, if any, and its arguments. */
   tool?: string
   args?: (world: World) => Record<string, unknown>
@@ -96,6 +103,17 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'GET', route: '/api/v1/projects/{projectId}', path: (w) => `/api/v1/projects/${w.projectId}`, scopes: ['projects:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'get_project', args: (w) => ({ projectId: w.projectId }) },
   { method: 'PATCH', route: '/api/v1/projects/{projectId}', path: (w) => `/api/v1/projects/${w.projectId}`, body: () => ({ name: `Renamed ${unique()}` }), scopes: ['projects:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
   { method: 'DELETE', route: '/api/v1/projects/{projectId}', path: (w) => `/api/v1/projects/${w.projectId}`, scopes: ['projects:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
+  {
+    method: 'POST',
+    route: '/api/v1/projects/{projectId}/import',
+    path: (w) => `/api/v1/projects/${w.projectId}/import`,
+    upload: { type: 'application/x-ndjson', body: () => JSON.stringify({ type: 'work_item', data: { title: 'Imported' } }) },
+    scopes: ['projects:write', 'work_items:write', 'entries:write', 'relationships:write'],
+    rule: { kind: 'project', level: 'owner' },
+    targeted: true,
+    mutates: true,
+    granted: { status: 409, code: 'CONFLICT' },
+  },
   { method: 'GET', route: '/api/v1/projects/{projectId}/export', path: (w) => `/api/v1/projects/${w.projectId}/export`, scopes: ['projects:read', 'work_items:read', 'entries:read', 'relationships:read'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: false },
   { method: 'GET', route: '/api/v1/projects/{projectId}/members', path: (w) => `/api/v1/projects/${w.projectId}/members`, scopes: ['project_access:read'], rule: { kind: 'project', level: 'viewer' }, targeted: true, mutates: false, tool: 'list_project_members', args: (w) => ({ projectId: w.projectId }) },
   { method: 'POST', route: '/api/v1/projects/{projectId}/members', path: (w) => `/api/v1/projects/${w.projectId}/members`, body: (w) => ({ userId: w.outsiderId, accessLevel: 'viewer' }), scopes: ['project_access:write'], rule: { kind: 'project', level: 'owner' }, targeted: true, mutates: true },
@@ -180,7 +198,7 @@ export interface Expectation {
 export function expectedOutcome(endpoint: Endpoint, key: KeyVariant, role: MatrixRole, sameOrganization: boolean): Expectation {
   if (key === 'none') return { status: 401, code: 'UNAUTHORIZED' }
   if (key === 'without-scope') return { status: 403, code: 'INSUFFICIENT_SCOPE' }
-  const success = { status: endpoint.method === 'POST' && !endpoint.action ? 201 : 200 }
+  const success = endpoint.granted ?? { status: endpoint.method === 'POST' && !endpoint.action ? 201 : 200 }
   const notFound = { status: 404, code: 'NOT_FOUND' }
   const forbidden = { status: 403, code: 'FORBIDDEN' }
   if (endpoint.targeted && !sameOrganization) return notFound

@@ -41,13 +41,14 @@ export async function createProjectFixture(api: TestService, organizationId?: st
  * An administrator of the fixture's organization holding every scope, and a POST as them that
  * must answer 201 (organization-wide set-up: labels, custom fields); returns `data`.
  */
-export async function administratorOf(api: TestService, fx: ProjectFixture): Promise<{ key: string; create(path: string, body: unknown): Promise<any> }> {
+export async function administratorOf(api: TestService, fx: ProjectFixture): Promise<{ userId: string; key: string; create(path: string, body: unknown): Promise<any> }> {
   const scopes = api.service.core.scopes.map((scope) => scope.name)
-  const key = (await api.createKey((await api.createUser(fx.organizationId, 'administrator')).id, scopes)).secret
+  const userId = (await api.createUser(fx.organizationId, 'administrator')).id
+  const key = (await api.createKey(userId, scopes)).secret
   const create = async (path: string, body: unknown) => {
     const response = await api.request('POST', path, { key, body })
     if (response.status !== 201) throw new Error(`${path}: ${response.status} ${response.text}`)
     return response.body.data
   }
-  return { key, create }
+  return { userId, key, create }
 }

@@ -97,7 +97,8 @@ describe('idempotent replays equal their originals', () => {
     const documented = Object.entries(paths)
       .filter(([path, item]) => path.startsWith('/api/v1/') && item.post)
       .map(([path]) => path)
-    expect(new Set(BODIES.map(([template]) => template))).toEqual(new Set(documented))
+    // An import streams its body (not a JSON one to record a replay by): its retry is a 409, the project then having work items (docs/api.md).
+    expect(new Set(BODIES.map(([template]) => template))).toEqual(new Set(documented.filter((path) => path !== '/api/v1/projects/{projectId}/import')))
   })
 
   test('status, Location and data (secrets shown once included) are the same on the replay', async () => {
