@@ -53,6 +53,9 @@ const REBUILD = `update component_sources set built = false where organization_i
     and ($3::uuid is null or project_id = $3::uuid)
   returning project_id as "projectId"`
 
+/** $1 organization, $2 project: its active sources are built again (work imported, with no event per item). */
+const REBUILD_PROJECT = `update component_sources set built = false where organization_id = $1 and project_id = $2 and state = 'active' returning project_id as "projectId"`
+
 /** $1 organization, $2 view: the active sources through the view are built again (a view changed or deleted). */
 const REBUILD_VIEW = `update component_sources set built = false where organization_id = $1 and view_id = $2 and state = 'active' returning project_id as "projectId"`
 
@@ -129,8 +132,14 @@ export const markObserver: ChangeObserver = {
     ])
     await retire(tx, deletion.organizationId, gone.map((row) => row.componentId))
   },
-  wants: (_organizationId, type, projectId) => (projectId !== null && type.startsWith('work_item.')) || REBUILDING.has(type),
+  wants: (_organizationId, type, projectId) => (projectId !== null && (type.startsWith('work_item.') || type === 'project.imported')) || REBUILDING.has(type),
   async observe(tx, event) {
+    // An import sends no event per item: the project's sources are built again whole.
+    if (event.type === 'project.imported') {
+      const rebuilt = await queryText(tx, REBUILD_PROJECT, [event.organizationId, event.projectId])
+      if (rebuilt.length) await markProject(tx, event.organizationId, event.projectId!)
+      return
+    }
     if (REBUILDING.has(event.type)) {
       const onProject = event.type.startsWith('project_custom_field.') ? event.projectId : null
       const rebuilt = await queryText<{ projectId: string }>(tx, REBUILD, [event.organizationId, event.type.startsWith('label.') ? 'byLabel' : 'byField', onProject])

@@ -58,6 +58,18 @@ describe('work sources', () => {
     expect((await fx.as('viewer', 'GET', source('verticalBox'), undefined, 200)).state).toBe('active')
   })
 
+  test('an import (one project.imported event, none per item) draws the sources of its project again', async () => {
+    const target = (await fx.as('owner', 'POST', '/api/v1/projects', { name: 'Imported into' }, 201)).id
+    const bound = await fx.as('owner', 'PUT', source('horizontalBox'), { projectId: target, measure: 'count' }, 200)
+    expect(bound.state).toBe('active')
+    await until(() => dataOf('horizontalBox'), (data) => data?.middleText?.value === '0')
+    const lines = ['One', 'Two', 'Three'].map((title) => JSON.stringify({ type: 'work_item', data: { title } })).join('\n')
+    const imported = await api.request('POST', `/api/v1/projects/${target}/import`, { key: fx.keys.owner, rawBody: lines, headers: { 'content-type': 'application/x-ndjson' } })
+    expect(imported.status, imported.text).toBe(200)
+    await until(() => dataOf('horizontalBox'), (data) => data?.middleText?.value === '3')
+    await fx.as('owner', 'DELETE', source('horizontalBox'), undefined, 200)
+  })
+
   test('byStatus and byPriority show every bucket in order, zeros included; a view narrows them', async () => {
     await fx.as('owner', 'POST', items(), { title: 'a', status: 'in_progress', priority: 1 }, 201)
     await fx.as('owner', 'POST', items(), { title: 'b', status: 'done', priority: 3 }, 201)
