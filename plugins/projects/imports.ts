@@ -14,7 +14,7 @@
  */
 import { parse as parseCsv } from 'csv-parse'
 import { Readable } from 'node:stream'
-import { ApiError, badRequest, MAX_ERROR_ITEMS, type ErrorItem } from '../../src/http/errors'
+import { ApiError, badRequest, busy, MAX_ERROR_ITEMS, type ErrorItem } from '../../src/http/errors'
 import type { Actor } from '../../src/services/identity'
 import { isAdministrator } from '../../src/services/identity'
 import type { Writes } from '../../src/writes'
@@ -24,6 +24,8 @@ import { ACCESS_LEVELS, type AccessLevel, type ImportContext, type ImportLine, t
 
 /** The most a body may hold. */
 export const IMPORT_MAX_BYTES = 64 * 1024 * 1024
+/** How long a body may take to arrive. */
+export const IMPORT_READ_SECONDS = 300
 /** The longest NDJSON line (one work item with a 50,000-character description fits many times). */
 export const IMPORT_LINE_BYTES = 1024 * 1024
 
@@ -43,6 +45,8 @@ class ImportRefused extends ApiError {
 export interface ImportDeps {
   writes: Writes
   access: ProjectAccessService
+  /** Imports read and written at once per instance (each holds its body in memory, then a connection); more are 503. */
+  atOnce: number
 }
 
 export interface ImportResult {
@@ -53,8 +57,9 @@ export interface ImportResult {
   notes: string[]
 }
 
-export function createImports({ writes, access }: ImportDeps) {
+export function createImports({ writes, access, atOnce }: ImportDeps) {
   const sections: ImportSection[] = []
+  let running = 0
   const ordered = () => [...sections].sort((a, b) => a.order - b.order)
 
   return {
@@ -69,40 +74,53 @@ export function createImports({ writes, access }: ImportDeps) {
     /** Imports the body of `request` into the project (owner): NDJSON as the export writes it, or a CSV of work items. */
     async run(actor: Actor, projectId: string, request: Request): Promise<ImportResult> {
       await access.requireProjectAccess(actor, projectId, 'owner')
-      const media = (request.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()
-      const known = new Set(['project', ...sections.map((section) => section.type)])
-      const refusals: { line: number; message: string }[] = []
-      const refuse = (line: number, message: string) => void refusals.push({ line, message })
-      let byType: Map<string, ImportLine[]>
-      if (media === 'application/x-ndjson') byType = await readNdjson(request, known, refuse)
-      else if (media === 'text/csv') byType = await readCsv(request, refuse)
-      else throw badRequest('Content-Type must be application/x-ndjson (as the export writes it) or text/csv (work items).')
-      if (refusals.length) throw refused(refusals)
-      if (!byType.get('work_item')?.length && !byType.size) throw badRequest('The body holds nothing to import.')
-
-      return writes.change(actor, 'project', async (w) => {
-        const notes: { line: number; message: string }[] = []
-        const ids = new Map<string, Map<string, string>>()
-        const context: ImportContext = {
-          actor,
-          projectId,
-          administrator: isAdministrator(actor),
-          lines: (type) => byType.get(type) ?? [],
-          ids: (type) => ids.get(type) ?? ids.set(type, new Map()).get(type)!,
-          refuse,
-          note: (line, message) => void notes.push({ line, message }),
-        }
-        const imported: Record<string, number> = {}
-        // A section that refused lines ends the import there: later ones would refuse what refers to them.
-        for (const section of ordered()) {
-          imported[section.type] = await section.write(w, context)
-          if (refusals.length) throw refused(refusals)
-        }
-        await w.audit({ action: 'project.imported', resourceType: 'project', resourceId: projectId, projectId, changes: { after: { imported } } })
-        await w.emit({ type: 'project.imported', projectId, data: { projectId, imported } })
-        return { projectId, imported, notes: lineOrder(notes).map(({ line, message }) => `line ${line}: ${message}`) }
-      })
+      if (running >= atOnce) {
+        await request.body?.cancel().catch(() => {})
+        throw busy('Every import of this instance is running; retry shortly.', 5)
+      }
+      running++
+      try {
+        return await importBody(actor, projectId, request)
+      } finally {
+        running--
+      }
     },
+  }
+
+  async function importBody(actor: Actor, projectId: string, request: Request): Promise<ImportResult> {
+    const media = (request.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()
+    const known = new Set(['project', ...sections.map((section) => section.type)])
+    const refusals: { line: number; message: string }[] = []
+    const refuse = (line: number, message: string) => void refusals.push({ line, message })
+    let byType: Map<string, ImportLine[]>
+    if (media === 'application/x-ndjson') byType = await readNdjson(request, known, refuse)
+    else if (media === 'text/csv') byType = await readCsv(request, refuse)
+    else throw badRequest('Content-Type must be application/x-ndjson (as the export writes it) or text/csv (work items).')
+    if (refusals.length) throw refused(refusals)
+    if (![...byType].some(([type, lines]) => type !== 'project' && lines.length)) throw badRequest('The body holds nothing to import.')
+
+    return writes.change(actor, 'project', async (w) => {
+      const notes: { line: number; message: string }[] = []
+      const ids = new Map<string, Map<string, string>>()
+      const context: ImportContext = {
+        actor,
+        projectId,
+        administrator: isAdministrator(actor),
+        lines: (type) => byType.get(type) ?? [],
+        ids: (type) => ids.get(type) ?? ids.set(type, new Map()).get(type)!,
+        refuse,
+        note: (line, message) => void notes.push({ line, message }),
+      }
+      const imported: Record<string, number> = {}
+      // A section that refused lines ends the import there: later ones would refuse what refers to them.
+      for (const section of ordered()) {
+        imported[section.type] = await section.write(w, context)
+        if (refusals.length) throw refused(refusals)
+      }
+      await w.audit({ action: 'project.imported', resourceType: 'project', resourceId: projectId, projectId, changes: { after: { imported } } })
+      await w.emit({ type: 'project.imported', projectId, data: { projectId, imported } })
+      return { projectId, imported, notes: lineOrder(notes).map(({ line, message }) => `line ${line}: ${message}`) }
+    })
   }
 }
 
@@ -114,14 +132,20 @@ function refused(refusals: { line: number; message: string }[]): ImportRefused {
   return new ImportRefused(lineOrder(refusals).map(({ line, message }) => ({ code: 'BAD_REQUEST', message: `line ${line}: ${message}` })))
 }
 
-/** The body's bytes, at most IMPORT_MAX_BYTES (400 past it). */
+/**
+ * The body's bytes, at most IMPORT_MAX_BYTES, arriving within IMPORT_READ_SECONDS (400 past
+ * either: a client trickling its body holds an import's place; the server's idle timeout cuts one
+ * that sends nothing at all).
+ */
 async function* bodyChunks(request: Request): AsyncGenerator<Uint8Array> {
   if (Number(request.headers.get('content-length') ?? 0) > IMPORT_MAX_BYTES) throw tooLarge()
   if (!request.body) return
+  const deadline = Date.now() + IMPORT_READ_SECONDS * 1000
   let total = 0
   for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
     total += chunk.byteLength
     if (total > IMPORT_MAX_BYTES) throw tooLarge()
+    if (Date.now() > deadline) throw badRequest(`An import body must arrive within ${IMPORT_READ_SECONDS} s.`)
     yield chunk
   }
 }

@@ -27,6 +27,12 @@ const ProjectsConfig = Type.Object({
     default: 2,
     description: 'Project exports streaming at once per instance (each holds a database connection for its snapshot); more are 503 with Retry-After.',
   }),
+  importsAtOnce: Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    default: 2,
+    description: 'Project imports at once per instance (each holds its body, up to 64 MiB, in memory, then a database connection); more are 503 with Retry-After.',
+  }),
 })
 
 export default definePlugin({
@@ -62,7 +68,7 @@ export default definePlugin({
     const access = createProjectAccess(db, createAccessGroups(db, { enabled: config.groupChecks, maxChecks: config.maxChecksPerGroup, concurrency: config.checkStatements }))
     services.provide(ProjectAccessRef, access)
     const exports = createExports({ db, databaseKind: database.kind, access, idleSeconds: exportIdleSeconds, atOnce: config.exportsAtOnce, log })
-    const imports = createImports({ writes, access })
+    const imports = createImports({ writes, access, atOnce: config.importsAtOnce })
     imports.register(memberImportSection(services.get(UserDirectoryRef)))
     services.provide(ProjectTransfersRef, { exportSection: exports.register, importSection: imports.register })
     const users = services.get(UserDirectoryRef)

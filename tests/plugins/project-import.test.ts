@@ -55,7 +55,7 @@ let source: string
 let sourceExport: string
 
 beforeAll(async () => {
-  api = await startTestService({ config: { notifications: { workers: false } } })
+  api = await startTestService({ config: { notifications: { workers: false }, projects: { importsAtOnce: 1 } } })
   fx = await createProjectFixture(api)
   admin = await administratorOf(api, fx)
   source = fx.projectId
@@ -196,6 +196,33 @@ describe('project import', () => {
     expect(refused.status).toBe(403)
     expect(refused.text).toContain('relationships:write')
     expect((await importInto(target, '{"title": "x"}', 'application/json')).status).toBe(400)
+  }, timeLimit(60_000))
+
+  test('at most importsAtOnce at once: another is 503 with Retry-After while one is still reading its body', async () => {
+    const [first, second] = [await newProject('Slow upload'), await newProject('Second upload')]
+    let push!: ReadableStreamDefaultController<Uint8Array>
+    const body = new ReadableStream<Uint8Array>({ start: (controller) => void (push = controller) })
+    push.enqueue(new TextEncoder().encode(JSON.stringify({ type: 'work_item', data: { title: 'Arrives first' } }) + '\n'))
+    const slow = api.service.fetch(
+      new Request(`http://localhost/api/v1/projects/${first}/import`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fx.keys.owner}`, 'content-type': 'application/x-ndjson' },
+        body,
+        // @ts-expect-error: a streamed request body
+        duplex: 'half',
+      }),
+    )
+    // Its place is taken as soon as its access is checked; the next import waits for none.
+    let busy = await importInto(second, JSON.stringify({ type: 'work_item', data: { title: 'Too soon' } }))
+    for (const deadline = Date.now() + timeLimit(10_000); busy.status !== 503 && Date.now() < deadline; ) busy = await importInto(second, JSON.stringify({ type: 'work_item', data: { title: 'Too soon' } }))
+    expect(busy.status).toBe(503)
+    expect(busy.headers.get('retry-after')).toBe('5')
+    push.enqueue(new TextEncoder().encode(JSON.stringify({ type: 'work_item', data: { title: 'Arrives last' } })))
+    push.close()
+    const done = await slow
+    expect(done.status).toBe(200)
+    expect(((await done.json()) as any).data.imported.work_item).toBe(2)
+    expect((await importInto(second, JSON.stringify({ type: 'work_item', data: { title: 'Now' } }))).status).toBe(200)
   }, timeLimit(60_000))
 
   test('a CSV of work items (a Jira-like export) is imported: labels by name, assignees by email or username, others unassigned and noted', async () => {
