@@ -3,6 +3,8 @@
  * ms, MiB, messages/s): the summary (bench/summary.ts) is generated from these figures.
  */
 import type { MultiShardStatement, PhaseCounts, ShardCounts } from './lib/citus'
+import type { CpuShare } from './lib/cpu'
+import type { Activity } from './lib/pg-activity'
 import type { Latency } from './lib/stats'
 import type { Throughput } from './lib/wrk'
 
@@ -230,6 +232,24 @@ export interface BulkLoad extends Throughput {
   socketErrors: number
 }
 
+/** The service's resident set during one phase of the export benchmark, in MiB (VmRSS every 100 ms). */
+export interface RssTrace {
+  /** Before the phase began, its highest sample, and its last. */
+  firstMiB: number
+  peakMiB: number
+  lastMiB: number
+  /** Least-squares slope of the samples, MiB per second. */
+  slopeMiBPerSecond: number
+  samples: number
+}
+
+/** One timed read of the export's work items by psql (`\copy (…) to '/dev/null'`): the database's part alone. */
+export interface ExportCeiling {
+  rows: number
+  seconds: number
+  itemsPerSecond: number
+}
+
 /** Every benchmark's recorded figures, by name. */
 export interface Figures {
   'auth-me': { endpoint: Throughput; hello: Throughput; peakRssMiB: number; helloPeakRssMiB: number; errors: number }
@@ -368,6 +388,40 @@ export interface Figures {
     robustness: BulkLoad & { rows: number; numbersGapless: boolean; countsExact: boolean }
     /** pgbench, same clients as `throughput`, of the database's part alone (the number reservation, the 100-row insert, the count move), items/s. */
     pgbenchItemsPerSecond: number
+    peakRssMiB: number
+  }
+  export: {
+    /** Work items in the exported project (BENCH_EXPORT_ITEMS), and its work_item_labels rows. */
+    items: number
+    labelled: number
+    /** Seconds to seed the project (inserts, text indexes, vacuum). */
+    seedSeconds: number
+    /** The export read as fast as curl can: status, bytes, work-item lines counted, curl's exit code; seconds to the first byte and to the last (curl's time_total). */
+    status: number
+    bytes: number
+    lines: number
+    curlExit: number
+    firstByteSeconds: number
+    seconds: number
+    itemsPerSecond: number
+    mibPerSecond: number
+    /** Every work item in it, the stream ended properly (status 200, curl exit 0). */
+    complete: boolean
+    /** VmRSS: before the export (the service started, idle), during it (every 100 ms), right after it and 5 s later; VmHWM before and right after it. */
+    rss: RssTrace & { afterMiB: number; settledMiB: number; hwmBeforeMiB: number; hwmMiB: number }
+    /** Cores in use during the export (/proc). */
+    cpu: CpuShare
+    /** Where the database sessions were during the export (pg_stat_activity every 50 ms). */
+    activity: Activity
+    /** psql reading the same rows with the export's work-item statement (no pages), twice; the better run. */
+    ceiling: ExportCeiling & { runs: number[] }
+    /** Export items/s ÷ the ceiling's. */
+    ratio: number
+    /** The statement the ceiling runs (built from the plugins' code) began as the service's, as pg_stat_activity showed it during the export (null: not seen). */
+    statementMatches: boolean | null
+    /** A client reading at `rate` (curl --limit-rate) for `seconds`, then killed: the RSS meanwhile, what it got, and how long until the export's snapshot was given back (null: not within 45 s). */
+    slowReader: RssTrace & { rate: string; seconds: number; bytes: number; releaseSeconds: number | null }
+    /** VmHWM over the service's whole life (the slow reader included). */
     peakRssMiB: number
   }
   'work-sources': {

@@ -340,6 +340,42 @@ function rowsOf(results: RecordedResults, name: ScenarioName): Row[] {
         { benchmark: `bulk: ${r.clients} clients, bulk creates of 100 into one project`, headline: `${load(r)}; ${round(r.rows)} work items, numbers 1..N without a gap: ${r.numbersGapless ? 'yes' : 'NO'}, counts equal the rows: ${r.countsExact ? 'yes' : 'NO'}`, ceiling: '—', ratio: '—', target: t.robustness, met: r.serverErrors === 0 && r.numbersGapless && r.countsExact },
       ]
     }
+    case 'export': {
+      const f = results[name]!.figures
+      const t = TARGETS[name]
+      const mib = (value: number) => `${round(value, 1)} MiB`
+      const items = `${round(f.items)} work items`
+      const trend = f.slowReader.slopeMiBPerSecond * f.slowReader.seconds
+      // VmHWM is folded in lazily by the kernel: the peak is the higher of it and the sampled VmRSS.
+      const peak = Math.max(f.rss.hwmMiB, f.rss.peakMiB)
+      return [
+        {
+          benchmark: `export: \`GET …/export\` of a project of ${items}, read as fast as curl can`,
+          headline: `peak RSS ${mib(peak)} (VmHWM ${round(f.rss.hwmMiB, 1)}; VmRSS ${round(f.rss.firstMiB, 1)} before, ${round(f.rss.peakMiB, 1)} at most during, ${round(f.rss.afterMiB, 1)} after; ${round(f.seconds, 1)} s)${f.complete ? '' : '; **export incomplete**'}`,
+          ceiling: '—',
+          ratio: '—',
+          target: t.memory,
+          met: peak < L.exportPeakRssMiB && f.complete,
+          ...(f.items >= 1_000_000 ? {} : { met: null, notJudged: 'not judged (fewer than 1M work items)' }),
+        },
+        {
+          benchmark: `export: work items per second, ${items}`,
+          headline: `${round(f.itemsPerSecond)} items/s (${round(f.seconds, 1)} s, ${round(f.bytes / 1024 / 1024)} MiB at ${round(f.mibPerSecond, 1)} MiB/s)`,
+          ...reported,
+          ceiling: `${round(f.ceiling.itemsPerSecond)} items/s psql \`\\copy\` of the same statement, no pages`,
+          ratio: round(f.ratio, 2),
+          target: t.throughput,
+        },
+        {
+          benchmark: `export: a client reading at ${f.slowReader.rate}/s for ${f.slowReader.seconds} s, then gone`,
+          headline: `VmRSS ${round(f.slowReader.firstMiB, 1)} → peak ${round(f.slowReader.peakMiB, 1)} → ${round(f.slowReader.lastMiB, 1)} MiB (trend ${trend >= 0 ? '+' : ''}${round(trend, 1)} MiB over the ${f.slowReader.seconds} s); snapshot given back ${f.slowReader.releaseSeconds === null ? 'not within 45 s' : `${round(f.slowReader.releaseSeconds, 2)} s`} after it went away`,
+          ceiling: '—',
+          ratio: '—',
+          target: t.slowReader,
+          met: trend <= L.exportSlowReaderGrowthMiB && f.slowReader.releaseSeconds !== null,
+        },
+      ]
+    }
     case 'work-sources': {
       const f = results[name]!.figures
       const large = f.alone.filter((a) => a.rows === f.rows)

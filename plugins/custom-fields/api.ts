@@ -30,3 +30,6 @@ export const customFieldsFace: CustomFieldsFace = {
     return row && { key: row.key, multiple: row.type === 'multi_select', options: (row.options ?? []).map(({ id, name }) => ({ id, name })) }
   },
 }
+
+/** The SQL column a work item's field values are read by (the extension's `column`), for statements run elsewhere (the export benchmark's ceiling). */
+export { fieldsColumn } from './values'

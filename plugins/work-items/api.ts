@@ -23,6 +23,8 @@ export { parseWorkItemKey } from './keys'
  * The work items' own list, without the properties other plugins add.
  */
 export { listStatement } from './service'
+/** A work item's columns as the API shows it with the extensions' (`w`, the statement's organization): what the export and every read select. */
+export { columnsOf } from './service'
 
 export interface WorkItemsFace {
   /**
