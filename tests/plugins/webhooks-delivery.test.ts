@@ -159,6 +159,14 @@ describe('payloads', () => {
     const hookProject = await subscribe(t, oneProject.url, ['*'], project.id)
     const p = `/api/v1/projects/${project.id}`
     expected.push({ type: 'project.updated', data: await t.as('PATCH', p, { name: 'Hooked, renamed' }) })
+    // An import (here of the importer's own membership, which it already has: nothing written) is one event.
+    const imported = await api.request('POST', `${p}/import`, {
+      key: t.key,
+      rawBody: JSON.stringify({ type: 'member', data: { userId: t.user.id, accessLevel: 'owner' } }),
+      headers: { 'content-type': 'application/x-ndjson' },
+    })
+    expect(imported.status, imported.text).toBe(200)
+    expected.push({ type: 'project.imported', data: { projectId: project.id, imported: imported.body.data.imported } })
 
     const colleague = await t.colleague('member')
     expected.push({ type: 'project_member.created', data: await t.as('POST', `${p}/members`, { userId: colleague.user.id, accessLevel: 'viewer' }, 201) })
