@@ -116,7 +116,7 @@ export function entryImportSection(users: UserDirectory): ImportSection {
         }
         const authorId = typeof data.authorId === 'string' ? authors.get(data.authorId) : undefined
         if (!authorId && data.authorId !== undefined) context.note(line, `the author ${String(data.authorId).slice(0, 80)} is not an active user of this organization: you are its author`)
-        rows.push({ workItemId, kind: ((input as EntryInput).kind ?? 'comment') as EntryRow['kind'], body: input.body as string, authorId: authorId ?? actor.userId, position: Number.isInteger(data.position) ? (data.position as number) : index })
+        rows.push({ workItemId, kind: ((input as EntryInput).kind ?? 'comment') as EntryRow['kind'], body: input.body as string, authorId: authorId ?? actor.userId, position: Number.isInteger(data.position) && Math.abs(data.position as number) <= 1_000_000_000 ? (data.position as number) : index })
       }
       // Multi-row inserts, every row naming the organization: Citus routes each to its one shard.
       for (let from = 0; from < rows.length; from += 1000)

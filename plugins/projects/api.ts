@@ -163,11 +163,12 @@ export interface ImportSection {
 
 /**
  * What is wrong with an import line's `value` against `schema` (the create body a section takes),
- * worded as API v1 words a body's first problem (`Invalid field "status": …`), or undefined.
+ * worded as API v1 words a body's first problem (`Invalid field "status": …`; `whole` names the
+ * value itself), or undefined.
  */
-export function lineProblem(schema: TSchema, value: unknown): string | undefined {
+export function lineProblem(schema: TSchema, value: unknown, whole = 'line'): string | undefined {
   if (Value.Check(schema, value)) return undefined
-  return itemsFromValueErrors(Value.Errors(schema, value), 'field', 'line')[0]!.message
+  return itemsFromValueErrors(Value.Errors(schema, value), 'field', whole)[0]!.message
 }
 
 export interface ProjectTransfersFace {

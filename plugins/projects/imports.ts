@@ -14,6 +14,7 @@
  */
 import { parse as parseCsv } from 'csv-parse'
 import { Readable } from 'node:stream'
+import { BodyProblem, parseJsonText } from '../../src/http/body'
 import { ApiError, badRequest, busy, MAX_ERROR_ITEMS, type ErrorItem } from '../../src/http/errors'
 import type { Actor } from '../../src/services/identity'
 import { isAdministrator } from '../../src/services/identity'
@@ -160,12 +161,10 @@ async function readNdjson(request: Request, known: ReadonlySet<string>, refuse: 
   const take = (text: string) => {
     number++
     if (!text.trim()) return
-    let value: unknown
-    try {
-      value = JSON.parse(text)
-    } catch {
-      return refuse(number, 'not a JSON object')
-    }
+    if (text.length > IMPORT_LINE_BYTES) return refuse(number, `longer than ${IMPORT_LINE_BYTES / 1024 / 1024} MiB`)
+    // The body parser's checks, a line at a time: nesting depth, NUL characters, lone surrogates.
+    const value = parseJsonText(text)
+    if (value instanceof BodyProblem) return refuse(number, value.error.message === 'The request body is not valid JSON.' ? 'not a JSON object' : value.error.message.replace('The request body', 'The line'))
     const { type, data } = (value ?? {}) as { type?: unknown; data?: unknown }
     if (typeof type !== 'string' || !data || typeof data !== 'object' || Array.isArray(data)) return refuse(number, 'a line is {"type": …, "data": {…}}')
     if (!known.has(type)) return refuse(number, `unknown type "${type.slice(0, 40)}"; known: ${[...known].join(', ')}`)
@@ -210,6 +209,10 @@ async function readCsv(request: Request, refuse: (line: number, message: string)
   try {
     for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { empty_lines: number } }>) {
       const line = previousEnd + 1 + (info.empty_lines - previousEmpty)
+      if (Object.values(record).some((cell) => cell.includes('\u0000'))) {
+        refuse(line, 'a cell holds the character U+0000 (NUL), which text cannot hold')
+        continue
+      }
       previousEnd = line + Object.values(record).reduce((breaks, cell) => breaks + (cell.match(/\r\n|\r|\n/g)?.length ?? 0), 0)
       previousEmpty = info.empty_lines
       if (!columns) {

@@ -122,6 +122,8 @@ export interface WorkItemDeps {
 export const BULK_MAX = 100
 /** An import writes its work items in batches of this many rows (one insert and one `writeMany` of each extension a batch). */
 const IMPORT_BATCH = 1000
+/** The highest number or position an import keeps (an integer column holds 2³¹ − 1; the counter must go on after it): else renumbered in file order. */
+const IMPORT_NUMBER_MAX = 1_000_000_000
 
 /** A new work item's row (a create, a bulk create, an import): its own fields, its number and position; created by the actor. */
 const newRow = (actor: Actor, projectId: string, own: WorkItemInput, number: number, position: number) => ({
@@ -505,7 +507,7 @@ export function createWorkItems({ db, lists, writes, access, users, extensions, 
       const refOf = (data: Record<string, unknown>) => [data.assigneeId, data.assignee].find((ref): ref is string => typeof ref === 'string' && ref !== '')
       const assignees = await users.activeUsersNamed(tx, actor.organizationId, lines.map(({ data }) => refOf(data)).filter((ref): ref is string => ref !== undefined))
       const given = lines.map(({ data }) => data.number)
-      const keep = given.every((number) => Number.isInteger(number) && (number as number) > 0) && new Set(given).size === given.length
+      const keep = given.every((number) => Number.isInteger(number) && (number as number) > 0 && (number as number) <= IMPORT_NUMBER_MAX) && new Set(given).size === given.length
       let refused = false
       const planned = lines.map(({ line, data }, index) => {
         const own: WorkItemInput = {
@@ -523,15 +525,26 @@ export function createWorkItems({ db, lists, writes, access, users, extensions, 
         const ref = refOf(data)
         const assigneeId = ref === undefined ? null : (assignees.get(ref) ?? null)
         if (ref !== undefined && !assigneeId) context.note(line, `the assignee ${ref.slice(0, 80)} is not an active user of this organization: unassigned`)
-        const position = Number.isInteger(data.position) ? (data.position as number) : index
+        const position = Number.isInteger(data.position) && Math.abs(data.position as number) <= IMPORT_NUMBER_MAX ? (data.position as number) : index
         return { line, oldId: typeof data.id === 'string' ? data.id : undefined, own: { ...own, assigneeId }, number: keep ? (given[index] as number) : last + index + 1, position, data }
       })
       // Rows of refused lines are not written (the import ends after this section).
       if (refused) return 0
       // The extensions' values, as a create takes them (labels by their new ids, field values with their options remapped).
       const values = new Map<string, unknown[]>()
-      for (const extension of extensions)
-        values.set(extension.property, extension.imported ? await extension.imported(tx as Transaction, context, planned.map(({ line, data }) => ({ line, value: data[extension.property] }))) : planned.map(() => undefined))
+      for (const extension of extensions) {
+        const given = extension.imported ? await extension.imported(tx as Transaction, context, planned.map(({ line, data }) => ({ line, value: data[extension.property] }))) : planned.map(() => undefined)
+        // As a create body would be checked (at most 50 labels, field values' shapes), before any row is written.
+        for (const [index, value] of given.entries()) {
+          const problem = value === undefined ? undefined : lineProblem(extension.input, value, `work item's ${extension.property}`)
+          if (problem) {
+            refused = true
+            context.refuse(planned[index]!.line, problem)
+          }
+        }
+        values.set(extension.property, given)
+      }
+      if (refused) return 0
       const statuses: Record<string, number> = {}
       for (let from = 0; from < planned.length; from += IMPORT_BATCH) {
         const batch = planned.slice(from, from + IMPORT_BATCH)

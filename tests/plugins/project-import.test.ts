@@ -182,6 +182,34 @@ describe('project import', () => {
     expect(await sql(`select 1 from audit_logs where project_id = $1 and action = 'project.imported'`, [target])).toEqual([])
   }, timeLimit(60_000))
 
+  test('hostile lines are refused by number, never a 5xx: NUL characters, lone surrogates, deep nesting, numbers past an integer, too many labels, a CSV cell with NUL', async () => {
+    const target = await newProject('Hostile')
+    const item = (data: Record<string, unknown>) => JSON.stringify({ type: 'work_item', data: { title: 'Fine', ...data } })
+    const lines = [
+      item({}),
+      item({ title: 'nul \u0000 inside' }).replace('\\u0000', '\u0000'),
+      item({}).replace('"Fine"', '"lone \\ud800 half"'),
+      `{"type": "work_item", "data": {"title": "deep", "x": ${'['.repeat(5000)}${']'.repeat(5000)}}}`,
+      item({ labels: Array.from({ length: 60 }, (_, n) => ({ name: `l${n}` })) }),
+    ]
+    const answer = await importInto(target, lines.join('\n'))
+    expect(answer.status).toBe(400)
+    expect(answer.body.errors.map((error: any) => error.message.replace(/:.*/, ''))).toEqual(['line 2', 'line 3', 'line 4'])
+    // Past the parser: 51 labels on a work item is too many (an administrator's import, which may create them: nothing is).
+    const adminProject = (await api.request('POST', '/api/v1/projects', { key: admin.key, body: { name: 'Too many labels' } })).body.data.id
+    const many = await importInto(adminProject, item({ labels: Array.from({ length: 51 }, (_, n) => ({ name: `many ${n}` })) }), 'application/x-ndjson', admin.key)
+    expect(many.status).toBe(400)
+    expect(many.body.errors.map((error: any) => error.message)).toEqual(["line 1: The work item's labels must have at most 50 items."])
+    expect(await sql(`select 1 from labels where organization_id = $1 and name like 'many %'`, [fx.organizationId])).toEqual([])
+    // Numbers and positions beyond an integer column are renumbered, not a 5xx.
+    const big = await importInto(target, item({ number: 1e12, position: 1e15 }))
+    expect(big.status, big.text).toBe(200)
+    expect((await fx.as('owner', 'GET', `/api/v1/projects/${target}/work-items`))[0]).toMatchObject({ number: 1, position: 0 })
+    const csv = await importInto(await newProject('Hostile CSV'), 'title\nfine\n"nul \u0000 cell"\n', 'text/csv')
+    expect(csv.status).toBe(400)
+    expect(csv.body.errors[0].message).toBe('line 3: a cell holds the character U+0000 (NUL), which text cannot hold')
+  }, timeLimit(60_000))
+
   test('a project that has work items is 409; the owner only, with the write scopes; a project the caller cannot see is 404', async () => {
     expect((await importInto(source, sourceExport)).status).toBe(409)
     const target = await newProject('Guarded')
