@@ -75,25 +75,29 @@ const isVersioned = (response: Json) => Boolean(dataOf(response)?.properties?.up
 
 /** Documents the conventions on one API v1 operation, in place. */
 export function documentConventions(method: string, operation: Json): void {
+  // A success streamed as another type (the project export's NDJSON) has no ETag to send back; a
+  // body of another type (an import's NDJSON or CSV) is read as a stream, with no Idempotency-Key.
+  const streamed = Boolean(operation.responses['200']?.content) && !operation.responses['200'].content['application/json']
+  const uploaded = Boolean(operation.requestBody?.content) && !operation.requestBody.content['application/json']
   const parameters: Json[] = (operation.parameters ??= [])
-  if (method === 'get') {
+  if (method === 'get' && !streamed) {
     parameters.push(parameter('IfNoneMatch'))
     operation.responses['304'] ??= NOT_MODIFIED
   }
-  if (method === 'post') parameters.push(parameter('IdempotencyKey'))
+  if (method === 'post' && !uploaded) parameters.push(parameter('IdempotencyKey'))
   if (parameters.length === 0) delete operation.parameters
 
   for (const [status, response] of Object.entries<Json>(operation.responses)) {
     if (status === '304') continue
     const headers: Json = { ...header('X-Request-Id'), ...RATE_LIMIT }
-    if (status.startsWith('2') && (method === 'get' || isVersioned(response))) Object.assign(headers, header('ETag'))
+    if (status.startsWith('2') && !streamed && (method === 'get' || isVersioned(response))) Object.assign(headers, header('ETag'))
     if (status === '200' && isPage(response)) Object.assign(headers, header('Link'))
     if (status === '201') Object.assign(headers, header('Location'))
-    if (method === 'post' && Number(status) < 300) Object.assign(headers, header('Idempotent-Replayed'))
+    if (method === 'post' && !uploaded && Number(status) < 300) Object.assign(headers, header('Idempotent-Replayed'))
     if (status === '429' || status === '503') Object.assign(headers, header('Retry-After'))
     response.headers = { ...headers, ...response.headers }
   }
 
   const badRequest = operation.responses['400']
-  if (operation.requestBody && badRequest && !badRequest.description.includes('Content-Type')) badRequest.description = `${badRequest.description} ${NOT_JSON}`
+  if (operation.requestBody && !uploaded && badRequest && !badRequest.description.includes('Content-Type')) badRequest.description = `${badRequest.description} ${NOT_JSON}`
 }
