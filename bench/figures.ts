@@ -250,6 +250,41 @@ export interface ExportCeiling {
   itemsPerSecond: number
 }
 
+/** One timed import (curl POSTing the NDJSON into an empty project) and the project counted afterwards. */
+export interface ImportRun {
+  status: number
+  /** curl's time_total. */
+  seconds: number
+  /** Bytes curl uploaded. */
+  uploaded: number
+  itemsPerSecond: number
+  linesPerSecond: number
+  /** Seconds from the request until a session of the service was first seen inserting (or idle in the import's transaction); null: never seen. */
+  firstWriteSeconds: number | null
+  /** The answer's `imported`, by line type, and how many notes it gave. */
+  imported: Record<string, number>
+  notes: number
+  /** The project's rows by SQL, the maintained counts' differences from them, and whether all is as the file says. */
+  counts: { items: number; first: number; last: number; labelled: number; assigned: number; entries: number; relationships: number; counter: number; workItemCounts: string[]; entryCountDifferences: number; relationshipCountDifferences: number; exact: boolean }
+  /** The service's VmRSS before, at most during (every 100 ms) and right after; VmHWM right after. */
+  rss: { beforeMiB: number; peakMiB: number; afterMiB: number; hwmMiB: number; slopeMiBPerSecond: number; samples: number }
+  cpu: CpuShare
+  activity: Activity
+  /** The machine's 1-minute load average when it started. */
+  load: number
+}
+
+/** psql `\copy` of the import's values (CSV) and the maintained counts into an empty project, one transaction: the database's part alone. */
+export interface ImportCeiling {
+  projectId: string
+  seconds: number
+  itemsPerSecond: number
+  /** Seconds of each step by the server's clock: work_items, work_item_labels, entries, relationships, counts. */
+  steps: Record<string, number>
+  /** Run with work_items' two text-search GIN indexes (title trigrams, search_vector) dropped, then rolled back. */
+  withoutText: boolean
+}
+
 /** Every benchmark's recorded figures, by name. */
 export interface Figures {
   'auth-me': { endpoint: Throughput; hello: Throughput; peakRssMiB: number; helloPeakRssMiB: number; errors: number }
@@ -422,6 +457,31 @@ export interface Figures {
     /** A client reading at `rate` (curl --limit-rate) for `seconds`, then killed: the RSS meanwhile, what it got, and how long until the export's snapshot was given back (null: not within 45 s). */
     slowReader: RssTrace & { rate: string; seconds: number; bytes: number; releaseSeconds: number | null }
     /** VmHWM over the service's whole life (the slow reader included). */
+    peakRssMiB: number
+  }
+  import: {
+    /** Work items in the file (BENCH_IMPORT_ITEMS), its entries, relationships, lines and bytes; seconds to write it. */
+    items: number
+    entries: number
+    relationships: number
+    lines: number
+    bytes: number
+    generateSeconds: number
+    /** The timed imports, each into a new empty project. */
+    runs: ImportRun[]
+    best: { seconds: number; itemsPerSecond: number; linesPerSecond: number }
+    median: { seconds: number; itemsPerSecond: number; linesPerSecond: number }
+    /** Every import answered 200 and every count was as expected. */
+    complete: boolean
+    /** psql `\copy` of the same values, twice; the better run (and whether its projects' counts were exact). */
+    ceiling: ImportCeiling & { runs: number[]; exact: boolean }
+    /** psql `\copy` of the same values with work_items' two text-search GIN indexes dropped inside the transaction, rolled back: what it costs. */
+    withoutText: ImportCeiling
+    /** The median import's work items/s ÷ the ceiling's. */
+    ratio: number
+    /** The service's VmRSS idle before the warm-up. */
+    idleMiB: number
+    /** The service's VmHWM over the run (and the highest VmRSS sample). */
     peakRssMiB: number
   }
   'work-sources': {

@@ -376,6 +376,20 @@ function rowsOf(results: RecordedResults, name: ScenarioName): Row[] {
         },
       ]
     }
+    case 'import': {
+      const f = results[name]!.figures
+      return [
+        {
+          benchmark: `import: \`POST …/import\` of the export's NDJSON, ${round(f.items)} work items + ${round(f.entries)} entries + ${round(f.relationships)} relationships (${round(f.bytes / 1024 / 1024, 1)} MiB), into an empty project, median of ${f.runs.length}`,
+          headline: `${round(f.median.itemsPerSecond)} work items/s (${round(f.median.seconds, 2)} s, ${round(f.median.linesPerSecond)} lines/s; best ${round(f.best.itemsPerSecond)}; ${rss(f.peakRssMiB)})${f.complete ? '; counts exact' : '; **an import failed or its counts are off**'}`,
+          ceiling: `${round(f.ceiling.itemsPerSecond)} work items/s psql \`\\copy\` of the same rows and counts, one transaction (${round(f.withoutText.itemsPerSecond)} without work_items' two text-search GIN indexes)`,
+          ratio: round(f.ratio, 2),
+          target: TARGETS[name].throughput,
+          met: f.complete && f.median.itemsPerSecond >= L.importItemsPerSecond,
+          ...(f.items >= 100_000 ? {} : { met: null, notJudged: 'not judged (fewer than 100k work items)' }),
+        },
+      ]
+    }
     case 'work-sources': {
       const f = results[name]!.figures
       const large = f.alone.filter((a) => a.rows === f.rows)

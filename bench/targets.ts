@@ -61,6 +61,8 @@ export const LIMITS = {
   exportPeakRssMiB: 250,
   /** MiB the service's RSS may grow while a client reads an export at 200 KB/s for 10 s, by the least-squares trend of its samples (the stream queues about 1 MiB; the engine's collections make a sawtooth around the trend). */
   exportSlowReaderGrowthMiB: 16,
+  /** Work items per second a project's import (NDJSON as the export writes it, with entries and relationships) writes, the median of 3 imports of 100,000. */
+  importItemsPerSecond: 10_000,
   peakRssMiB: 200,
 } as const
 
@@ -154,6 +156,9 @@ export const TARGETS = {
     memory: `Exporting a project of a million work items (\`GET …/projects/{projectId}/export\`, NDJSON, read as fast as the client can) keeps the service's peak RSS (VmHWM) under ${L.exportPeakRssMiB} MiB.`,
     throughput: 'No promise: the export\'s work items per second are shown against psql reading the same rows with the same statement.',
     slowReader: `While a client reads the export at 200 KB/s for 10 s, the service's RSS shows no growth (its least-squares trend rises at most ${L.exportSlowReaderGrowthMiB} MiB over the 10 s: the stream waits for the client), and the export's snapshot is given back once the client goes away.`,
+  },
+  import: {
+    throughput: `Importing a project from the export's NDJSON (\`POST …/projects/{projectId}/import\`, 100,000 work items with an entry per ten and a relationship per hundred, one transaction) writes at least ${L.importItemsPerSecond.toLocaleString('en-US')} work items a second, every count exact afterwards.`,
   },
   'work-sources': {
     recompute: `At a million work items in one project, recomputing one bound component (its recompute transaction, after one change) takes at most ${L.workSourceRecomputeMs} ms at p95, for every measure.`,

@@ -25,6 +25,7 @@ import { cpuMeter } from '../lib/cpu'
 import { dropDatabase, seededDatabase, withClient } from '../lib/database'
 import { activitySampler, activityTable } from '../lib/pg-activity'
 import { startService, type RunningProcess } from '../lib/processes'
+import { perSecond, rssSampler } from '../lib/rss'
 import { recordResult, sectionHead, serviceCommit, writeSection } from '../lib/results'
 import { fitSlope, round } from '../lib/stats'
 import { EXPORT_SCOPES, seedExportProject } from '../seed/export'
@@ -49,32 +50,6 @@ const STATEMENTS: Array<[RegExp, string]> = [
   [/^(begin|commit|rollback)/i, 'begin / commit'],
 ]
 
-/** The service's VmRSS every `everyMs` from now; the returned function stops and gives the samples ([seconds, MiB]). */
-function rssSampler(service: RunningProcess, everyMs = SAMPLE_MS): () => Array<[number, number]> {
-  const started = performance.now()
-  const samples: Array<[number, number]> = []
-  const take = () => {
-    try {
-      samples.push([(performance.now() - started) / 1000, service.rssMiB()])
-    } catch {
-      // gone
-    }
-  }
-  take()
-  const timer = setInterval(take, everyMs)
-  return () => {
-    clearInterval(timer)
-    take()
-    return samples
-  }
-}
-
-/** One sample a second (the highest of each second), for the section. */
-const perSecond = (samples: Array<[number, number]>) => {
-  const seconds: number[] = []
-  for (const [at, mib] of samples) seconds[Math.floor(at)] = Math.max(seconds[Math.floor(at)] ?? 0, mib)
-  return [...seconds].map((mib) => (mib === undefined ? '—' : round(mib))).join(', ')
-}
 
 function traceOf(samples: Array<[number, number]>): RssTrace {
   return {
@@ -173,7 +148,7 @@ export async function run(): Promise<void> {
       const script = `curl -sS -H "authorization: Bearer $KEY" -w '%{stderr}%{http_code} %{size_download} %{time_starttransfer} %{time_total}\\n' "$URL" | grep -c '^{"type":"work_item",'; echo "curl-exit \${PIPESTATUS[0]}" >&2`
       const sampler = activitySampler(url, STATEMENTS)
       const meter = cpuMeter(service.pid)
-      const stopRss = rssSampler(service)
+      const stopRss = rssSampler(service, SAMPLE_MS)
       const curl = Bun.spawn(['bash', '-c', script], { env: { ...process.env, KEY: seeded.secret, URL: exportUrl }, stdout: 'pipe', stderr: 'pipe' })
       const outputs = Promise.all([new Response(curl.stdout).text(), new Response(curl.stderr).text(), curl.exited])
       const watched = watchStatement(url, outputs)
@@ -202,7 +177,7 @@ export async function run(): Promise<void> {
       )
 
       // A slow reader, then gone.
-      const stopSlowRss = rssSampler(service)
+      const stopSlowRss = rssSampler(service, SAMPLE_MS)
       const reader = Bun.spawn(['curl', '-sS', '--limit-rate', SLOW_RATE, '-H', `authorization: Bearer ${seeded.secret}`, '-o', SLOW_FILE, exportUrl], { stdout: 'ignore', stderr: 'ignore' })
       await Bun.sleep(SLOW_SECONDS * 1000)
       const slowSamples = stopSlowRss()

@@ -30,8 +30,8 @@ const ProjectsConfig = Type.Object({
   importsAtOnce: Type.Integer({
     minimum: 1,
     maximum: 100,
-    default: 2,
-    description: 'Project imports at once per instance (each holds its body, up to 64 MiB, in memory, then a database connection); more are 503 with Retry-After.',
+    default: 1,
+    description: 'Project imports at once per instance; more are 503 with Retry-After. Each holds its parsed body in memory (about 11 times its size: some 700 MiB for the largest, 64 MiB, body) and then a database connection.',
   }),
 })
 
