@@ -93,9 +93,15 @@ export function createImports({ writes, access, atOnce }: ImportDeps) {
     const known = new Set(['project', ...sections.map((section) => section.type)])
     const refusals: { line: number; message: string }[] = []
     const refuse = (line: number, message: string) => void refusals.push({ line, message })
+    // While the body is read, lines come in order: the 20th refused one ends the reading (a body of
+    // millions of bad lines would otherwise cost a refusal each).
+    const refuseWhileReading = (line: number, message: string) => {
+      refuse(line, message)
+      if (refusals.length >= MAX_ERROR_ITEMS) throw refused(refusals)
+    }
     let byType: Map<string, ImportLine[]>
-    if (media === 'application/x-ndjson') byType = await readNdjson(request, known, refuse)
-    else if (media === 'text/csv') byType = await readCsv(request, refuse)
+    if (media === 'application/x-ndjson') byType = await readNdjson(request, known, refuseWhileReading)
+    else if (media === 'text/csv') byType = await readCsv(request, refuseWhileReading)
     else throw badRequest('Content-Type must be application/x-ndjson (as the export writes it) or text/csv (work items).')
     if (refusals.length) throw refused(refusals)
     if (![...byType].some(([type, lines]) => type !== 'project' && lines.length)) throw badRequest('The body holds nothing to import.')

@@ -205,6 +205,21 @@ describe('project import', () => {
     const big = await importInto(target, item({ number: 1e12, position: 1e15 }))
     expect(big.status, big.text).toBe(200)
     expect((await fx.as('owner', 'GET', `/api/v1/projects/${target}/work-items`))[0]).toMatchObject({ number: 1, position: 0 })
+    // A body of bad lines is read only to its 20th: the answer comes while the rest is still unsent.
+    let push!: ReadableStreamDefaultController<Uint8Array>
+    const endless = new ReadableStream<Uint8Array>({ start: (controller) => void (push = controller) })
+    push.enqueue(new TextEncoder().encode('1\n'.repeat(25)))
+    const garbage = await api.service.fetch(
+      new Request(`http://localhost/api/v1/projects/${target}/import`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fx.keys.owner}`, 'content-type': 'application/x-ndjson' },
+        body: endless,
+        // @ts-expect-error: a streamed request body
+        duplex: 'half',
+      }),
+    )
+    expect(garbage.status).toBe(400)
+    expect(((await garbage.json()) as any).errors.map((error: any) => error.message)).toEqual(Array.from({ length: 20 }, (_, n) => `line ${n + 1}: a line is {"type": …, "data": {…}}`))
     const csv = await importInto(await newProject('Hostile CSV'), 'title\nfine\n"nul \u0000 cell"\n', 'text/csv')
     expect(csv.status).toBe(400)
     expect(csv.body.errors[0].message).toBe('line 3: a cell holds the character U+0000 (NUL), which text cannot hold')
