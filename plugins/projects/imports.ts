@@ -27,6 +27,8 @@ import { ACCESS_LEVELS, type AccessLevel, type ImportContext, type ImportLine, t
 export const IMPORT_MAX_BYTES = 64 * 1024 * 1024
 /** How long a body may take to arrive. */
 export const IMPORT_READ_SECONDS = 300
+/** The most lines (or CSV records) an import takes: a body of many short lines would otherwise cost memory per line past its bytes. */
+export const IMPORT_MAX_LINES = 250_000
 /** The longest NDJSON line (one work item with a 50,000-character description fits many times). */
 export const IMPORT_LINE_BYTES = 1024 * 1024
 
@@ -92,7 +94,11 @@ export function createImports({ writes, access, atOnce }: ImportDeps) {
     const media = (request.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()
     const known = new Set(['project', ...sections.map((section) => section.type)])
     const refusals: { line: number; message: string }[] = []
-    const refuse = (line: number, message: string) => void refusals.push({ line, message })
+    // Only the first 20 in line order are answered: however many lines a section refuses, the list stays short.
+    const refuse = (line: number, message: string) => {
+      refusals.push({ line, message })
+      if (refusals.length > 1000) refusals.splice(0, refusals.length, ...lineOrder(refusals))
+    }
     // While the body is read, lines come in order: the 20th refused one ends the reading (a body of
     // millions of bad lines would otherwise cost a refusal each).
     const refuseWhileReading = (line: number, message: string) => {
@@ -157,6 +163,7 @@ async function* bodyChunks(request: Request): AsyncGenerator<Uint8Array> {
   }
 }
 const tooLarge = () => badRequest(`An import body may hold at most ${IMPORT_MAX_BYTES / 1024 / 1024} MiB.`)
+const tooManyLines = () => badRequest(`An import may hold at most ${IMPORT_MAX_LINES.toLocaleString('en-US')} lines.`)
 
 /** NDJSON lines grouped by type: each `{type, data}` with `data` an object; blank lines skipped. */
 async function readNdjson(request: Request, known: ReadonlySet<string>, refuse: (line: number, message: string) => void): Promise<Map<string, ImportLine[]>> {
@@ -164,6 +171,7 @@ async function readNdjson(request: Request, known: ReadonlySet<string>, refuse: 
   const decoder = new TextDecoder('utf-8', { fatal: true })
   let pending = ''
   let number = 0
+  let taken = 0
   const take = (text: string) => {
     number++
     if (!text.trim()) return
@@ -174,6 +182,7 @@ async function readNdjson(request: Request, known: ReadonlySet<string>, refuse: 
     const { type, data } = (value ?? {}) as { type?: unknown; data?: unknown }
     if (typeof type !== 'string' || !data || typeof data !== 'object' || Array.isArray(data)) return refuse(number, 'a line is {"type": …, "data": {…}}')
     if (!known.has(type)) return refuse(number, `unknown type "${type.slice(0, 40)}"; known: ${[...known].join(', ')}`)
+    if (++taken > IMPORT_MAX_LINES) throw tooManyLines()
     const lines = byType.get(type) ?? byType.set(type, []).get(type)!
     lines.push({ line: number, data: data as Record<string, unknown> })
   }
@@ -246,6 +255,7 @@ async function readCsv(request: Request, refuse: (line: number, message: string)
         .map((name) => name.trim())
         .filter(Boolean)
       for (const name of names) if (!labels.has(name.toLowerCase())) labels.set(name.toLowerCase(), { line, data: { name } })
+      if (items.length >= IMPORT_MAX_LINES) throw tooManyLines()
       const { priority } = cells
       items.push({
         line,

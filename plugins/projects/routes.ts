@@ -6,7 +6,7 @@ import { Deleted } from '../../src/http/models'
 import { cursorParameter, pageQuery, pageRequest } from '../../src/http/pagination'
 import type { V1Kit } from '../../src/http/v1'
 import type { ProjectExports } from './exports'
-import { CSV_COLUMNS, IMPORT_LINE_BYTES, IMPORT_MAX_BYTES, type ProjectImports } from './imports'
+import { CSV_COLUMNS, IMPORT_LINE_BYTES, IMPORT_MAX_BYTES, IMPORT_MAX_LINES, type ProjectImports } from './imports'
 import type { GrantService } from './grants'
 import { AccessLevelPatch, ImportResult, Project, ProjectInput, ProjectMember, ProjectMemberInput, ProjectPatch, ProjectTeam, ProjectTeamInput, TeamProject } from './model'
 import type { ProjectService } from './service'
@@ -93,7 +93,7 @@ export function projectRoutes(v1: V1Kit, { projects, grants, exports, imports }:
           description: `All or nothing, in one transaction. \`Content-Type: application/x-ndjson\`: lines as GET …/export writes them (${imports
             .types()
             .map((type) => `\`${type}\``)
-            .join(', ')}; a \`project\` line is read past: the project keeps its own name and key). \`Content-Type: text/csv\`: a header row naming any of ${CSV_COLUMNS.map((column) => `\`${column}\``).join(', ')} (title required), one work item a row; \`labels\` comma-separated names, \`assignee\` an email or username. Every id is new and every reference is remapped; work items keep their numbers (their keys take this project's key) and positions. Labels and custom fields are matched by name and key in the organization; one that is missing is created when you are an administrator, else its line is refused. Assignees, authors and members are matched by id, email or username among the organization's active users; anyone else is left out (unassigned; an entry's author is you) and listed in \`notes\`. A line that cannot be imported is refused by number: 400 with the first 20 (\`line 1207: status: …\`), and nothing is written. A project that already has work items is 409. One audit record and one event \`project.imported\` with the counts; none per item. At most ${IMPORT_MAX_BYTES / 1024 / 1024} MiB, NDJSON lines of at most ${IMPORT_LINE_BYTES / 1024 / 1024} MiB.`,
+            .join(', ')}; a \`project\` line is read past: the project keeps its own name and key). \`Content-Type: text/csv\`: a header row naming any of ${CSV_COLUMNS.map((column) => `\`${column}\``).join(', ')} (title required), one work item a row; \`labels\` comma-separated names, \`assignee\` an email or username. Every id is new and every reference is remapped; work items keep their numbers (their keys take this project's key) and positions. Labels and custom fields are matched by name and key in the organization; one that is missing is created when you are an administrator, else its line is refused. Assignees, authors and members are matched by id, email or username among the organization's active users; anyone else is left out (unassigned; an entry's author is you) and listed in \`notes\`. A line that cannot be imported is refused by number: 400 with the first 20 (\`line 1207: status: …\`), and nothing is written. A project that already has work items is 409. One audit record and one event \`project.imported\` with the counts; none per item. At most ${IMPORT_MAX_BYTES / 1024 / 1024} MiB and ${IMPORT_MAX_LINES.toLocaleString('en-US')} lines, NDJSON lines of at most ${IMPORT_LINE_BYTES / 1024 / 1024} MiB.`,
           requestBody: {
             required: true,
             content: {

@@ -182,7 +182,7 @@ describe('project import', () => {
     expect(await sql(`select 1 from audit_logs where project_id = $1 and action = 'project.imported'`, [target])).toEqual([])
   }, timeLimit(60_000))
 
-  test('hostile lines are refused by number, never a 5xx: NUL characters, lone surrogates, deep nesting, numbers past an integer, too many labels, a CSV cell with NUL', async () => {
+  test('hostile lines are refused by number, never a 5xx: NUL characters, lone surrogates, deep nesting, numbers past an integer, too many labels, too many lines, a CSV cell with NUL', async () => {
     const target = await newProject('Hostile')
     const item = (data: Record<string, unknown>) => JSON.stringify({ type: 'work_item', data: { title: 'Fine', ...data } })
     const lines = [
@@ -220,6 +220,10 @@ describe('project import', () => {
     )
     expect(garbage.status).toBe(400)
     expect(((await garbage.json()) as any).errors.map((error: any) => error.message)).toEqual(Array.from({ length: 20 }, (_, n) => `line ${n + 1}: a line is {"type": …, "data": {…}}`))
+    // At most 250,000 lines, whatever their size.
+    const tooMany = await importInto(target, `${item({})}\n`.repeat(250_001))
+    expect(tooMany.status).toBe(400)
+    expect(tooMany.body.errors[0].message).toBe('An import may hold at most 250,000 lines.')
     const csv = await importInto(await newProject('Hostile CSV'), 'title\nfine\n"nul \u0000 cell"\n', 'text/csv')
     expect(csv.status).toBe(400)
     expect(csv.body.errors[0].message).toBe('line 3: a cell holds the character U+0000 (NUL), which text cannot hold')
