@@ -25,8 +25,6 @@ import { ACCESS_LEVELS, type AccessLevel, type ImportContext, type ImportLine, t
 
 /** The most a body may hold. */
 export const IMPORT_MAX_BYTES = 64 * 1024 * 1024
-/** How long a body may take to arrive. */
-export const IMPORT_READ_SECONDS = 300
 /** The most lines (or CSV records) an import takes: a body of many short lines would otherwise cost memory per line past its bytes. */
 export const IMPORT_MAX_LINES = 250_000
 /** The longest NDJSON line (one work item with a 50,000-character description fits many times). */
@@ -50,6 +48,8 @@ export interface ImportDeps {
   access: ProjectAccessService
   /** Imports read and written at once per instance (each holds its body in memory, then a connection); more are 503. */
   atOnce: number
+  /** How long a body may take to arrive (`projects.importReadSeconds`). */
+  readSeconds: number
 }
 
 export interface ImportResult {
@@ -60,7 +60,7 @@ export interface ImportResult {
   notes: string[]
 }
 
-export function createImports({ writes, access, atOnce }: ImportDeps) {
+export function createImports({ writes, access, atOnce, readSeconds }: ImportDeps) {
   const sections: ImportSection[] = []
   let running = 0
   const ordered = () => [...sections].sort((a, b) => a.order - b.order)
@@ -106,8 +106,8 @@ export function createImports({ writes, access, atOnce }: ImportDeps) {
       if (refusals.length >= MAX_ERROR_ITEMS) throw refused(refusals)
     }
     let byType: Map<string, ImportLine[]>
-    if (media === 'application/x-ndjson') byType = await readNdjson(request, known, refuseWhileReading)
-    else if (media === 'text/csv') byType = await readCsv(request, refuseWhileReading)
+    if (media === 'application/x-ndjson') byType = await readNdjson(bodyChunks(request, readSeconds), known, refuseWhileReading)
+    else if (media === 'text/csv') byType = await readCsv(bodyChunks(request, readSeconds), refuseWhileReading)
     else throw badRequest('Content-Type must be application/x-ndjson (as the export writes it) or text/csv (work items).')
     if (refusals.length) throw refused(refusals)
     if (![...byType].some(([type, lines]) => type !== 'project' && lines.length)) throw badRequest('The body holds nothing to import.')
@@ -146,27 +146,36 @@ function refused(refusals: { line: number; message: string }[]): ImportRefused {
 }
 
 /**
- * The body's bytes, at most IMPORT_MAX_BYTES, arriving within IMPORT_READ_SECONDS (400 past
- * either: a client trickling its body holds an import's place; the server's idle timeout cuts one
- * that sends nothing at all).
+ * The body's bytes, at most IMPORT_MAX_BYTES, arriving within `seconds` (400 past either: a client
+ * trickling its body, or stopping mid-body, would otherwise hold an import's place).
  */
-async function* bodyChunks(request: Request): AsyncGenerator<Uint8Array> {
+async function* bodyChunks(request: Request, seconds: number): AsyncGenerator<Uint8Array> {
   if (Number(request.headers.get('content-length') ?? 0) > IMPORT_MAX_BYTES) throw tooLarge()
   if (!request.body) return
-  const deadline = Date.now() + IMPORT_READ_SECONDS * 1000
+  const reader = request.body.getReader()
+  // A clock of its own: a client that stops sending mid-body is cut off whatever the runtime's idle timeout.
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(badRequest(`An import body must arrive within ${seconds} s.`)), seconds * 1000)))
+  late.catch(() => {})
   let total = 0
-  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-    total += chunk.byteLength
-    if (total > IMPORT_MAX_BYTES) throw tooLarge()
-    if (Date.now() > deadline) throw badRequest(`An import body must arrive within ${IMPORT_READ_SECONDS} s.`)
-    yield chunk
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), late])
+      if (done) return
+      total += value.byteLength
+      if (total > IMPORT_MAX_BYTES) throw tooLarge()
+      yield value
+    }
+  } finally {
+    clearTimeout(timer)
+    reader.cancel().catch(() => {})
   }
 }
 const tooLarge = () => badRequest(`An import body may hold at most ${IMPORT_MAX_BYTES / 1024 / 1024} MiB.`)
 const tooManyLines = () => badRequest(`An import may hold at most ${IMPORT_MAX_LINES.toLocaleString('en-US')} lines.`)
 
 /** NDJSON lines grouped by type: each `{type, data}` with `data` an object; blank lines skipped. */
-async function readNdjson(request: Request, known: ReadonlySet<string>, refuse: (line: number, message: string) => void): Promise<Map<string, ImportLine[]>> {
+async function readNdjson(chunks: AsyncIterable<Uint8Array>, known: ReadonlySet<string>, refuse: (line: number, message: string) => void): Promise<Map<string, ImportLine[]>> {
   const byType = new Map<string, ImportLine[]>()
   const decoder = new TextDecoder('utf-8', { fatal: true })
   let pending = ''
@@ -187,7 +196,7 @@ async function readNdjson(request: Request, known: ReadonlySet<string>, refuse: 
     lines.push({ line: number, data: data as Record<string, unknown> })
   }
   try {
-    for await (const chunk of bodyChunks(request)) {
+    for await (const chunk of chunks) {
       pending += decoder.decode(chunk, { stream: true })
       for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n')) {
         take(pending.slice(0, end))
@@ -209,10 +218,10 @@ async function readNdjson(request: Request, known: ReadonlySet<string>, refuse: 
  * as the lines an NDJSON import would give: `work_item` lines (labels by name, the assignee by
  * email or username) and a `label` line for each label name they carry.
  */
-async function readCsv(request: Request, refuse: (line: number, message: string) => void): Promise<Map<string, ImportLine[]>> {
+async function readCsv(chunks: AsyncIterable<Uint8Array>, refuse: (line: number, message: string) => void): Promise<Map<string, ImportLine[]>> {
   const items: ImportLine[] = []
   const labels = new Map<string, ImportLine>()
-  const parser = Readable.from(bodyChunks(request)).pipe(
+  const parser = Readable.from(chunks).pipe(
     parseCsv({ bom: true, columns: (header: string[]) => header.map((name) => name.trim()), skip_empty_lines: true, max_record_size: IMPORT_LINE_BYTES, info: true }),
   )
   let columns: string[] | undefined

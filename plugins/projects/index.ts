@@ -33,6 +33,7 @@ const ProjectsConfig = Type.Object({
     default: 1,
     description: 'Project imports at once per instance; more are 503 with Retry-After. Each holds its parsed body in memory (about 11 times its size: some 700 MiB for the largest, 64 MiB, body) and then a database connection.',
   }),
+  importReadSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 300, description: 'How long an import body may take to arrive; a client that stops sending mid-body is cut off (400).' }),
 })
 
 export default definePlugin({
@@ -68,7 +69,7 @@ export default definePlugin({
     const access = createProjectAccess(db, createAccessGroups(db, { enabled: config.groupChecks, maxChecks: config.maxChecksPerGroup, concurrency: config.checkStatements }))
     services.provide(ProjectAccessRef, access)
     const exports = createExports({ db, databaseKind: database.kind, access, idleSeconds: exportIdleSeconds, atOnce: config.exportsAtOnce, log })
-    const imports = createImports({ writes, access, atOnce: config.importsAtOnce })
+    const imports = createImports({ writes, access, atOnce: config.importsAtOnce, readSeconds: config.importReadSeconds })
     imports.register(memberImportSection(services.get(UserDirectoryRef)))
     services.provide(ProjectTransfersRef, { exportSection: exports.register, importSection: imports.register })
     const users = services.get(UserDirectoryRef)

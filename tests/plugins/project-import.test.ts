@@ -247,9 +247,20 @@ describe('project import', () => {
 
   test('at most importsAtOnce at once: another is 503 with Retry-After while one is still reading its body', async () => {
     const [first, second] = [await newProject('Slow upload'), await newProject('Second upload')]
+    // The first import's body: one line now, the rest when the test says; `reading` once the service has taken the first.
     let push!: ReadableStreamDefaultController<Uint8Array>
-    const body = new ReadableStream<Uint8Array>({ start: (controller) => void (push = controller) })
-    push.enqueue(new TextEncoder().encode(JSON.stringify({ type: 'work_item', data: { title: 'Arrives first' } }) + '\n'))
+    let started!: () => void
+    const reading = new Promise<void>((resolve) => (started = resolve))
+    const body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          push = controller
+          controller.enqueue(new TextEncoder().encode(JSON.stringify({ type: 'work_item', data: { title: 'Arrives first' } }) + '\n'))
+        },
+        pull: () => started(),
+      },
+      { highWaterMark: 0 },
+    )
     const slow = api.service.fetch(
       new Request(`http://localhost/api/v1/projects/${first}/import`, {
         method: 'POST',
@@ -259,9 +270,9 @@ describe('project import', () => {
         duplex: 'half',
       }),
     )
-    // Its place is taken as soon as its access is checked; the next import waits for none.
-    let busy = await importInto(second, JSON.stringify({ type: 'work_item', data: { title: 'Too soon' } }))
-    for (const deadline = Date.now() + timeLimit(10_000); busy.status !== 503 && Date.now() < deadline; ) busy = await importInto(second, JSON.stringify({ type: 'work_item', data: { title: 'Too soon' } }))
+    await reading
+    // It holds the one place while its body is still coming: another import is 503, and writes nothing.
+    const busy = await importInto(second, JSON.stringify({ type: 'work_item', data: { title: 'Too soon' } }))
     expect(busy.status).toBe(503)
     expect(busy.headers.get('retry-after')).toBe('5')
     push.enqueue(new TextEncoder().encode(JSON.stringify({ type: 'work_item', data: { title: 'Arrives last' } })))
@@ -269,7 +280,33 @@ describe('project import', () => {
     const done = await slow
     expect(done.status).toBe(200)
     expect(((await done.json()) as any).data.imported.work_item).toBe(2)
-    expect((await importInto(second, JSON.stringify({ type: 'work_item', data: { title: 'Now' } }))).status).toBe(200)
+    const now = await importInto(second, JSON.stringify({ type: 'work_item', data: { title: 'Now' } }))
+    expect(now.status, now.text).toBe(200)
+  }, timeLimit(60_000))
+
+  test('a body that stops arriving is cut off after importReadSeconds (400), giving back its place', async () => {
+    const quick = await startTestService({ config: { notifications: { workers: false }, projects: { importReadSeconds: 1 } } })
+    try {
+      const owner = await createProjectFixture(quick)
+      const target = (await owner.as('owner', 'POST', '/api/v1/projects', { name: 'Stalled' }, 201)).id
+      // One line, then nothing, and the stream never closes.
+      const stalled = new ReadableStream<Uint8Array>({ start: (controller) => controller.enqueue(new TextEncoder().encode(JSON.stringify({ type: 'work_item', data: { title: 'Only' } }) + '\n')) })
+      const answer = await quick.service.fetch(
+        new Request(`http://localhost/api/v1/projects/${target}/import`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${owner.keys.owner}`, 'content-type': 'application/x-ndjson' },
+          body: stalled,
+          // @ts-expect-error: a streamed request body
+          duplex: 'half',
+        }),
+      )
+      expect(answer.status).toBe(400)
+      expect(((await answer.json()) as any).errors[0].message).toBe('An import body must arrive within 1 s.')
+      const after = await quick.request('POST', `/api/v1/projects/${target}/import`, { key: owner.keys.owner, rawBody: JSON.stringify({ type: 'work_item', data: { title: 'Now' } }), headers: { 'content-type': 'application/x-ndjson' } })
+      expect(after.status, after.text).toBe(200)
+    } finally {
+      await quick.stop()
+    }
   }, timeLimit(60_000))
 
   test('a CSV of work items (a Jira-like export) is imported: labels by name, assignees by email or username, others unassigned and noted', async () => {
