@@ -28,6 +28,18 @@ const importInto = (projectId: string, body: string, type = 'application/x-ndjso
   api.request('POST', `/api/v1/projects/${projectId}/import`, { key, rawBody: body, headers: { 'content-type': type } })
 const newProject = async (name: string, who: 'owner' | 'editor' = 'owner') => (await fx.as(who, 'POST', '/api/v1/projects', { name }, 201)).id as string
 
+/** An import whose body is a stream the test controls (held open, or stopped mid-way), straight through the service. */
+const streamedImport = (service: TestService, projectId: string, key: string, body: ReadableStream<Uint8Array>) =>
+  service.service.fetch(
+    new Request(`http://localhost/api/v1/projects/${projectId}/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-ndjson' },
+      body,
+      // @ts-expect-error: a streamed request body
+      duplex: 'half',
+    }),
+  )
+
 /**
  * An export's content apart from ids and times: work items by number, references by number,
  * labels by name; the project line and the project's own key left out.
@@ -209,15 +221,7 @@ describe('project import', () => {
     let push!: ReadableStreamDefaultController<Uint8Array>
     const endless = new ReadableStream<Uint8Array>({ start: (controller) => void (push = controller) })
     push.enqueue(new TextEncoder().encode('1\n'.repeat(25)))
-    const garbage = await api.service.fetch(
-      new Request(`http://localhost/api/v1/projects/${target}/import`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${fx.keys.owner}`, 'content-type': 'application/x-ndjson' },
-        body: endless,
-        // @ts-expect-error: a streamed request body
-        duplex: 'half',
-      }),
-    )
+    const garbage = await streamedImport(api, target, fx.keys.owner, endless)
     expect(garbage.status).toBe(400)
     expect(((await garbage.json()) as any).errors.map((error: any) => error.message)).toEqual(Array.from({ length: 20 }, (_, n) => `line ${n + 1}: a line is {"type": …, "data": {…}}`))
     // At most 250,000 lines, whatever their size.
@@ -261,15 +265,7 @@ describe('project import', () => {
       },
       { highWaterMark: 0 },
     )
-    const slow = api.service.fetch(
-      new Request(`http://localhost/api/v1/projects/${first}/import`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${fx.keys.owner}`, 'content-type': 'application/x-ndjson' },
-        body,
-        // @ts-expect-error: a streamed request body
-        duplex: 'half',
-      }),
-    )
+    const slow = streamedImport(api, first, fx.keys.owner, body)
     await reading
     // It holds the one place while its body is still coming: another import is 503, and writes nothing.
     const busy = await importInto(second, JSON.stringify({ type: 'work_item', data: { title: 'Too soon' } }))
@@ -291,15 +287,7 @@ describe('project import', () => {
       const target = (await owner.as('owner', 'POST', '/api/v1/projects', { name: 'Stalled' }, 201)).id
       // One line, then nothing, and the stream never closes.
       const stalled = new ReadableStream<Uint8Array>({ start: (controller) => controller.enqueue(new TextEncoder().encode(JSON.stringify({ type: 'work_item', data: { title: 'Only' } }) + '\n')) })
-      const answer = await quick.service.fetch(
-        new Request(`http://localhost/api/v1/projects/${target}/import`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${owner.keys.owner}`, 'content-type': 'application/x-ndjson' },
-          body: stalled,
-          // @ts-expect-error: a streamed request body
-          duplex: 'half',
-        }),
-      )
+      const answer = await streamedImport(quick, target, owner.keys.owner, stalled)
       expect(answer.status).toBe(400)
       expect(((await answer.json()) as any).errors[0].message).toBe('An import body must arrive within 1 s.')
       const after = await quick.request('POST', `/api/v1/projects/${target}/import`, { key: owner.keys.owner, rawBody: JSON.stringify({ type: 'work_item', data: { title: 'Now' } }), headers: { 'content-type': 'application/x-ndjson' } })
