@@ -17,13 +17,13 @@
  */
 import { sql } from 'drizzle-orm'
 import { queryRows, queryText, type Database, type Transaction } from '../../src/db'
-import { busy } from '../../src/http/errors'
 import type { Logger } from '../../src/log'
 import type { Actor } from '../../src/services/identity'
 import { readAfter, type ExportSection, type ProjectAccessService } from './api'
 import { grantColumns, grantsFrom, MEMBER } from './grant-kinds'
 import { serializeGrant, type GrantRow } from './grants'
 import { PROJECT_COLUMNS, serializeProject, type ProjectFields } from './service'
+import { places, sectionList } from './transfer-sections'
 
 /** Resources read per statement: a page of 200 work items is at most ~10 MB even with every description at its limit. */
 export const EXPORT_PAGE = 200
@@ -44,24 +44,19 @@ export interface ExportDeps {
 }
 
 export function createExports({ db, databaseKind, access, idleSeconds, atOnce, log }: ExportDeps) {
-  const sections: ExportSection[] = [projectSection(), memberSection()]
-  let running = 0
+  const sections = sectionList<ExportSection>('export', 'projects:read', [projectSection(), memberSection()])
+  const running = places(atOnce, 'export')
   return {
     /** Adds a section (ProjectTransfersFace.exportSection). */
-    register(section: ExportSection) {
-      if (sections.some((other) => other.type === section.type)) throw new Error(`an export section of type "${section.type}" is already registered`)
-      sections.push(section)
-    },
-    /** The scopes the export needs: `projects:read` and every section's (read once routes are built, after every setup). */
-    scopes: (): string[] => [...new Set(['projects:read', ...sections.map((section) => section.scope)])],
-    /** The sections' line types, in the order the export writes them. */
-    types: (): string[] => ordered().map((section) => section.type),
+    register: sections.register,
+    /** The scopes the export needs: `projects:read` and every section's. */
+    scopes: sections.scopes,
+    types: sections.types,
 
     /** The project's export as a streamed `application/x-ndjson` response (owner; 404 when the project is not visible). */
     async open(actor: Actor, projectId: string, signal?: AbortSignal): Promise<Response> {
       await access.requireProjectAccess(actor, projectId, 'owner')
-      if (running >= atOnce) throw busy('Every export of this instance is running; retry shortly.', 5)
-      running++
+      const release = running.take()
       const { organizationId } = actor
       const body = snapshotStream({
         waitForReader: databaseKind !== 'pglite',
@@ -70,7 +65,7 @@ export function createExports({ db, databaseKind, access, idleSeconds, atOnce, l
         run: (emit) =>
           db.transaction(
             async (tx) => {
-              for (const section of ordered()) {
+              for (const section of sections.ordered()) {
                 let after: string | null = null
                 do {
                   const page: { rows: unknown[]; after: string | null } = await section.read(tx, organizationId, projectId, after, EXPORT_PAGE)
@@ -82,7 +77,7 @@ export function createExports({ db, databaseKind, access, idleSeconds, atOnce, l
             { isolationLevel: 'repeatable read', accessMode: 'read only' },
           ),
         done: (error) => {
-          running--
+          release()
           if (error && !(error instanceof ExportStopped)) log.error('project export failed', { projectId, organizationId, message: (error as Error).message })
           else if (error) log.info('project export ended early', { projectId, organizationId, reason: error.message })
         },
@@ -99,9 +94,6 @@ export function createExports({ db, databaseKind, access, idleSeconds, atOnce, l
     },
   }
 
-  function ordered(): ExportSection[] {
-    return [...sections].sort((a, b) => a.order - b.order)
-  }
 }
 
 export type ProjectExports = ReturnType<typeof createExports>

@@ -15,12 +15,13 @@
 import { parse as parseCsv } from 'csv-parse'
 import { Readable } from 'node:stream'
 import { BodyProblem, parseJsonText } from '../../src/http/body'
-import { ApiError, badRequest, busy, MAX_ERROR_ITEMS, type ErrorItem } from '../../src/http/errors'
+import { ApiError, badRequest, MAX_ERROR_ITEMS, type ErrorItem } from '../../src/http/errors'
 import type { Actor } from '../../src/services/identity'
 import { isAdministrator } from '../../src/services/identity'
 import type { Writes } from '../../src/writes'
 import type { UserDirectory } from '../auth/api'
 import { projectMembers } from './schema'
+import { places, sectionList } from './transfer-sections'
 import { ACCESS_LEVELS, type AccessLevel, type ImportContext, type ImportLine, type ImportSection, type ProjectAccessService } from './api'
 
 /** The most a body may hold. */
@@ -61,38 +62,36 @@ export interface ImportResult {
 }
 
 export function createImports({ writes, access, atOnce, readSeconds }: ImportDeps) {
-  const sections: ImportSection[] = []
-  let running = 0
-  const ordered = () => [...sections].sort((a, b) => a.order - b.order)
+  const sections = sectionList<ImportSection>('import', 'projects:write')
+  const running = places(atOnce, 'import')
 
   return {
-    register(section: ImportSection) {
-      if (sections.some((other) => other.type === section.type)) throw new Error(`an import section of type "${section.type}" is already registered`)
-      sections.push(section)
-    },
+    register: sections.register,
     /** The scopes the import needs: `projects:write` and every section's. */
-    scopes: (): string[] => [...new Set(['projects:write', ...sections.map((section) => section.scope)])],
-    types: (): string[] => ordered().map((section) => section.type),
+    scopes: sections.scopes,
+    types: sections.types,
 
     /** Imports the body of `request` into the project (owner): NDJSON as the export writes it, or a CSV of work items. */
     async run(actor: Actor, projectId: string, request: Request): Promise<ImportResult> {
       await access.requireProjectAccess(actor, projectId, 'owner')
-      if (running >= atOnce) {
+      let release: () => void
+      try {
+        release = running.take()
+      } catch (error) {
         await request.body?.cancel().catch(() => {})
-        throw busy('Every import of this instance is running; retry shortly.', 5)
+        throw error
       }
-      running++
       try {
         return await importBody(actor, projectId, request)
       } finally {
-        running--
+        release()
       }
     },
   }
 
   async function importBody(actor: Actor, projectId: string, request: Request): Promise<ImportResult> {
     const media = (request.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()
-    const known = new Set(['project', ...sections.map((section) => section.type)])
+    const known = new Set(['project', ...sections.types()])
     const refusals: { line: number; message: string }[] = []
     // Only the first 20 in line order are answered: however many lines a section refuses, the list stays short.
     const refuse = (line: number, message: string) => {
@@ -126,7 +125,7 @@ export function createImports({ writes, access, atOnce, readSeconds }: ImportDep
       }
       const imported: Record<string, number> = {}
       // A section that refused lines ends the import there: later ones would refuse what refers to them.
-      for (const section of ordered()) {
+      for (const section of sections.ordered()) {
         imported[section.type] = await section.write(w, context)
         if (refusals.length) throw refused(refusals)
       }

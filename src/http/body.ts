@@ -18,12 +18,9 @@ const tooLarge = () =>
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
- * A body of a type a route reads as a stream (an import's NDJSON or CSV), left unread by the
- * parser: to every other route a problem like any unsupported type (the same answer as before).
+ * The media types a route reads itself, as a stream (an import's NDJSON or CSV): the parser leaves
+ * such a body unread, and to every other route it is a problem like any unsupported type.
  */
-export class StreamedBody extends BodyProblem {}
-
-/** The media types left for their route to stream (StreamedBody). */
 const STREAMED_TYPES = new Set(['application/x-ndjson', 'text/csv'])
 
 /** Reads the body as UTF-8 text, stopping as soon as it passes `limit` bytes. */
@@ -142,7 +139,7 @@ export async function parseRequestBody(request: Request): Promise<unknown> {
   const type = mediaType(request.headers.get('content-type'))
   const isJson = type === '' || type === 'application/json' || type.endsWith('+json')
   const isForm = type === 'application/x-www-form-urlencoded'
-  if (STREAMED_TYPES.has(type)) return new StreamedBody(unsupported(type))
+  if (STREAMED_TYPES.has(type)) return new BodyProblem(unsupported(type))
   const text = await readBodyText(request)
   if (text instanceof BodyProblem) return text
   // A type says nothing about a body that is not there.

@@ -82,7 +82,7 @@ export function createV1Kit(services: ServiceRegistry, writes: Writes, seed: str
       }),
       /**
        * `uploads: ['projects:write']` on a route that reads its body itself, as a stream (an
-       * import's NDJSON or CSV, which the service's parser leaves unread: StreamedBody): `scopes`
+       * import's NDJSON or CSV, which the service's parser leaves unread): `scopes`
        * without the JSON body rule (the route checks its own types) and without Idempotency-Key.
        */
       uploads: (required: readonly string[]) => ({
