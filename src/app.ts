@@ -190,7 +190,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     enabledScopes: collectScopes(plugins),
     tags: plugins.flatMap((plugin) => plugin.tags ?? []),
     tools: [],
-    lists: new ListCache(config.server.listCacheBytes),
+    lists: new ListCache(config.server.listCacheBytes, config.server.listPagesBuiltBy === 'database'),
     http: { v1: createV1Kit(services, writes, instanceId) },
     log,
     metrics,

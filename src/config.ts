@@ -25,6 +25,11 @@ const ServerSection = Type.Object(
       default: 64 * 1024 * 1024,
       description: 'Bytes of encoded list pages each instance keeps (least recently used go first); 0 turns the cache off. Cached pages are exact: see docs/performance.md.',
     }),
+    listPagesBuiltBy: Type.Union([Type.Literal('database'), Type.Literal('service')], {
+      default: 'database',
+      description:
+        "Who writes a work-item list page's JSON on a cache miss: 'database' (one statement answers the page as one text, passed through undecoded; measured faster on PGlite and PostgreSQL, see docs/performance.md) or 'service' (the rows are decoded and encoded here).",
+    }),
     reusePort: Type.Boolean({
       default: false,
       description: 'Lets several processes listen on one port (SO_REUSEPORT, Bun only). Off: a taken port refuses start-up.',
@@ -80,6 +85,7 @@ export interface ServiceConfig {
     host: string
     trustProxy: boolean | number
     listCacheBytes: number
+    listPagesBuiltBy: 'database' | 'service'
     reusePort: boolean
     accessLog: boolean
     exportIdleSeconds: number

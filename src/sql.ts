@@ -6,7 +6,7 @@
 import { sql, type SQL } from 'drizzle-orm'
 import type { Executor } from './db'
 import { pageMeta, type PageRequest } from './http/pagination'
-import { Page } from './http/answer'
+import { Page, PageText } from './http/answer'
 import { afterCondition, columnOf, encodeCursor, orderBy, orderKeysSelected, type ListColumn, type OrderTerm } from './http/list-cursors'
 import { runQuery } from './statements'
 
@@ -72,10 +72,12 @@ export const pageWindow = ({ page, size }: PageRequest) => ({ limit: size + 1, o
  * rows from `offset` (none for a page read by cursor). `limit` and `offset` are values, or
  * placeholders for a page statement compiled once (see `selectListPage`'s `byNumber`).
  */
-export function composeListPage(statement: Omit<ListStatement, 'identity'>, limit: unknown, offset?: unknown): SQL {
+export function composeListPage(statement: Omit<ListStatement, 'identity'>, limit: unknown, offset?: unknown, withOrderValues = false): SQL {
   const { columns, from, conditions, order, total, after } = statement
   const where = sql.join(after ? [...conditions, afterCondition(order, after)] : conditions, sql` and `)
-  return sql`select ${columnOf(columns)}, ${orderKeysSelected(order)}, (${total}) as total from ${columnOf(from)}
+  // `withOrderValues`: the order's keys as their own values too (`"o0"`…), for selectListPageText.
+  const values = withOrderValues ? sql.join(order.map((term, index) => sql`, ${columnOf(term.key.column)} as ${sql.raw(`"o${index}"`)}`), sql``) : sql``
+  return sql`select ${columnOf(columns)}, ${orderKeysSelected(order)}, (${total}) as total${values} from ${columnOf(from)}
       where ${where} order by ${orderBy(order)} limit ${limit}${offset === undefined ? sql`` : sql` offset ${offset}`}`
 }
 
@@ -83,6 +85,24 @@ export function composeListPage(statement: Omit<ListStatement, 'identity'>, limi
 export function listPageQuery(statement: ListStatement, request: PageRequest): SQL {
   const { limit, offset } = pageWindow(request)
   return composeListPage(statement, limit, statement.after === undefined ? offset : undefined)
+}
+
+/**
+ * The total of a page that read no row: none on a first page (nothing to count), else the list's
+ * total counted alone. The conditions stay in that statement (never run: `or true`), as in the
+ * page's statement.
+ */
+async function totalWithoutRows(executor: Executor, statement: ListStatement, request: PageRequest): Promise<number> {
+  if (statement.after === undefined && request.page === 0) return 0
+  const { from, conditions, total } = statement
+  const [row] = await runQuery<{ total: string | number }>(executor, sql`select (${total}) as total where exists (select from ${columnOf(from)} where ${sql.join(conditions, sql` and `)}) or true`)
+  return Number(row?.total ?? 0)
+}
+
+/** A page's meta: a page read by cursor has no index. */
+function listPageMeta(statement: ListStatement, request: PageRequest, total: number, nextCursor: string | null) {
+  const meta = pageMeta(request, total)
+  return statement.after === undefined ? { ...meta, nextCursor } : { size: meta.size, totalItems: meta.totalItems, totalPages: meta.totalPages, nextCursor }
 }
 
 /**
@@ -100,30 +120,67 @@ export async function selectListPage<Row, Item>(
   toItem: (row: Row) => Item,
   byNumber?: (window: { limit: number; offset: number }) => Promise<Record<string, unknown>[]>,
 ): Promise<Page<Item>> {
-  const { from, conditions, order, total: totalQuery, identity, after } = statement
+  const { order, identity, after } = statement
   const rows = after === undefined && byNumber ? await byNumber(pageWindow(request)) : await runQuery<Record<string, unknown>>(executor, listPageQuery(statement, request))
   const more = rows.length > request.size
   if (more) rows.pop()
   const last = rows.at(-1)
   const nextCursor = more && last ? encodeCursor(identity, order.map((_, index) => last[`k${index}`] as string | null)) : null
-  // A first page with no rows has none to count; a later one counts alone. The conditions stay in
-  // that statement (never run: `or true`), as in the page's statement.
-  const total = rows.length
-    ? Number(rows[0]!.total)
-    : after === undefined && request.page === 0
-      ? 0
-      : Number(
-          (
-            await runQuery<{ total: string | number }>(
-              executor,
-              sql`select (${totalQuery}) as total where exists (select from ${columnOf(from)} where ${sql.join(conditions, sql` and `)}) or true`,
-            )
-          )[0]?.total ?? 0,
-        )
+  const total = rows.length ? Number(rows[0]!.total) : await totalWithoutRows(executor, statement, request)
   for (const row of rows) {
     delete row.total
     for (let index = 0; index < order.length; index++) delete row[`k${index}`]
   }
-  const meta = pageMeta(request, total)
-  return new Page(rows.map((row) => toItem(row as Row)), after === undefined ? { ...meta, nextCursor } : { size: meta.size, totalItems: meta.totalItems, totalPages: meta.totalPages, nextCursor })
+  return new Page(rows.map((row) => toItem(row as Row)), listPageMeta(statement, request, total, nextCursor))
+}
+
+/**
+ * How the database writes a list's items as JSON (selectListPageText): each item's properties in
+ * the API's order (the select list's aliases), and which of them are timestamps, written as the
+ * API writes them (`toISOString()`: milliseconds, `Z`). Every other value is written as
+ * PostgreSQL's JSON writes its type (a json column as it is).
+ */
+export interface ListJson {
+  properties: readonly string[]
+  timestamps: readonly string[]
+}
+
+/** A timestamptz as `toISOString()` writes it (milliseconds truncated, as isoFromText truncates). */
+const isoInSql = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/**
+ * The page `selectListPage` reads, with its items written as JSON by the database: one statement
+ * answers the items' JSON array as one text, how many rows it read (one more than the page means
+ * a next page), the total and the order keys of the page's last row. The page's statement keeps
+ * its ORDER BY and LIMIT (a top-N sort where no index gives the order); around it, each of its at
+ * most `size + 1` rows is numbered by the same order over the order's values, and the aggregate
+ * follows those numbers: the text's order is the page's, by definition rather than by chance.
+ * The service decodes one text instead of every value of every row and encodes nothing: the list
+ * cache keeps that text (src/http/list-cache.ts).
+ */
+export async function selectListPageText(executor: Executor, statement: ListStatement, request: PageRequest, json: ListJson): Promise<PageText> {
+  const { order, identity } = statement
+  const [row] = await runQuery<Record<string, string | number | null>>(executor, listPageTextQuery(statement, request, json))
+  const size = request.size
+  const count = Number(row?.count ?? 0)
+  const nextCursor = count > size ? encodeCursor(identity, order.map((_, index) => row![`k${index}`] as string | null)) : null
+  const total = count ? Number(row!.total) : await totalWithoutRows(executor, statement, request)
+  return new PageText(`[${(row?.data as string | null) ?? ''}]`, listPageMeta(statement, request, total, nextCursor))
+}
+
+/** The statement `selectListPageText` runs for `request`, its values bound. */
+export function listPageTextQuery(statement: ListStatement, request: PageRequest, json: ListJson): SQL {
+  const { order, after } = statement
+  const { limit, offset } = pageWindow(request)
+  const size = request.size
+  const timestamps = new Set(json.timestamps)
+  const properties = json.properties.map((name) => {
+    const column = sql.raw(`q."${name}"`)
+    return timestamps.has(name) ? sql`${isoInSql(column)} as ${sql.raw(`"${name}"`)}` : column
+  })
+  const places = sql.join(order.map((term, index) => sql.raw(`p."o${index}"${term.descending ? ' desc' : ''}`)), sql`, `)
+  const keys = order.map((_, index) => sql`, max(q.${sql.raw(`"k${index}"`)}) filter (where q.n = ${size}) as ${sql.raw(`"k${index}"`)}`)
+  return sql`select string_agg(row_to_json(r)::text, ',' order by q.n) filter (where q.n <= ${size}) as data, count(*)::int as count, max(q.total) as total${sql.join(keys, sql``)}
+      from (select p.*, row_number() over (order by ${places}) as n from (${composeListPage(statement, limit, after === undefined ? offset : undefined, true)}) p) q
+      cross join lateral (select ${sql.join(properties, sql`, `)}) r`
 }

@@ -16,11 +16,13 @@ export interface ListRequest {
   page?: number
   size: number
   cursor?: string
+  /** 'database': the statement answering the page's JSON (`server.listPagesBuiltBy`); 'service' (default): its rows. */
+  builtBy?: 'database' | 'service'
 }
 
 /** The list statement's text and the values of its `$n`, in order. */
 export function listStatement(request: ListRequest): Promise<{ text: string; values: unknown[] }> {
   const actor = { organizationId: request.organizationId, userId: request.userId } as Actor
   const page = request.cursor === undefined ? { page: request.page ?? 0, size: request.size } : { page: 0, size: request.size, cursor: request.cursor }
-  return workItemListStatement(actor, request.projectId, request.query ?? {}, page)
+  return workItemListStatement(actor, request.projectId, request.query ?? {}, page, request.builtBy)
 }

@@ -12,12 +12,12 @@ import { andListQueries, listIdentity, parseListQuery, readCursor, type ListShap
 import { Page } from '../../src/http/answer'
 import { pageMeta, type PageRequest } from '../../src/http/pagination'
 import type { Actor } from '../../src/services/identity'
-import { listPageQuery, selectListPage, type ListStatement } from '../../src/sql'
+import { listPageQuery, listPageTextQuery, selectListPage, selectListPageText, type ListStatement } from '../../src/sql'
 import { param, toQuery } from '../../src/statements'
 import type { ProjectAccessService } from '../projects/api'
 import type { WorkItemExtension } from './api'
 import { acrossRequest, acrossStatement } from './across'
-import { fromWorkItemText, WORK_ITEM_ACROSS_LIST, WORK_ITEM_LIST, workItemColumns, type WorkItemQuery, type WorkItemResource, type WorkItemTextRow } from './model'
+import { fromWorkItemText, WORK_ITEM_ACROSS_LIST, WORK_ITEM_LIST, workItemColumns, workItemJson, type WorkItemQuery, type WorkItemResource, type WorkItemTextRow } from './model'
 
 /** What of a saved view (views.ts) a list applies: its filters, as query parameters, and its sort. */
 export interface SavedView {
@@ -56,11 +56,13 @@ function listRead(columns: (organization: SQL) => SQL, shape: ListShape, actor: 
 
 /**
  * The statement the list runs for this request on a cache miss (after its access check), without
- * running it: its text and the values of its `$n`. The work items' own list: no extension's
- * property, filter or sort (labels, custom fields).
+ * running it: its text and the values of its `$n`; `builtBy` 'database' the one answering the
+ * page's JSON (`server.listPagesBuiltBy`), 'service' the one answering its rows. The work items'
+ * own list: no extension's property, filter or sort (labels, custom fields).
  */
-export async function listStatement(actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest): Promise<{ text: string; values: unknown[] }> {
-  const { sql: text, params } = toQuery(listPageQuery(listRead(workItemColumns, WORK_ITEM_LIST, actor, projectId, input, request).statement(), request))
+export async function listStatement(actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest, builtBy: 'database' | 'service' = 'service'): Promise<{ text: string; values: unknown[] }> {
+  const statement = listRead(workItemColumns, WORK_ITEM_LIST, actor, projectId, input, request).statement()
+  const { sql: text, params } = toQuery(builtBy === 'database' ? listPageTextQuery(statement, request, workItemJson([])) : listPageQuery(statement, request))
   return { text, values: params }
 }
 
@@ -76,6 +78,13 @@ export interface WorkItemListDeps {
 }
 
 export function createWorkItemLists({ db, lists, access, extensions, columns, view }: WorkItemListDeps) {
+  /** A page of a list statement: written as JSON by the database, or read as rows and encoded here (`server.listPagesBuiltBy`). */
+  const readPage = (statement: ListStatement, request: PageRequest) =>
+    lists.builtByDatabase
+      ? // The extensions register after this is made (each plugin's `extend`): their properties are read now.
+        selectListPageText(db, statement, request, workItemJson(extensions.map((extension) => extension.property)))
+      : selectListPage<WorkItemTextRow, WorkItemResource>(db, statement, request, fromWorkItemText)
+
   /** The filters and sorts of `base` for this request: its own, the extensions', and the organization's dynamic ones it names. */
   const listShape = async (base: ListShape, organizationId: string, input: WorkItemQuery, executor: Executor = db): Promise<ListShape> => {
     if (!extensions.length) return base
@@ -106,13 +115,13 @@ export function createWorkItemLists({ db, lists, access, extensions, columns, vi
       if (viewId === undefined || viewId === '') {
         const read = listRead(columns, await listShape(WORK_ITEM_LIST, actor.organizationId, own), actor, projectId, own, request)
         const { version } = await access.listAccess(actor, projectId)
-        return lists.page(read.key, version, () => selectListPage<WorkItemTextRow, WorkItemResource>(db, read.statement(), request, fromWorkItemText))
+        return lists.page(read.key, version, () => readPage(read.statement(), request))
       }
       // A saved view: the project's access first (404 before anything of the view is said), then the view (one more read).
       const { version } = await access.listAccess(actor, projectId)
       const saved = await view(actor, projectId, String(viewId))
       const read = listRead(columns, await listShape(WORK_ITEM_LIST, actor.organizationId, { ...viewInput(saved), ...own }), actor, projectId, own, request, saved)
-      return lists.page(read.key, version, () => selectListPage<WorkItemTextRow, WorkItemResource>(db, read.statement(), request, fromWorkItemText))
+      return lists.page(read.key, version, () => readPage(read.statement(), request))
     },
 
     /**
@@ -154,7 +163,7 @@ export function createWorkItemLists({ db, lists, access, extensions, columns, vi
         // No project to read: the empty page, without a statement.
         viewable.count === 0
           ? Promise.resolve(new Page<WorkItemResource>([], parsed.after === undefined ? { ...pageMeta(request, 0), nextCursor: null } : { size: request.size, totalItems: 0, totalPages: 0, nextCursor: null }))
-          : selectListPage<WorkItemTextRow, WorkItemResource>(db, acrossStatement(parsed, actor, viewable, columns, request), request, fromWorkItemText),
+          : readPage(acrossStatement(parsed, actor, viewable, columns, request), request),
       )
     },
   }

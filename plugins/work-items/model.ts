@@ -5,7 +5,7 @@ import type { TObject } from '@sinclair/typebox'
 import { CalendarDate, Integer, Timestamp, UserRef, UuidString } from '../../src/http/models'
 import { filterParameters, type ListShape } from '../../src/http/list-query'
 import { cursorParameter, pageQuery } from '../../src/http/pagination'
-import { withIsoTimestamps } from '../../src/sql'
+import { withIsoTimestamps, type ListJson } from '../../src/sql'
 import type { WorkItemExtension } from './api'
 import { WORK_ITEM_STATUSES } from './schema'
 
@@ -190,6 +190,15 @@ export const workItemColumns = (organization: SQL): SQL => sql`w.id, w.project_i
   (select pd.key from project_directory pd where pd.id = w.project_id and pd.organization_id = ${organization}) || '-' || w.number as key,
   w.title, w.description, w.status, w.priority, w.assignee_id as "assigneeId", w.due_date::text as "dueDate", w.position, w.created_by as "createdBy",
   w.created_at as "createdAt", w.updated_at as "updatedAt"`
+
+/**
+ * workItemColumns' names in their order, and its timestamps: what the database writes as a work
+ * item's JSON (src/sql.ts selectListPageText), the extensions' properties after them.
+ */
+export const workItemJson = (extensionProperties: readonly string[]): ListJson => ({
+  properties: ['id', 'projectId', 'number', 'key', 'title', 'description', 'status', 'priority', 'assigneeId', 'dueDate', 'position', 'createdBy', 'createdAt', 'updatedAt', ...extensionProperties],
+  timestamps: ['createdAt', 'updatedAt'],
+})
 
 export type WorkItemTextRow = Omit<WorkItemResource, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }
 

@@ -30,6 +30,17 @@ export class Page<T> {
 }
 
 /**
+ * A page whose items the database already wrote as JSON (`data`: the array's text), beside its
+ * meta: the list cache keeps the text as it is, without decoding a row (src/sql.ts `selectListPageText`).
+ */
+export class PageText {
+  constructor(
+    readonly data: string,
+    readonly meta: PageMeta,
+  ) {}
+}
+
+/**
  * A result with an explicit status (and `Location`): what a write that creates answers. The unit
  * of work (src/writes.ts) records it, status and Location included, for an idempotent replay.
  */

@@ -13,7 +13,7 @@
  * would read itself (or newer, only while a write is committing: a read racing a write may see
  * either side).
  */
-import { envelopeStream, envelopeText, listEtag, noneMatchHits, notModified, Page, STREAMED_BODY_BYTES, type PageMeta } from './answer'
+import { envelopeStream, envelopeText, listEtag, noneMatchHits, notModified, Page, PageText, STREAMED_BODY_BYTES, type PageMeta } from './answer'
 import { requestIdOf } from './request-id'
 import { LRUCache } from 'lru-cache'
 
@@ -44,7 +44,14 @@ export interface ListCacheStats {
 
 const utf8 = new TextEncoder()
 
+/** What a list's load gives: its items, or their JSON text as the database wrote it (src/sql.ts selectListPageText). */
+export type LoadedPage = Page<unknown> | PageText
+
 /** A page's encoded form: a long one (as `answerBody` counts) also as bytes, encoded once for every answer that sends it. */
+function encode(loaded: LoadedPage): EncodedPage {
+  return loaded instanceof PageText ? encodedPage(loaded.data, loaded.meta) : encodedPage(JSON.stringify(loaded.items), loaded.meta)
+}
+
 function encodedPage(data: string, meta: PageMeta): EncodedPage {
   if (data.length * 3 < STREAMED_BODY_BYTES) return { data, meta }
   const encoded = utf8.encode(data)
@@ -59,16 +66,23 @@ function encodedPage(data: string, meta: PageMeta): EncodedPage {
  */
 export class ListCache {
   /** Undefined when caching is off. */
-  private readonly entries: LRUCache<string, Entry, () => Promise<Page<unknown>>> | undefined
+  private readonly entries: LRUCache<string, Entry, () => Promise<LoadedPage>> | undefined
   /** The version of the page stored (or being stored) per list key. */
   private readonly versions = new Map<string, string>()
   readonly stats: ListCacheStats
 
-  /** `maxBytes` 0 turns caching off: every read loads and encodes its page (ETags and 304 still work). */
-  constructor(readonly maxBytes: number) {
+  /**
+   * `maxBytes` 0 turns caching off: every read loads and encodes its page (ETags and 304 still work).
+   * `builtByDatabase`: the lists that can have the database write their pages' JSON do
+   * (`server.listPagesBuiltBy`; src/sql.ts selectListPageText).
+   */
+  constructor(
+    readonly maxBytes: number,
+    readonly builtByDatabase = false,
+  ) {
     const entries = (this.entries =
       maxBytes > 0
-        ? new LRUCache<string, Entry, () => Promise<Page<unknown>>>({
+        ? new LRUCache<string, Entry, () => Promise<LoadedPage>>({
             maxSize: maxBytes,
             // A page over a quarter of the bound is answered but not kept.
             maxEntrySize: maxBytes / 4,
@@ -101,18 +115,18 @@ export class ListCache {
    * The page of list `key` at `version`, loaded by `load` when not cached. Nothing runs until
    * the answer needs the rows: a matching If-None-Match needs only the ETag.
    */
-  page<T>(key: string, version: string, load: () => Promise<Page<T>>): CachedPage {
-    return new CachedPage(this, key, version, load as () => Promise<Page<unknown>>)
+  page<T>(key: string, version: string, load: () => Promise<Page<T> | PageText>): CachedPage {
+    return new CachedPage(this, key, version, load as () => Promise<LoadedPage>)
   }
 
   /**
    * The page of `key` at `version`: cached, being loaded by another request (which it then
    * shares: after a write, the readers waiting for the new page read its rows once), or loaded.
    */
-  fetch(key: string, version: string, load: () => Promise<Page<unknown>>): Promise<EncodedPage> | EncodedPage {
+  fetch(key: string, version: string, load: () => Promise<LoadedPage>): Promise<EncodedPage> | EncodedPage {
     if (!this.entries) {
       this.stats.misses++
-      return load().then((loaded) => encodedPage(JSON.stringify(loaded.items), loaded.meta))
+      return load().then(encode)
     }
     const id = entryId(key, version)
     const cached = this.entries.get(id)
@@ -134,10 +148,10 @@ export class ListCache {
   }
 
   /** Reads and encodes the page of entry `id` (the cache's fetchMethod); the page of the list's previous version goes. */
-  private async load(id: string, load: () => Promise<Page<unknown>>): Promise<Entry> {
+  private async load(id: string, load: () => Promise<LoadedPage>): Promise<Entry> {
     this.stats.misses++
     const loaded = await load()
-    const page = encodedPage(JSON.stringify(loaded.items), loaded.meta)
+    const page = encode(loaded)
     const split = id.indexOf(' ')
     const version = id.slice(0, split)
     const key = id.slice(split + 1)
@@ -165,7 +179,7 @@ export class CachedPage {
     private readonly cache: ListCache,
     private readonly key: string,
     private readonly version: string,
-    private readonly load: () => Promise<Page<unknown>>,
+    private readonly load: () => Promise<LoadedPage>,
   ) {
     this.etag = listEtag(version, key)
   }

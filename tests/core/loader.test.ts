@@ -54,7 +54,7 @@ describe('configuration', () => {
     const config = loadConfig(registry, { raw: {}, env: {} })
     expect([...config.enabled].sort()).toEqual(['auth', 'docs', 'projects', 'work-items'])
     expect(config.pluginConfigs.get('auth')).toEqual({ ttl: 30, mode: 'fast' })
-    expect(config.server).toEqual({ port: 3000, host: '0.0.0.0', trustProxy: false, listCacheBytes: 64 * 1024 * 1024, reusePort: false, accessLog: true, exportIdleSeconds: 30, cors: { origins: [] } })
+    expect(config.server).toEqual({ port: 3000, host: '0.0.0.0', trustProxy: false, listCacheBytes: 64 * 1024 * 1024, listPagesBuiltBy: 'database', reusePort: false, accessLog: true, exportIdleSeconds: 30, cors: { origins: [] } })
   })
 
   test('SERVICE_CONFIG: a named file must exist, empty means no file, unset reads ./service.config.json only if present', () => {
