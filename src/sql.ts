@@ -75,9 +75,10 @@ export const pageWindow = ({ page, size }: PageRequest) => ({ limit: size + 1, o
 export function composeListPage(statement: Omit<ListStatement, 'identity'>, limit: unknown, offset?: unknown, withOrderValues = false): SQL {
   const { columns, from, conditions, order, total, after } = statement
   const where = sql.join(after ? [...conditions, afterCondition(order, after)] : conditions, sql` and `)
-  // `withOrderValues`: the order's keys as their own values too (`"o0"`…), for selectListPageText.
-  const values = withOrderValues ? sql.join(order.map((term, index) => sql`, ${columnOf(term.key.column)} as ${sql.raw(`"o${index}"`)}`), sql``) : sql``
-  return sql`select ${columnOf(columns)}, ${orderKeysSelected(order)}, (${total}) as total${values} from ${columnOf(from)}
+  // `withOrderValues` (selectListPageText): the order's keys as their own values (`"o0"`…), not as
+  // text: only the page's last row's are written as text, by the statement around this one.
+  const keys = withOrderValues ? sql.join(order.map((term, index) => sql`${columnOf(term.key.column)} as ${sql.raw(`"o${index}"`)}`), sql`, `) : orderKeysSelected(order)
+  return sql`select ${columnOf(columns)}, ${keys}, (${total}) as total from ${columnOf(from)}
       where ${where} order by ${orderBy(order)} limit ${limit}${offset === undefined ? sql`` : sql` offset ${offset}`}`
 }
 
@@ -183,7 +184,8 @@ export function listPageTextQuery(statement: ListStatement, request: PageRequest
     return timestamps.has(name) ? sql`${isoInSql(column)} as ${sql.raw(`"${name}"`)}` : column
   })
   const places = sql.join(order.map((term, index) => sql.raw(`p."o${index}"${term.descending ? ' desc' : ''}`)), sql`, `)
-  const keys = order.map((_, index) => sql`, max(q.${sql.raw(`"k${index}"`)}) filter (where q.n = ${size}) as ${sql.raw(`"k${index}"`)}`)
+  // The last row's keys as the cursor carries them (`::text`, as orderKeysSelected writes them), of that row only.
+  const keys = order.map((_, index) => sql`, max(q.${sql.raw(`"o${index}"`)}::text) filter (where q.n = ${size}) as ${sql.raw(`"k${index}"`)}`)
   return sql`select string_agg(row_to_json(r)::text, ',' order by q.n) filter (where q.n <= ${size}) as data, count(*)::int as count, max(q.total) as total${sql.join(keys, sql``)}
       from (select p.*, row_number() over (order by ${places}) as n from (${composeListPage(statement, limit, after === undefined ? offset : undefined, true)}) p) q
       cross join lateral (select ${sql.join(properties, sql`, `)}) r`
