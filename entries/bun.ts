@@ -33,7 +33,8 @@ function listen() {
     maxRequestBodySize: 64 * 1024 * 1024,
     // `idleTimeout` stays Bun's default (10 s): live streams send a ping every 5 s
     // (plugins/display/live/client.ts HEARTBEAT_MS), so only a connection gone silent is cut.
-    fetch: (request, server) => service.fetch(request, { ip: server.requestIP(request)?.address }),
+    // The peer is asked for only when an answer needs it (src/http/client.ts).
+    fetch: (request, server) => service.fetch(request, { ip: () => server.requestIP(request)?.address }),
   })
 }
 

@@ -50,9 +50,15 @@ function emit(line: string): void {
 /** A logger writing at or above `level` (default: LOG_LEVEL, else info). */
 export function createLogger(level: LogLevel = parseLevel(process.env.LOG_LEVEL), base: Record<string, unknown> = {}): Logger {
   const threshold = LEVELS[level]
+  // The line is written as text around the JSON of `base` (once) and of `fields` (each line), not
+  // as one object spread together: the access log writes a line per request. A field named as one
+  // before it comes later in the line, so a JSON reader sees it win, as a spread would have it.
+  const baseText = JSON.stringify(base).slice(1, -1)
+  const after = baseText ? `,${baseText}` : ''
   const write = (name: LogLevel, message: string, fields?: Record<string, unknown>) => {
     if (LEVELS[name] < threshold) return
-    emit(`${JSON.stringify({ time: new Date().toISOString(), level: name, message, ...base, ...fields })}\n`)
+    const own = fields ? JSON.stringify(fields) : '{}'
+    emit(`{"time":"${new Date().toISOString()}","level":"${name}","message":${JSON.stringify(message)}${after}${own.length > 2 ? `,${own.slice(1)}` : '}'}\n`)
   }
   return {
     debug: (message, fields) => write('debug', message, fields),

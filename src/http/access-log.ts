@@ -9,7 +9,7 @@
 import { Elysia } from 'elysia'
 import type { Logger } from '../log'
 import { METHODS, methodIndex, type ServiceMetrics } from '../metrics'
-import { REQUEST_ID_HEADER } from './request-id'
+import { REQUEST_ID_HEADER, requestIdOfRequest } from './request-id'
 
 export const UNMATCHED_ROUTE = '(unmatched)'
 
@@ -39,6 +39,6 @@ export function createRequestObserver(options: { log: Logger; accessLog: boolean
     const status = response.status
     metrics?.observeRequest(route, method, status, seconds)
     if (accessLog)
-      log.info('request', { requestId: response.headers.get(REQUEST_ID_HEADER), method: METHODS[method], route, status, durationMs: Math.round(seconds * 1e6) / 1e3 })
+      log.info('request', { requestId: requestIdOfRequest(request) ?? response.headers.get(REQUEST_ID_HEADER), method: METHODS[method], route, status, durationMs: Math.round(seconds * 1e6) / 1e3 })
   }
 }
