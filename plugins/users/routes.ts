@@ -45,7 +45,7 @@ export function userRoutes(context: PluginContext, users: UserService) {
           'Invite someone (administrators): an invited user and their one-time link (7 days) to choose a password, shown this once. 409 names the taken field (email, username).',
       },
     })
-    .get('/me', ({ actor }) => users.me(actor), {
+    .get('/me', ({ actor }) => users.meAnswer(actor), {
       scopes: [],
       response: responses(Envelope(Me)),
       detail: { tags, summary: 'The key owner, their organization, and the key in use, or the connected app of an OAuth access token (no scope needed).' },

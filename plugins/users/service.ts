@@ -3,6 +3,7 @@
  * people of the organization (list, invite, role and status), all within the caller's organization.
  */
 import type { Database } from '../../src/db'
+import { EncodedResource } from '../../src/http/answer'
 import { notFound } from '../../src/http/errors'
 import type { IdempotentRequest } from '../../src/http/idempotency'
 import type { PageRequest } from '../../src/http/pagination'
@@ -28,10 +29,33 @@ export interface UserDeps {
   publicUrl?: string
 }
 
+/** What `meAnswer` wrote for one credential, and what it was written from. */
+interface WrittenMe {
+  key: Actor['key']
+  grant: Actor['grant']
+  scopes: Actor['scopes']
+  organization: unknown
+  answer: EncodedResource
+}
+
 export function createUsers({ db, directory, people, publicUrl }: UserDeps) {
+  /**
+   * `GET /users/me` as written JSON and ETag, kept per user object of the credential check's cache
+   * (a new check, after any change to the user or the key, is a new object) and written again when
+   * the key, grant, scopes or organization it was written from are no longer those of the request.
+   */
+  const written = new WeakMap<object, WrittenMe>()
   return {
     publicUrl,
     me: (actor: Actor) => me(actor, people),
+    async meAnswer(actor: Actor): Promise<EncodedResource> {
+      const organization = await people.organization(actor.organizationId)
+      const known = written.get(actor.user)
+      if (known && known.key === actor.key && known.grant === actor.grant && known.scopes === actor.scopes && known.organization === organization.name) return known.answer
+      const answer = EncodedResource.of(await me(actor, people))
+      written.set(actor.user, { key: actor.key, grant: actor.grant, scopes: actor.scopes, organization: organization.name, answer })
+      return answer
+    },
     /**
      * An active user of the caller's organization, limited identity (`me`: the caller); anyone else
      * is 404. An administrator sees any user of the organization (invited and deactivated too) with

@@ -41,6 +41,24 @@ export class PageText {
 }
 
 /**
+ * A resource already written as JSON (`data`) with its ETag (`answerEtag` of that text): what a
+ * hot read keeps between requests (`GET /users/me`), so its answer writes only the envelope and
+ * the request id around it (src/http/envelope.ts).
+ */
+export class EncodedResource {
+  constructor(
+    readonly data: string,
+    readonly etag: string,
+  ) {}
+
+  /** `value` written once, with its ETag as an answer would compute it. */
+  static of(value: unknown): EncodedResource {
+    const data = JSON.stringify(value ?? null)
+    return new EncodedResource(data, answerEtag(data, (value as { updatedAt?: unknown } | null)?.updatedAt))
+  }
+}
+
+/**
  * A result with an explicit status (and `Location`): what a write that creates answers. The unit
  * of work (src/writes.ts) records it, status and Location included, for an idempotent replay.
  */

@@ -4,7 +4,7 @@
  */
 import type { TProperties } from '@sinclair/typebox'
 import { t, type TSchema } from 'elysia'
-import { Answer, answerBody, answerEtag, envelope, envelopeText, locationOf, noneMatchHits, notModified, Page, pageLinks } from './answer'
+import { Answer, answerBody, answerEtag, EncodedResource, envelope, envelopeText, locationOf, noneMatchHits, notModified, Page, pageLinks } from './answer'
 import { CachedPage } from './list-cache'
 import { requestIdOf } from './request-id'
 
@@ -37,6 +37,13 @@ export function enveloping(prepare?: (fields: { responseValue: unknown; set: any
 function conventionalAnswer(request: Request, set: any, value: unknown): Response | string {
   const requestId = requestIdOf(set)
   const headers = set.headers as Record<string, string>
+  if (value instanceof EncodedResource) {
+    // Written and tagged before: only the envelope and the request id are new.
+    if (request.method === 'GET' && noneMatchHits(request.headers.get('if-none-match'), value.etag)) return notModified(value.etag)
+    headers.etag = value.etag
+    headers['content-type'] = 'application/json'
+    return answerBody(envelopeText(value.data, requestId), set.status)
+  }
   const page = value instanceof Page ? value : undefined
   const data = JSON.stringify(page ? page.items : (value ?? null))
   if (page) headers.link = pageLinks(request.url, page.meta)

@@ -69,4 +69,23 @@ describe('GET /api/v1/users/me', () => {
     expect(response.body.data.user).toMatchObject({ id: outsider.id, email: outsider.email, role: 'superadministrator' })
     expect(response.body.data.key).toEqual({ id, name: 'bare', prefix: secret.slice(0, 8), scopes: [], expiresAt: null })
   })
+
+  test('written once per credential and kept: each key shows itself, a 304 for its ETag, and a role change shows at once with a new ETag', async () => {
+    const member = await api.createUser(alice.organizationId, 'member')
+    const first = await api.createKey(member.id, [], { name: 'first' })
+    const second = await api.createKey(member.id, [], { name: 'second' })
+    const me = (key: string, headers: Record<string, string> = {}) => api.request('GET', '/api/v1/users/me', { key, headers })
+    const [one, again, other] = [await me(first.secret), await me(first.secret), await me(second.secret)]
+    expect([one.body.data.key.name, again.body.data.key.name, other.body.data.key.name]).toEqual(['first', 'first', 'second'])
+    expect(again.headers.get('etag')).toBe(one.headers.get('etag'))
+    expect(other.headers.get('etag')).not.toBe(one.headers.get('etag'))
+    expect(again.body.meta.requestId).not.toBe(one.body.meta.requestId)
+    expect((await me(first.secret, { 'if-none-match': one.headers.get('etag')! })).status).toBe(304)
+    const adminKey = (await api.createKey(alice.id, ['users:write'])).secret
+    expect((await api.request('PATCH', `/api/v1/users/${member.id}`, { key: adminKey, body: { role: 'administrator' } })).status).toBe(200)
+    const promoted = await me(first.secret, { 'if-none-match': one.headers.get('etag')! })
+    expect(promoted.status).toBe(200)
+    expect(promoted.body.data.user.role).toBe('administrator')
+    expect(promoted.headers.get('etag')).not.toBe(one.headers.get('etag'))
+  })
 })
