@@ -306,6 +306,10 @@ export interface Figures {
     listCold: Throughput
     /** Reads only with the cache on (for comparison). */
     listHot: Throughput
+    /** The repeated and cold shapes with the pages' JSON written by the service (`server.listPagesBuiltBy: service`), in the same run; the other figures are the database's (the default). */
+    listByService?: { repeated: Throughput; cold: Throughput }
+    /** pgbench running the access check and the page's JSON statement (the ceiling judged on runs the rows statement: pgbench10, pgbench64). */
+    pgbenchJson?: { pgbench10: number; pgbench64: number }
     /** The highest of the benchmark's service processes (list and search). */
     peakRssMiB: number
     pgbench10: number

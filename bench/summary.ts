@@ -79,6 +79,14 @@ function rowsOf(results: RecordedResults, name: ScenarioName): Row[] {
         pgbenchRow('work-items: `GET …/work-items?size=100`, repeated reads, 1 in 10 after a write', f.listRepeated, f.peakRssMiB, ceiling, 'SQL', L.listRepeatedOfPgbench, t.repeated),
         pgbenchRow('work-items: `GET …/work-items?size=100`, cold reads (list cache off)', f.listCold, f.peakRssMiB, ceiling, 'SQL', L.listColdOfPgbench, t.cold),
       ]
+      if (f.listByService)
+        rows.push({
+          benchmark: 'work-items: pages written by the database (the default) vs by the service, same run',
+          headline: `cold ${rps(f.listCold.requestsPerSecond)} vs ${rps(f.listByService.cold.requestsPerSecond)}; repeated ${rps(f.listRepeated.requestsPerSecond)} vs ${rps(f.listByService.repeated.requestsPerSecond)}${f.pgbenchJson ? `; pgbench of the JSON statement ${round(Math.max(f.pgbenchJson.pgbench10, f.pgbenchJson.pgbench64))} TPS` : ''}`,
+          ...reported,
+          ratio: `${round(f.listCold.requestsPerSecond / f.listByService.cold.requestsPerSecond, 2)}× cold, ${round(f.listRepeated.requestsPerSecond / f.listByService.repeated.requestsPerSecond, 2)}× repeated`,
+          target: 'No promise: `server.listPagesBuiltBy` defaults to whichever writes the pages faster; the figures show which.',
+        })
       const [small, large] = [f.search.realistic[0], f.search.realistic.at(-1)]
       const [adversarialSmall, adversarialLarge] = [f.search.synthetic[0], f.search.synthetic.at(-1)]
       if (small && large && large !== small) {

