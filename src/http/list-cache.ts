@@ -47,11 +47,12 @@ const utf8 = new TextEncoder()
 /** What a list's load gives: its items, or their JSON text as the database wrote it (src/sql.ts selectListPageText). */
 export type LoadedPage = Page<unknown> | PageText
 
-/** A page's encoded form: a long one (as `answerBody` counts) also as bytes, encoded once for every answer that sends it. */
+/** A loaded page's encoded form: the database's text as it is, or its items' JSON. */
 function encode(loaded: LoadedPage): EncodedPage {
   return loaded instanceof PageText ? encodedPage(loaded.data, loaded.meta) : encodedPage(JSON.stringify(loaded.items), loaded.meta)
 }
 
+/** A page's encoded form: a long one (as `answerBody` counts) also as bytes, encoded once for every answer that sends it. */
 function encodedPage(data: string, meta: PageMeta): EncodedPage {
   if (data.length * 3 < STREAMED_BODY_BYTES) return { data, meta }
   const encoded = utf8.encode(data)
