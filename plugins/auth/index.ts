@@ -100,6 +100,8 @@ export default definePlugin({
       maxConcurrent: config.maxConcurrentHashes,
       maxWaitMs: config.hashQueueTimeoutMs,
     })
+    // Organization names kept for `/users/me`, forgotten on a rename (below).
+    const names = organizationNames(db)
     const authenticator = new KeyAuthenticator(
       db,
       { cacheTtlSeconds: config.keyCacheTtlSeconds, cacheMaxEntries: config.keyCacheMaxEntries, requestsPerMinute: config.requestsPerMinute },
@@ -113,6 +115,7 @@ export default definePlugin({
     await events.subscribe(
       INVALIDATE_CHANNEL,
       (event: Invalidation) => {
+        if ('organizationId' in event) return names.forget(event.organizationId)
         authenticator.invalidate(event)
         if ('grantId' in event || 'userId' in event) accessTokens.invalidate(event)
         // A role change only drops cached keys (they carry the role); sessions and their streams go on.
@@ -121,6 +124,7 @@ export default definePlugin({
       () => {
         authenticator.clear()
         accessTokens.clear()
+        names.clear()
         for (const resync of resyncs) resync()
       },
     )
@@ -161,7 +165,7 @@ export default definePlugin({
       reissue: (actor, userId, origin, request) => reissueInvitation(invitations, actor, userId, origin, request),
       find: (actor, userId) => findPerson(db, actor, userId),
       update: (actor, userId, patch) => updatePerson({ writes: context.writes, events }, actor, userId, patch),
-      organization: organizationNames(db),
+      organization: names.read,
       invitation: (token) => findInvitation(db, token),
       accept: (token, password, requestId) => acceptInvitation({ ...invitations, db }, token, password, requestId),
     })

@@ -107,13 +107,14 @@ export async function organizationOf(db: Executor, organizationId: string): Prom
 }
 
 /**
- * Organization names kept by this process, so `GET /users/me` with a cached key reads nothing: an
- * organization is never renamed (nothing updates the table; whatever comes to must clear this),
- * and an evicted or unknown one is read again. At most `max` are kept, the least recently used go.
+ * Organization names kept by this process, so `GET /users/me` with a cached key reads nothing. A
+ * rename (the CLI's `org update --name`, in a process of its own) reaches every instance through
+ * the invalidation channel, which calls `forget`; a lost notification (`clear`) drops them all, and
+ * an evicted or unknown one is read again. At most `max` are kept, the least recently used go.
  */
 export function organizationNames(db: Executor, max = 10_000) {
   const names = new Map<string, string>()
-  return async (organizationId: string): Promise<{ id: string; name: string }> => {
+  const read = async (organizationId: string): Promise<{ id: string; name: string }> => {
     const known = names.get(organizationId)
     if (known !== undefined) {
       names.delete(organizationId)
@@ -125,6 +126,7 @@ export function organizationNames(db: Executor, max = 10_000) {
     if (names.size > max) names.delete(names.keys().next().value!)
     return organization
   }
+  return { read, forget: (organizationId: string) => void names.delete(organizationId), clear: () => names.clear() }
 }
 
 /** `me` stands for the caller wherever a user id is taken. */

@@ -24,9 +24,9 @@ export const INVALIDATE_CHANNEL = 'auth_invalidate'
 /**
  * What every instance drops: a key, everything of a user (deactivated; or, with `roleChanged`, only
  * their cached keys, which carry the old role: their sessions and streams go on), a session (signed out),
- * or an OAuth grant (revoked: every token of it).
+ * an OAuth grant (revoked: every token of it), or an organization's kept name (renamed).
  */
-export type Invalidation = { keyId: string } | { userId: string; roleChanged?: true } | { sessionId: string } | { grantId: string }
+export type Invalidation = { keyId: string } | { userId: string; roleChanged?: true } | { sessionId: string } | { grantId: string } | { organizationId: string }
 
 /** Creates an organization. */
 export async function createOrganization(writes: Writes, actor: Omit<AuditActor, 'organizationId'>, input: unknown) {
@@ -36,8 +36,12 @@ export async function createOrganization(writes: Writes, actor: Omit<AuditActor,
   return writes.change({ ...actor, organizationId: id }, null, (write) => insertOrganization(write, id, name))
 }
 
-/** Changes an organization (the CLI): its name, and whether its users may sign in with a password. */
-export async function updateOrganization(writes: Writes, actor: Omit<AuditActor, 'organizationId'>, organizationId: string, input: unknown) {
+/**
+ * Changes an organization (the CLI): its name, and whether its users may sign in with a password.
+ * A new name reaches every instance's kept names when the change commits (`INVALIDATE_CHANNEL`):
+ * the CLI is a process of its own.
+ */
+export async function updateOrganization(writes: Writes, events: EventBus, actor: Omit<AuditActor, 'organizationId'>, organizationId: string, input: unknown) {
   if (!isUuid(organizationId)) throw badRequest('Must be an organization id (a UUID).', 'id')
   const patch = validate(OrganizationPatch, input)
   return writes.change({ ...actor, organizationId }, null, async ({ tx, audit }) => {
@@ -52,6 +56,7 @@ export async function updateOrganization(writes: Writes, actor: Omit<AuditActor,
       resourceId: organizationId,
       changes: { before: Object.fromEntries(keys.map((key) => [key, current[key]])), after: Object.fromEntries(keys.map((key) => [key, row![key]])) },
     })
+    if (keys.includes('name')) await events.publish(tx, INVALIDATE_CHANNEL, { organizationId } satisfies Invalidation)
     return row!
   })
 }
@@ -348,7 +353,7 @@ export function createAccounts(deps: AccountDeps) {
   const { writes, events } = deps
   return {
     createOrganization: (actor: OperatorActor, input: unknown) => createOrganization(writes, actor, input),
-    updateOrganization: (actor: OperatorActor, organizationId: string, input: unknown) => updateOrganization(writes, actor, organizationId, input),
+    updateOrganization: (actor: OperatorActor, organizationId: string, input: unknown) => updateOrganization(writes, events, actor, organizationId, input),
     createUser: (actor: OperatorActor, input: unknown) => createUser(writes, actor, input, { hasher: deps.hasher, hooks: deps.hooks }),
     deactivateUser: (actor: OperatorActor, userId: string) => deactivateUser(writes, events, actor, userId),
     createApiKey: (actor: OperatorActor, ownerId: string, input: unknown) => createApiKey(writes, actor, ownerId, input, deps.knownScopes, deps.maxKeysPerUser),

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestService, type TestService, type TestUser } from '../helpers/service'
+import { runCommand } from '../../src/cli'
+import { registry } from '../../plugins'
+import { eventually, startTestService, type TestService, type TestUser } from '../helpers/service'
 
 let api: TestService
 let alice: TestUser
@@ -87,5 +89,22 @@ describe('GET /api/v1/users/me', () => {
     expect(promoted.status).toBe(200)
     expect(promoted.body.data.user.role).toBe('administrator')
     expect(promoted.headers.get('etag')).not.toBe(one.headers.get('etag'))
+  })
+
+  test("an organization renamed by the CLI (a process of its own: here a second instance on the database) shows in every instance's /users/me", async () => {
+    const organization = await api.createOrganization('Before rename')
+    const someone = await api.createUser(organization, 'member')
+    const { secret } = await api.createKey(someone.id, [])
+    const nameShown = async () => (await api.request('GET', '/api/v1/users/me', { key: secret })).body.data.organization.name
+    expect(await nameShown()).toBe('Before rename')
+    expect(await nameShown()).toBe('Before rename')
+    const cli = await startTestService({ plugins: ['auth', 'users'], database: api.database })
+    try {
+      const outcome = await runCommand(registry, ['org', 'update', '--id', organization, '--name', 'After rename'], async () => ({ service: cli.service, close: async () => {} }))
+      expect(outcome.code).toBe(0)
+      await eventually(async () => expect(await nameShown()).toBe('After rename'), 10_000)
+    } finally {
+      await cli.stop()
+    }
   })
 })
