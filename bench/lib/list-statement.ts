@@ -16,7 +16,7 @@ export interface ListRequest {
   page?: number
   size: number
   cursor?: string
-  /** 'database': the statement answering the page's JSON (`server.listPagesBuiltBy`); 'service' (default): its rows. */
+  /** 'database' (default, as the service's `server.listPagesBuiltBy`): the statement answering the page's JSON; 'service': its rows. */
   builtBy?: 'database' | 'service'
 }
 
@@ -24,5 +24,5 @@ export interface ListRequest {
 export function listStatement(request: ListRequest): Promise<{ text: string; values: unknown[] }> {
   const actor = { organizationId: request.organizationId, userId: request.userId } as Actor
   const page = request.cursor === undefined ? { page: request.page ?? 0, size: request.size } : { page: 0, size: request.size, cursor: request.cursor }
-  return workItemListStatement(actor, request.projectId, request.query ?? {}, page, request.builtBy)
+  return workItemListStatement(actor, request.projectId, request.query ?? {}, page, request.builtBy ?? 'database')
 }

@@ -156,7 +156,7 @@ async function measureSize(rows: number): Promise<GrowthReadSize> {
     const statements = []
     for (const shape of shapes) {
       const request = { organizationId: seeded.organizationId, userId: seeded.userId, projectId: seeded.projectId, query: shape.input, size: PAGE_SIZE }
-      statements.push({ name: shape.name, ...(await listStatement({ ...(shape.cursor === undefined ? { ...request, page: shape.page } : { ...request, cursor: shape.cursor }), builtBy: 'database' })) })
+      statements.push({ name: shape.name, ...(await listStatement(shape.cursor === undefined ? { ...request, page: shape.page } : { ...request, cursor: shape.cursor })) })
     }
     const size: GrowthReadSize = {
       label: label(rows),

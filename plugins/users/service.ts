@@ -34,7 +34,7 @@ interface WrittenMe {
   key: Actor['key']
   grant: Actor['grant']
   scopes: Actor['scopes']
-  organization: unknown
+  organization: string
   answer: EncodedResource
 }
 

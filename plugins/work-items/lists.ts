@@ -56,11 +56,12 @@ function listRead(columns: (organization: SQL) => SQL, shape: ListShape, actor: 
 
 /**
  * The statement the list runs for this request on a cache miss (after its access check), without
- * running it: its text and the values of its `$n`; `builtBy` 'database' the one answering the
- * page's JSON (`server.listPagesBuiltBy`), 'service' the one answering its rows. The work items'
- * own list: no extension's property, filter or sort (labels, custom fields).
+ * running it: its text and the values of its `$n`; `builtBy` as the service's
+ * `server.listPagesBuiltBy` says: 'database' the one answering the page's JSON, 'service' the one
+ * answering its rows. The work items' own list: no extension's property, filter or sort (labels,
+ * custom fields).
  */
-export async function listStatement(actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest, builtBy: 'database' | 'service' = 'service'): Promise<{ text: string; values: unknown[] }> {
+export async function listStatement(actor: Actor, projectId: string, input: WorkItemQuery, request: PageRequest, builtBy: 'database' | 'service'): Promise<{ text: string; values: unknown[] }> {
   const statement = listRead(workItemColumns, WORK_ITEM_LIST, actor, projectId, input, request).statement()
   const { sql: text, params } = toQuery(builtBy === 'database' ? listPageTextQuery(statement, request, workItemJson([])) : listPageQuery(statement, request))
   return { text, values: params }

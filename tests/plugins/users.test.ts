@@ -72,7 +72,7 @@ describe('GET /api/v1/users/me', () => {
     expect(response.body.data.key).toEqual({ id, name: 'bare', prefix: secret.slice(0, 8), scopes: [], expiresAt: null })
   })
 
-  test('written once per credential and kept: each key shows itself, a 304 for its ETag, and a role change shows at once with a new ETag', async () => {
+  test('with answers kept per credential: each key shows itself (and its own ETag), a 304 for its ETag, and a role change shows at once with a new ETag', async () => {
     const member = await api.createUser(alice.organizationId, 'member')
     const first = await api.createKey(member.id, [], { name: 'first' })
     const second = await api.createKey(member.id, [], { name: 'second' })
